@@ -1,0 +1,54 @@
+// A fresh temp folder per test with agent/, home/ and project/, and the env pi reads for isolation
+// (HOME, PI_CODING_AGENT_DIR, PI_OFFLINE=1). `useTempEnv()` wires create/cleanup into mocha hooks.
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface TempEnv {
+	root: string;
+	/** `PI_CODING_AGENT_DIR`: settings.json, skills/, trust.json (1.6) live here. */
+	agentDir: string;
+	/** `HOME`: `~/.agents/skills` is read from here. */
+	home: string;
+	/** The session cwd. */
+	projectDir: string;
+	/** Restores the env and deletes the folder (`keep` leaves the folder for debugging). */
+	cleanup(options?: { keep?: boolean }): void;
+}
+
+const ENV_KEYS = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE"] as const;
+
+export function createTempEnv(options: { prefix?: string } = {}): TempEnv {
+	// realpath: macOS-style /tmp symlinks would otherwise make pi's canonical paths differ from ours
+	const root = realpathSync(mkdtempSync(join(tmpdir(), options.prefix ?? "selfskills-test-")));
+	const [agentDir, home, projectDir] = ["agent", "home", "project"].map((name) => join(root, name));
+	for (const dir of [agentDir, home, projectDir]) mkdirSync(dir, { recursive: true });
+	const saved = new Map(ENV_KEYS.map((key) => [key, process.env[key]]));
+	Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" });
+	const cleanup = (cleanupOptions: { keep?: boolean } = {}): void => {
+		for (const [key, value] of saved) restoreEnv(key, value);
+		if (!cleanupOptions.keep) rmSync(root, { recursive: true, force: true });
+	};
+	return { root, agentDir, home, projectDir, cleanup };
+}
+
+function restoreEnv(key: string, value: string | undefined): void {
+	if (value === undefined) delete process.env[key];
+	else process.env[key] = value;
+}
+
+/** Mocha helper: a new TempEnv before each test, cleaned after it. Call inside `describe`. */
+export function useTempEnv(options: { prefix?: string } = {}): () => TempEnv {
+	let current: TempEnv | undefined;
+	beforeEach(() => {
+		current = createTempEnv(options);
+	});
+	afterEach(() => {
+		current?.cleanup({ keep: process.env.SELFSKILLS_KEEP_TMP === "1" });
+		current = undefined;
+	});
+	return () => {
+		if (!current) throw new Error("useTempEnv(): no temp env outside a test");
+		return current;
+	};
+}
