@@ -1,0 +1,62 @@
+// `create`: a new <skillsDir>/<name>/SKILL.md whose frontmatter the tool serialises itself (so
+// colons, quotes and newlines in the description are safe), accepted only when pi's loader
+// reports no diagnostic at all and no skill of that name exists anywhere pi looks.
+
+import { join } from "node:path";
+import { stringify } from "yaml";
+import type { CallContext, PreparedMutation } from "../call-context.ts";
+import { checkSize, checkUnsafe, encodeText } from "../content-guard.ts";
+import type { DiscoveredSkill } from "../discovery.ts";
+import * as refusals from "../errors.ts";
+import type { Refusal } from "../errors.ts";
+import { checkWritable } from "../gates.ts";
+import type { FileView, Plan } from "../plan.ts";
+import { SKILL_FILE, type FileTarget } from "../target.ts";
+import { checkSkillContent, nameProblems } from "../validation.ts";
+
+export interface CreateArgs {
+	readonly name: string;
+	readonly description: string;
+	readonly body: string;
+}
+
+/** SKILL.md text for a new skill: YAML frontmatter written by the yaml library, then the body. */
+export function renderSkillFile(name: string, description: string, body: string): string {
+	const frontmatter = stringify({ name, description }, { lineWidth: 0 });
+	const text = body.replace(/^\s*\n/, "").replace(/\s+$/, "");
+	return `---\n${frontmatter}---\n\n${text}\n`;
+}
+
+export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutation | Refusal {
+	const problems = nameProblems(args.name);
+	if (problems.length > 0) return refusals.invalidName(args.name, problems);
+	if (args.description.trim() === "") return refusals.invalidArguments("create", "description is empty; say what the skill does and when to use it");
+	if (args.body.trim() === "") return refusals.invalidArguments("create", "body is empty; write the procedure the skill teaches");
+	const unsafe = checkUnsafe("description", args.description) ?? checkUnsafe("body", args.body);
+	if (unsafe) return unsafe;
+	const existing = ctx.discovery.skills.find((s) => s.name === args.name);
+	if (existing) return refusals.exists(args.name, existing.filePath);
+	const dir = join(ctx.settings.skillsDir, args.name);
+	const skill: DiscoveredSkill = { name: args.name, description: args.description, filePath: join(dir, SKILL_FILE), dir, origin: { kind: "skills-dir", scope: "user" }, patchable: true, reason: undefined };
+	const target: FileTarget = { skill, relPath: SKILL_FILE, absPath: skill.filePath, isSkillFile: true };
+	return { action: "create", skill: args.name, file: SKILL_FILE, paths: [target.absPath], plan: (input) => planCreate(ctx, args, target, input.view) };
+}
+
+function planCreate(ctx: CallContext, args: CreateArgs, target: FileTarget, view: FileView): Plan | Refusal {
+	if (view.read(target.absPath) !== null || view.mode(target.skill.dir ?? target.absPath) !== undefined) {
+		return refusals.exists(args.name, target.skill.dir ?? target.absPath);
+	}
+	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	if (writable) return writable;
+	const text = renderSkillFile(args.name, args.description, args.body);
+	const large = checkSize(target.absPath, text);
+	if (large) return large;
+	const check = checkSkillContent(text, args.name);
+	if (check.diagnostics.length > 0 || check.name !== args.name) return refusals.invalidSkill(target.absPath, check.diagnostics);
+	return {
+		action: "create",
+		skill: args.name,
+		changes: [{ skill: args.name, relPath: SKILL_FILE, absPath: target.absPath, before: null, after: encodeText(text), mode: 0o644, expectName: args.name }],
+		note: "pi lists the new skill after /reload; until then it is named in the selfskills block of the system prompt.",
+	};
+}

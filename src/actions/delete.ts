@@ -1,0 +1,114 @@
+// `delete`: remove one bundled file (backed up first), or a whole skill when `file` is omitted:
+// the full tree is snapshotted under __deleted__/<stamp>/ before anything is removed.
+
+import { join } from "node:path";
+import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
+import type { DiscoveredSkill } from "../discovery.ts";
+import * as refusals from "../errors.ts";
+import type { Refusal } from "../errors.ts";
+import type { FsOps } from "../fs-ops.ts";
+import { checkRead, checkUnchanged, checkWritable } from "../gates.ts";
+import { hashOrNull, type FileChange, type Plan } from "../plan.ts";
+import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
+
+export interface DeleteArgs extends SkillSelector {
+	readonly file?: string;
+}
+
+export const MAX_SKILL_FILES = 2000;
+
+export function prepareDelete(ctx: CallContext, args: DeleteArgs): PreparedMutation | Refusal {
+	const skill = findSkill(ctx.discovery.skills, args, ctx.cwd);
+	if ("code" in skill) return skill;
+	if (args.file === undefined) return prepareSkillDelete(ctx, skill);
+	const target = resolveFileTarget(skill, args.file);
+	if ("code" in target) return target;
+	if (target.isSkillFile) {
+		return refusals.invalidArguments("delete", `SKILL.md alone cannot be deleted; omit "file" to delete the whole skill "${skill.name}" (it is snapshotted first)`);
+	}
+	return { action: "delete", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planFileDelete(ctx, target, input) };
+}
+
+function skillFileTarget(skill: DiscoveredSkill): FileTarget {
+	return { skill, relPath: SKILL_FILE, absPath: skill.filePath, isSkillFile: true };
+}
+
+function planFileDelete(ctx: CallContext, target: FileTarget, input: PlanInput): Plan | Refusal {
+	const gated = checkRead(ctx.ledger, skillFileTarget(target.skill)) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	if (gated) return gated;
+	const current = input.view.read(target.absPath);
+	if (current === null) return refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`);
+	const readHash = ctx.ledger.get(target.absPath);
+	if (readHash !== undefined && !input.touched.has(target.absPath)) {
+		const stale = checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)));
+		if (stale) return stale;
+	}
+	return { action: "delete", skill: target.skill.name, changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: null }] };
+}
+
+interface TreeEntry {
+	readonly relPath: string;
+	readonly absPath: string;
+	readonly mode: number;
+}
+
+/** Every regular file and folder of a skill tree; symlinks are reported, never followed. */
+function walkTree(fs: FsOps, root: string): { files: TreeEntry[]; dirs: string[]; symlinks: string[] } {
+	const files: TreeEntry[] = [];
+	const dirs: string[] = [root];
+	const symlinks: string[] = [];
+	const walk = (dir: string, prefix: string) => {
+		for (const name of fs.readdir(dir).sort()) {
+			const absPath = join(dir, name);
+			const relPath = prefix ? `${prefix}/${name}` : name;
+			const stat = fs.lstat(absPath);
+			if (stat.isSymbolicLink()) symlinks.push(relPath);
+			else if (stat.isDirectory()) {
+				dirs.push(absPath);
+				walk(absPath, relPath);
+			} else if (stat.isFile()) files.push({ relPath, absPath, mode: stat.mode & 0o777 });
+		}
+	};
+	walk(root, "");
+	return { files, dirs, symlinks };
+}
+
+function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedMutation | Refusal {
+	if (!skill.dir) return refusals.invalidArguments("delete", `"${skill.name}" is a single-file skill; it cannot be deleted as a folder`);
+	const dir = skill.dir;
+	const target = skillFileTarget(skill);
+	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	if (writable) return writable;
+	let tree: ReturnType<typeof walkTree>;
+	try {
+		tree = walkTree(ctx.fs, dir);
+	} catch (error) {
+		return refusals.ioError(dir, error);
+	}
+	if (tree.symlinks.length > 0) {
+		return refusals.notWritable(dir, `the skill folder holds symbolic links (${tree.symlinks.join(", ")}), which a snapshot cannot keep`, ctx.discovery.roots.map((r) => r.path));
+	}
+	if (tree.files.length > MAX_SKILL_FILES) return refusals.tooLarge(`skill "${skill.name}" (files)`, tree.files.length, MAX_SKILL_FILES);
+	return {
+		action: "delete",
+		skill: skill.name,
+		file: "",
+		paths: tree.files.map((f) => f.absPath),
+		plan: (input) => {
+			const gated = checkRead(ctx.ledger, target) ?? checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)));
+			if (gated) return gated;
+			const files = tree.files.map((f) => ({ ...f, bytes: input.view.read(f.absPath) }));
+			const missing = files.find((f) => f.bytes === null);
+			if (missing) return refusals.conflict(missing.absPath, "the file vanished while the delete was planned");
+			const changes: FileChange[] = files.map((f) => ({ skill: skill.name, relPath: f.relPath, absPath: f.absPath, before: f.bytes, after: null }));
+			return {
+				action: "delete",
+				skill: skill.name,
+				changes,
+				snapshot: { skill: skill.name, dir, files: files.map((f) => ({ relPath: f.relPath, bytes: f.bytes ?? Buffer.alloc(0), mode: f.mode })) },
+				removeDirs: [...tree.dirs].reverse(),
+				note: `the whole skill was snapshotted; {"action":"restore","skill":"${skill.name}"} brings it back. pi drops it from its list after /reload.`,
+			};
+		},
+	};
+}

@@ -1,0 +1,36 @@
+// The record of every landed mutation: one JSON line in <agentDir>/selfskills/audit.jsonl and one
+// `selfskills:changed` event on pi.events, each with action, skill, file, hashes and backup id.
+
+import { join } from "node:path";
+import { getSelfSkillsDir } from "./backup-store.ts";
+import type { FsOps } from "./fs-ops.ts";
+import { mkdirDurable } from "./writer.ts";
+
+export const CHANGED_EVENT = "selfskills:changed";
+
+export interface ChangeRecord {
+	readonly time: string;
+	readonly cwd: string;
+	readonly action: string;
+	readonly skill: string;
+	readonly file: string;
+	readonly oldHash: string | null;
+	readonly newHash: string | null;
+	readonly backup: string | null;
+}
+
+export function getAuditPath(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "audit.jsonl");
+}
+
+/** Appends records; an audit failure never undoes a landed change, it is returned instead. */
+export function appendAudit(fs: FsOps, agentDir: string, records: readonly ChangeRecord[]): Error | undefined {
+	if (records.length === 0) return undefined;
+	try {
+		mkdirDurable(fs, getSelfSkillsDir(agentDir));
+		fs.appendFile(getAuditPath(agentDir), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+		return undefined;
+	} catch (error) {
+		return error instanceof Error ? error : new Error(String(error));
+	}
+}

@@ -1,0 +1,229 @@
+// The content-addressed backup store. A person restores any backup with a plain `cp`:
+//
+//   <agentDir>/selfskills/backups/deploy-checks/SKILL.md/20261202-094501.123-3f2a9c0b1d.md
+//   <agentDir>/selfskills/backups/deploy-checks/references/api.md/20261202-094502.004-0be71c22aa.md
+//   <agentDir>/selfskills/backups/deploy-checks/__deleted__/20261202-095000.000/SKILL.md   (whole tree)
+//   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md           (old flat layout)
+//
+// The stamp is UTC, the hash is sha256 of the stored bytes (first 10 hex), stored bytes are the
+// file exactly as it was. Identical content is kept once (re-stamped as the newest).
+
+import { extname, join } from "node:path";
+import * as refusals from "./errors.ts";
+import type { Refusal } from "./errors.ts";
+import type { FsOps } from "./fs-ops.ts";
+import { sha256 } from "./read-ledger.ts";
+import { mkdirDurable, syncDir, writeFileAtomic } from "./writer.ts";
+
+export const DELETED_DIR = "__deleted__";
+const ENTRY = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
+const SNAPSHOT = /^\d{8}-\d{6}\.\d{3}$/;
+
+export interface BackupEntry {
+	/** The backup's file name, which is also its id. */
+	readonly id: string;
+	readonly path: string;
+	readonly stamp: string;
+	readonly time: string;
+	readonly hash: string;
+	readonly size: number;
+	readonly legacy: boolean;
+}
+
+export interface SnapshotEntry {
+	readonly id: string;
+	readonly path: string;
+	readonly time: string;
+	/** Where the skill folder was, from the `<stamp>.json` note beside the snapshot. */
+	readonly originDir: string | undefined;
+}
+
+export function getSelfSkillsDir(agentDir: string): string {
+	return join(agentDir, "selfskills");
+}
+
+export function getBackupsDir(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "backups");
+}
+
+/** A skill name made safe as one folder name. */
+export function skillFolderName(skill: string): string {
+	const safe = skill.replace(/[^A-Za-z0-9._-]/g, "_");
+	return safe === "" || safe === "." || safe === ".." || safe === DELETED_DIR ? `_${safe}_` : safe;
+}
+
+export function formatStamp(date: Date): string {
+	const iso = date.toISOString(); // 2026-12-02T09:45:01.123Z
+	return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 23)}`;
+}
+
+export function stampToIso(stamp: string): string {
+	return `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 19)}Z`;
+}
+
+export interface BackupStore {
+	readonly root: string;
+	/** Stores `bytes` as the newest backup of skill/relPath durably; returns its entry. */
+	store(skill: string, relPath: string, bytes: Uint8Array): BackupEntry;
+	/** Backups of skill/relPath, newest first (old flat backups count for SKILL.md). */
+	list(skill: string, relPath: string): BackupEntry[];
+	/** Reads a backup and checks its bytes still match the hash in its name. */
+	read(entry: BackupEntry): Buffer | Refusal;
+	/** Snapshots a whole skill tree under __deleted__/<stamp>/. */
+	snapshot(skill: string, originDir: string, files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>): SnapshotEntry;
+	listSnapshots(skill: string): SnapshotEntry[];
+	/** Files of a snapshot: relPath -> bytes. */
+	readSnapshot(entry: SnapshotEntry): Array<{ relPath: string; bytes: Buffer }>;
+	/** Deletes the oldest backups past `cap`; never the newest. */
+	prune(skill: string, relPath: string, cap: number): string[];
+	/** The files and folders named as tracked files under a skill's backup folder. */
+	trackedFiles(skill: string): string[];
+}
+
+export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
+	const root = getBackupsDir(agentDir);
+	const fileDir = (skill: string, relPath: string) => join(root, skillFolderName(skill), ...relPath.split("/"));
+
+	const readEntries = (dir: string, legacy: boolean): BackupEntry[] => {
+		let names: string[];
+		try {
+			names = fs.readdir(dir);
+		} catch {
+			return [];
+		}
+		const entries: BackupEntry[] = [];
+		for (const name of names) {
+			const match = ENTRY.exec(name);
+			if (!match || (legacy && match[3] !== ".md")) continue;
+			const path = join(dir, name);
+			const stat = fs.lstat(path);
+			if (!stat.isFile()) continue;
+			entries.push({ id: name, path, stamp: match[1], time: stampToIso(match[1]), hash: match[2], size: stat.size, legacy });
+		}
+		return entries;
+	};
+
+	const list = (skill: string, relPath: string): BackupEntry[] => {
+		const own = readEntries(fileDir(skill, relPath), false);
+		const legacy = relPath === "SKILL.md" ? readEntries(join(root, skillFolderName(skill)), true) : [];
+		return [...own, ...legacy].sort((a, b) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp)));
+	};
+
+	/** A stamp strictly newer than every backup already held, so "latest" is always the last taken. */
+	const nextStamp = (entries: readonly { stamp: string }[]): string => {
+		let now = Date.now();
+		const newest = entries[0]?.stamp;
+		while (newest && formatStamp(new Date(now)) <= newest) now += 1;
+		return formatStamp(new Date(now));
+	};
+
+	const readOrigin = (path: string): string | undefined => {
+		try {
+			const note: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
+			return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string" ? note.originDir : undefined;
+		} catch {
+			return undefined;
+		}
+	};
+
+	return {
+		root,
+		list,
+		store(skill, relPath, bytes) {
+			const dir = fileDir(skill, relPath);
+			mkdirDurable(fs, dir);
+			const hash = sha256(bytes).slice(0, 10);
+			const ext = extname(relPath);
+			const existing = list(skill, relPath).filter((e) => !e.legacy);
+			const stamp = nextStamp(existing);
+			const id = `${stamp}-${hash}${ext}`;
+			const path = join(dir, id);
+			const same = existing.find((e) => e.hash === hash && Buffer.compare(fs.readFile(e.path), Buffer.from(bytes)) === 0);
+			if (same) {
+				fs.rename(same.path, path);
+				syncDir(fs, dir);
+			} else {
+				writeFileAtomic(fs, path, bytes, { mode: 0o600 });
+			}
+			return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
+		},
+		read(entry) {
+			const bytes = fs.readFile(entry.path);
+			const actual = sha256(bytes);
+			return actual.startsWith(entry.hash) ? bytes : refusals.backupCorrupt(entry.path, entry.hash, actual);
+		},
+		snapshot(skill, originDir, files) {
+			const base = join(root, skillFolderName(skill), DELETED_DIR);
+			const existing = this.listSnapshots(skill).map((s) => ({ stamp: s.id }));
+			const id = nextStamp(existing);
+			const dir = join(base, id);
+			for (const file of files) {
+				const target = join(dir, ...file.relPath.split("/"));
+				mkdirDurable(fs, join(target, ".."));
+				writeFileAtomic(fs, target, file.bytes, { mode: file.mode & 0o777 });
+			}
+			mkdirDurable(fs, dir);
+			writeFileAtomic(fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), { mode: 0o600 });
+			return { id, path: dir, time: stampToIso(id), originDir };
+		},
+		listSnapshots(skill) {
+			const base = join(root, skillFolderName(skill), DELETED_DIR);
+			let names: string[];
+			try {
+				names = fs.readdir(base);
+			} catch {
+				return [];
+			}
+			return names
+				.filter((n) => SNAPSHOT.test(n))
+				.sort()
+				.reverse()
+				.map((id) => ({ id, path: join(base, id), time: stampToIso(id), originDir: readOrigin(join(base, `${id}.json`)) }));
+		},
+		readSnapshot(entry) {
+			const out: Array<{ relPath: string; bytes: Buffer }> = [];
+			const walk = (dir: string, prefix: string) => {
+				for (const name of fs.readdir(dir).sort()) {
+					const path = join(dir, name);
+					const stat = fs.lstat(path);
+					const rel = prefix ? `${prefix}/${name}` : name;
+					if (stat.isDirectory()) walk(path, rel);
+					else if (stat.isFile()) out.push({ relPath: rel, bytes: fs.readFile(path) });
+				}
+			};
+			walk(entry.path, "");
+			return out;
+		},
+		prune(skill, relPath, cap) {
+			const own = list(skill, relPath).filter((e) => !e.legacy);
+			const removed: string[] = [];
+			for (const entry of own.slice(Math.max(cap, 1))) {
+				fs.unlink(entry.path);
+				removed.push(entry.id);
+			}
+			return removed;
+		},
+		trackedFiles(skill) {
+			const base = join(root, skillFolderName(skill));
+			const out: string[] = [];
+			const walk = (dir: string, prefix: string) => {
+				let names: string[];
+				try {
+					names = fs.readdir(dir);
+				} catch {
+					return;
+				}
+				for (const name of names) {
+					if (!prefix && name === DELETED_DIR) continue;
+					const path = join(dir, name);
+					if (!fs.lstat(path).isDirectory()) continue;
+					const rel = prefix ? `${prefix}/${name}` : name;
+					if (readEntries(path, false).length > 0) out.push(rel);
+					walk(path, rel);
+				}
+			};
+			walk(base, "");
+			return out.sort();
+		},
+	};
+}

@@ -1,0 +1,159 @@
+// Skill discovery through pi's own code: DefaultPackageManager.resolve() finds every place pi
+// looks (settings `skills`, .pi/skills, .agents/skills up to the git root, <agentDir>/skills,
+// ~/.agents/skills, package skills), loadSkills() applies pi's validation and collision rules,
+// and each skill is then classified patchable or read-only with the reason.
+
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { getWritableRoots, findWritableRoot, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, resolveReal, type WritableRoot } from "./roots.ts";
+import type { SelfSkillsSettings } from "./settings.ts";
+import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
+import { isWithin } from "./trust.ts";
+
+export type SkillOriginKind = "auto" | "settings" | "package" | "skills-dir" | "runtime";
+
+export interface SkillOrigin {
+	readonly kind: SkillOriginKind;
+	readonly scope: string;
+	/** The package source as written in the settings (`npm:x`, `../pkg`), for package skills. */
+	readonly packageSource?: string;
+}
+
+export interface DiscoveredSkill {
+	readonly name: string;
+	readonly description: string;
+	/** SKILL.md (or a root-level .md skill file) as pi sees it. */
+	readonly filePath: string;
+	/** The skill folder; bundled files live here. Undefined for a root-level single-file skill. */
+	readonly dir: string | undefined;
+	readonly origin: SkillOrigin;
+	readonly patchable: boolean;
+	/** Why the skill is read-only; undefined when patchable. */
+	readonly reason: string | undefined;
+}
+
+export interface DiagnosticLike {
+	readonly type: string;
+	readonly message: string;
+	readonly path?: string;
+}
+
+export interface Discovery {
+	readonly skills: readonly DiscoveredSkill[];
+	readonly diagnostics: readonly DiagnosticLike[];
+	readonly roots: readonly WritableRoot[];
+}
+
+export interface DiscoverOptions {
+	readonly cwd: string;
+	readonly agentDir: string;
+	readonly trusted: boolean;
+	readonly settings: SelfSkillsSettings;
+	/** SKILL.md paths pi loaded that settings cannot explain (`--skill`, other extensions). */
+	readonly runtimeSkillFiles?: readonly string[];
+}
+
+type Storage = Parameters<typeof SettingsManager.fromStorage>[0];
+
+function readText(path: string): string | undefined {
+	try {
+		return readFileSync(path, "utf8");
+	} catch {
+		return undefined;
+	}
+}
+
+/** Read-only settings storage: never writes, and hides an untrusted project's settings. */
+function createReadOnlyStorage(cwd: string, agentDir: string, trusted: boolean): Storage {
+	const global = readText(getGlobalSettingsPath(agentDir));
+	const project = trusted ? readText(getProjectSettingsPath(cwd)) : undefined;
+	return {
+		withLock(scope, fn) {
+			fn(scope === "global" ? global : project);
+		},
+	};
+}
+
+const REMOTE_SOURCE = /^(npm:|git:|git\+|https?:|ssh:|git@)/;
+
+function originOf(metadata: { source: string; scope: string; origin: string }): SkillOrigin {
+	if (metadata.origin === "package") return { kind: "package", scope: metadata.scope, packageSource: metadata.source };
+	return { kind: metadata.source === "auto" ? "auto" : "settings", scope: metadata.scope };
+}
+
+interface PolicyInput {
+	readonly options: DiscoverOptions;
+	readonly roots: readonly WritableRoot[];
+}
+
+/** The policy reason a skill is read-only before containment is even considered. */
+function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput): string | undefined {
+	const { trusted, settings, cwd } = input.options;
+	if (origin.scope === "project" && !trusted) return "untrusted project (the user can run /selfskills trust)";
+	if (origin.kind === "runtime") return "added by a --skill flag or another extension";
+	if (origin.kind === "package") {
+		const remote = REMOTE_SOURCE.test(origin.packageSource ?? "") || isInsideNodeModules(resolveReal(filePath));
+		if (remote) return "installed npm/git package (an update would overwrite the change)";
+		if (!settings.patchPackages) return "local package skills are off (patchPackages: false)";
+		return undefined;
+	}
+	if (origin.kind === "settings") {
+		const inSkillsDir = isWithin(resolveReal(settings.skillsDir), resolveReal(filePath));
+		return inSkillsDir ? undefined : "listed in a settings `skills` entry";
+	}
+	if (isWithin(resolveReal(getUserAgentsSkillsDir()), resolveReal(filePath))) {
+		return "user-level ~/.agents/skills is shared with other agents";
+	}
+	const inProjectAgents = getProjectAgentsDirs(cwd).some((dir) => isWithin(resolve(dir), resolve(filePath)));
+	if (inProjectAgents && !settings.patchProjectAgents) return "project .agents/skills are off (patchProjectAgents: false)";
+	return undefined;
+}
+
+function classify(filePath: string, dir: string | undefined, origin: SkillOrigin, input: PolicyInput) {
+	const policy = policyReason(filePath, origin, input);
+	if (policy) return { patchable: false, reason: policy };
+	if (!findWritableRoot(input.roots, dir ?? filePath)) {
+		return { patchable: false, reason: "outside every writable root (after resolving symlinks)" };
+	}
+	return { patchable: true, reason: undefined };
+}
+
+function isCoveredByDefaults(dir: string, options: DiscoverOptions): boolean {
+	const scanned = [join(options.agentDir, "skills"), join(options.cwd, ".pi", "skills"), ...getProjectAgentsDirs(options.cwd)];
+	return scanned.some((root) => isWithin(resolveReal(root), resolveReal(dir)));
+}
+
+export async function discoverSkills(options: DiscoverOptions): Promise<Discovery> {
+	const { cwd, agentDir, trusted, settings } = options;
+	const settingsManager = SettingsManager.fromStorage(createReadOnlyStorage(cwd, agentDir, trusted));
+	const packageManager = new DefaultPackageManager({ cwd, agentDir, settingsManager });
+	const resolved = await packageManager.resolve(async () => "skip");
+	const origins = new Map<string, SkillOrigin>();
+	const localPackageDirs = new Set<string>();
+	for (const resource of resolved.skills) {
+		if (!resource.enabled) continue;
+		const origin = originOf(resource.metadata);
+		origins.set(resolve(resource.path), origin);
+		const base = resource.metadata.baseDir;
+		if (origin.kind === "package" && base && !REMOTE_SOURCE.test(origin.packageSource ?? "")) localPackageDirs.add(base);
+	}
+	const extraPaths: string[] = [];
+	if (!isCoveredByDefaults(settings.skillsDir, options)) extraPaths.push(settings.skillsDir);
+	for (const file of options.runtimeSkillFiles ?? []) {
+		if (!origins.has(resolve(file))) {
+			origins.set(resolve(file), { kind: "runtime", scope: "temporary" });
+			extraPaths.push(file);
+		}
+	}
+	const loaded = loadSkills({ cwd, agentDir, skillPaths: [...origins.keys(), ...extraPaths], includeDefaults: false });
+	const roots = getWritableRoots({ cwd, agentDir, trusted, settings, localPackageDirs: [...localPackageDirs] });
+	const input: PolicyInput = { options, roots };
+	const skills = loaded.skills.map((skill): DiscoveredSkill => {
+		const filePath = resolve(skill.filePath);
+		const origin = origins.get(filePath) ?? { kind: "skills-dir", scope: "user" };
+		const dir = /(^|[\\/])SKILL\.md$/.test(filePath) ? dirname(filePath) : undefined;
+		return { name: skill.name, description: skill.description, filePath, dir, origin, ...classify(filePath, dir, origin, input) };
+	});
+	return { skills, diagnostics: loaded.diagnostics, roots };
+}

@@ -1,0 +1,266 @@
+// The one refusal type of the package and the table of its codes.
+// A refusal is data, not an exception: gates return one, the tool turns it into an error result
+// whose text starts with the stable code and names the next call to make.
+
+export type RefusalCode =
+	| "invalid_arguments"
+	| "unknown_skill"
+	| "not_read"
+	| "stale"
+	| "not_writable"
+	| "empty_old_string"
+	| "no_change"
+	| "not_found"
+	| "not_unique"
+	| "invalid_skill"
+	| "patch_only"
+	| "bad_file_path"
+	| "binary_file"
+	| "too_large"
+	| "empty_content"
+	| "exists"
+	| "invalid_name"
+	| "no_backup"
+	| "conflict"
+	| "unsafe_content"
+	| "io_error"
+	| "too_many_operations"
+	| "backup_corrupt"
+	| "aborted"
+	| "disabled";
+
+export interface Refusal {
+	readonly code: RefusalCode;
+	/** One or two sentences for the model: what is wrong, the offending value, the next call. */
+	readonly message: string;
+	readonly data: Record<string, unknown>;
+}
+
+export function isRefusal(value: unknown): value is Refusal {
+	return typeof value === "object" && value !== null && "code" in value && "message" in value && "data" in value;
+}
+
+function refusal(code: RefusalCode, message: string, data: Record<string, unknown> = {}): Refusal {
+	return { code, message: `${code}: ${message}`, data };
+}
+
+const quote = (value: string): string => JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value);
+const listOr = (items: readonly string[], none: string): string => (items.length > 0 ? items.join(", ") : none);
+
+export function invalidArguments(action: string, problem: string, data: Record<string, unknown> = {}): Refusal {
+	return refusal("invalid_arguments", `${problem} (action "${action}"). Fix the arguments and call again.`, {
+		action,
+		...data,
+	});
+}
+
+export function unknownSkill(name: string, nearNames: readonly string[]): Refusal {
+	const hint = nearNames.length > 0 ? `Did you mean ${nearNames.map((n) => `"${n}"`).join(", ")}?` : "";
+	return refusal(
+		"unknown_skill",
+		`no discovered skill matches ${quote(name)}. ${hint} Call skill_manage {"action":"list"} to see every skill and its name.`.replace(
+			"  ",
+			" ",
+		),
+		{ skill: name, nearNames },
+	);
+}
+
+export function notRead(path: string, skill: string, file: string | undefined): Refusal {
+	const args = file ? `{"action":"read","skill":"${skill}","file":"${file}"}` : `{"action":"read","skill":"${skill}"}`;
+	return refusal("not_read", `${path} was not read in this session. Call skill_manage ${args} first, then retry.`, {
+		path,
+		skill,
+		file: file ?? "SKILL.md",
+	});
+}
+
+export function stale(path: string, readHash: string, currentHash: string, skill: string, file: string | undefined): Refusal {
+	const args = file ? `{"action":"read","skill":"${skill}","file":"${file}"}` : `{"action":"read","skill":"${skill}"}`;
+	return refusal(
+		"stale",
+		`${path} changed since you read it (read ${readHash.slice(0, 12)}, now ${currentHash.slice(0, 12)}). Call skill_manage ${args} again and retry with the current text.`,
+		{ path, readHash, currentHash },
+	);
+}
+
+export function notWritable(path: string, reason: string, writableRoots: readonly string[]): Refusal {
+	return refusal(
+		"not_writable",
+		`${path} is read-only: ${reason}. Writable roots: ${listOr(writableRoots, "(none)")}. Leave this skill as it is, or create a skill of your own with {"action":"create"}.`,
+		{ path, reason, writableRoots },
+	);
+}
+
+export function emptyOldString(): Refusal {
+	return refusal(
+		"empty_old_string",
+		"old_string is empty. Copy the exact text to replace from your last read of the file into old_string.",
+	);
+}
+
+export function noChange(what: string): Refusal {
+	return refusal("no_change", `${what} is identical to the current content, so there is nothing to write. Make new_string/content differ, or skip this call.`);
+}
+
+export interface NearLine {
+	readonly line: number;
+	readonly text: string;
+}
+
+export function notFound(path: string, oldString: string, closest: readonly NearLine[]): Refusal {
+	const near = closest.map((l) => `  ${l.line}: ${l.text}`).join("\n");
+	const tail = closest.length > 0 ? `\nClosest lines:\n${near}` : "";
+	return refusal(
+		"not_found",
+		`old_string ${quote(oldString)} does not occur in ${path}. Copy old_string exactly (whitespace included) from the file; re-read it if unsure.${tail}`,
+		{ path, closest },
+	);
+}
+
+export function notUnique(path: string, count: number, lines: readonly number[]): Refusal {
+	return refusal(
+		"not_unique",
+		`old_string occurs ${count} times in ${path} (lines ${lines.join(", ")}). Add surrounding lines to old_string so it matches once, or pass "replace_all": true to change every occurrence.`,
+		{ path, count, lines },
+	);
+}
+
+export interface SkillDiagnostic {
+	readonly type: string;
+	readonly message: string;
+}
+
+export function invalidSkill(path: string, diagnostics: readonly SkillDiagnostic[], suggestion?: string): Refusal {
+	const found = diagnostics.map((d) => d.message).join("; ");
+	const fix = suggestion
+		? ` A corrected frontmatter that pi accepts:\n${suggestion}`
+		: " Change the call so the skill stays valid (frontmatter with a name and a description).";
+	return refusal("invalid_skill", `the result would not load as a skill in pi (${found}).${fix}`, {
+		path,
+		diagnostics,
+		...(suggestion ? { suggestion } : {}),
+	});
+}
+
+export function patchOnly(skill: string): Refusal {
+	return refusal(
+		"patch_only",
+		`SKILL.md cannot be written whole. Change it with {"action":"patch","skill":"${skill}","old_string":…,"new_string":…}.`,
+		{ skill },
+	);
+}
+
+export function badFilePath(file: string, reason: string): Refusal {
+	return refusal(
+		"bad_file_path",
+		`file ${quote(file)} is not allowed: ${reason}. Use a relative path inside the skill folder such as "references/notes.md".`,
+		{ file, reason },
+	);
+}
+
+export function binaryFile(path: string, reason: string): Refusal {
+	return refusal("binary_file", `${path} is not UTF-8 text (${reason}); only text files can be read or changed. Leave it as it is.`, {
+		path,
+		reason,
+	});
+}
+
+export function tooLarge(what: string, size: number, limit: number): Refusal {
+	return refusal("too_large", `${what} is ${size} bytes, over the ${limit}-byte limit. Split it into smaller files.`, {
+		what,
+		size,
+		limit,
+	});
+}
+
+export function emptyContent(file: string): Refusal {
+	return refusal(
+		"empty_content",
+		`content for ${quote(file)} is empty. To remove the file call {"action":"delete","file":${quote(file)}}; otherwise pass the text.`,
+		{ file },
+	);
+}
+
+export function exists(name: string, where: string): Refusal {
+	return refusal(
+		"exists",
+		`a skill named "${name}" already exists at ${where}. Choose another name, or read and patch the existing skill.`,
+		{ name, where },
+	);
+}
+
+export function invalidName(name: string, problems: readonly string[]): Refusal {
+	return refusal(
+		"invalid_name",
+		`skill name ${quote(name)} is not allowed (${problems.join("; ")}). Use 1-64 lowercase letters, digits and single hyphens, e.g. "deploy-checks".`,
+		{ name, problems },
+	);
+}
+
+export function noBackup(skill: string, file: string, backup: string | undefined, available: readonly string[]): Refusal {
+	const which = backup ? `backup ${quote(backup)}` : "any backup";
+	return refusal(
+		"no_backup",
+		`there is no ${which} of ${skill}/${file}. Available: ${listOr(available.slice(0, 10), "none")}. Call {"action":"history","skill":"${skill}"} to list them.`,
+		{ skill, file, backup, available },
+	);
+}
+
+export function backupCorrupt(path: string, expected: string, actual: string): Refusal {
+	return refusal(
+		"backup_corrupt",
+		`backup ${path} no longer matches its hash (name says ${expected}, content is ${actual.slice(0, 10)}); it was changed after it was taken. Restore another backup id from {"action":"history"}.`,
+		{ path, expected, actual },
+	);
+}
+
+export function conflict(path: string, detail: string): Refusal {
+	return refusal(
+		"conflict",
+		`${path} changed while the change was being written (${detail}); nothing of this call was kept. Read the file again and retry.`,
+		{ path, detail },
+	);
+}
+
+export function unsafeContent(what: string, found: readonly string[]): Refusal {
+	return refusal(
+		"unsafe_content",
+		`${what} carries invisible or direction-changing characters (${found.join(", ")}), the usual way to hide instructions. Remove them and call again.`,
+		{ what, found },
+	);
+}
+
+export function ioError(path: string, error: unknown): Refusal {
+	const code = errnoCode(error) ?? "EUNKNOWN";
+	const message = error instanceof Error ? error.message : String(error);
+	return refusal("io_error", `the filesystem refused ${path} (${code}: ${message}). Nothing was changed; fix the cause or try again later.`, {
+		path,
+		errno: code,
+	});
+}
+
+export function tooManyOperations(count: number, limit: number): Refusal {
+	return refusal("too_many_operations", `the batch has ${count} operations, over the limit of ${limit}. Split it into several calls.`, {
+		count,
+		limit,
+	});
+}
+
+export function aborted(): Refusal {
+	return refusal("aborted", "the call was aborted before anything was written.");
+}
+
+export function errnoCode(error: unknown): string | undefined {
+	if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string") return error.code;
+	return undefined;
+}
+
+/** Prefix a refusal of one batch operation with its index, keeping code and data. */
+export function forOperation(index: number, inner: Refusal): Refusal {
+	return {
+		code: inner.code,
+		message: `${inner.code}: operations[${index}] failed, nothing was written. ${inner.message.slice(inner.code.length + 2)}`,
+		data: { ...inner.data, operation: index },
+	};
+}

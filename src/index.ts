@@ -1,0 +1,92 @@
+// pi-selfskills: wires the package into pi. It registers the skill_manage tool and the
+// /selfskills command, flags refusals as errors while keeping their details, injects the
+// standing-rules block before each prompt, and recovers interrupted batches at session start.
+
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import { descriptionOf } from "./actions/patch.ts";
+import { CHANGED_EVENT } from "./audit.ts";
+import { createBackupStore } from "./backup-store.ts";
+import { loadPolicy } from "./call-context.ts";
+import { COMMAND_NAME, completeArguments, handleCommand, type CommandDeps } from "./command.ts";
+import { realFs } from "./fs-ops.ts";
+import { recoverJournals } from "./journal.ts";
+import type { MutationEffects } from "./mutate.ts";
+import { buildInjectedBlock } from "./prompt.ts";
+import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
+import { createSkillManageTool, TOOL_NAME } from "./tool.ts";
+
+function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
+	const { settings } = loadPolicy(ctx, getAgentDir()).report;
+	return { enabled: settings.enabled, inject: settings.enabled && settings.inject };
+}
+
+function recover(state: SessionState): void {
+	for (const report of recoverJournals(realFs, getAgentDir())) {
+		const left = report.differs.map((d) => `${d.path} (old bytes: ${d.backupPath ?? "none"})`).join(", ");
+		state.recoveries.push(`${report.journal}: ${report.restored.length} file(s) put back${left ? `; left as found: ${left}` : ""}`);
+	}
+}
+
+function createEffects(pi: ExtensionAPI, state: SessionState): MutationEffects {
+	return {
+		onLanded(record, change) {
+			pi.events.emit(CHANGED_EVENT, record);
+			if (change.relPath !== "SKILL.md") return;
+			if (change.newHash === null) {
+				state.changed.set(change.skill, { name: change.skill, description: "", path: change.absPath, action: "delete" });
+				return;
+			}
+			let description = "";
+			try {
+				description = descriptionOf(realFs.readFile(change.absPath).toString("utf8")) ?? "";
+			} catch {
+				// The change landed; a missing description only shortens the injected note.
+			}
+			state.changed.set(change.skill, { name: change.skill, description, path: change.absPath, action: record.action });
+		},
+	};
+}
+
+export default function selfskills(pi: ExtensionAPI): void {
+	if (!isEnabled({ cwd: process.cwd() }).enabled) return;
+	const state = createSessionState();
+	const effects = createEffects(pi, state);
+	const commandDeps: CommandDeps = { agentDir: getAgentDir, fs: realFs, state, effects, knownSkills: [] };
+	const tool = createSkillManageTool({ agentDir: getAgentDir, fs: realFs, state, effects });
+
+	pi.registerTool({
+		...tool,
+		async execute(id, params, signal, onUpdate, ctx) {
+			if (!isEnabled(ctx).enabled) {
+				return { content: [{ type: "text", text: "disabled: selfskills is switched off (selfskills.enabled: false) for this project." }], details: { ok: false, code: "disabled" } };
+			}
+			recover(state);
+			return tool.execute(id, params, signal, onUpdate, ctx);
+		},
+	});
+
+	pi.registerCommand(COMMAND_NAME, {
+		description: "selfskills status; history <skill>; restore <skill> [file] [backup]; trust; untrust",
+		getArgumentCompletions: (prefix) =>
+			completeArguments(commandDeps, prefix, (skill) => createBackupStore(realFs, getAgentDir()).list(skill, "SKILL.md").map((b) => b.id)),
+		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
+	});
+
+	pi.on("session_start", () => {
+		resetSessionState(state);
+		recover(state);
+	});
+
+	pi.on("before_agent_start", (event, ctx) => {
+		state.runtimeSkillFiles = (event.systemPromptOptions?.skills ?? []).map((s) => s.filePath);
+		if (!isEnabled(ctx).inject) return undefined;
+		return { systemPrompt: `${event.systemPrompt}\n\n${buildInjectedBlock(state.changed.values())}` };
+	});
+
+	pi.on("tool_result", (event) => {
+		if (event.toolName !== TOOL_NAME) return undefined;
+		const details = event.details as { ok?: unknown } | undefined;
+		return details?.ok === false ? { isError: true } : undefined;
+	});
+}

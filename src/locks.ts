@@ -1,0 +1,65 @@
+// Serialising writers: pi's in-process withFileMutationQueue (shared with the built-in edit and
+// write tools) and a cross-process proper-lockfile lock per file, kept in a private folder
+// under <agentDir>/selfskills/locks (never next to the skill). Several paths are always taken
+// in one sorted order, each once, so two calls can never deadlock.
+
+import { createHash } from "node:crypto";
+import { mkdirSync, realpathSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { withFileMutationQueue } from "@mariozechner/pi-coding-agent";
+import lockfile from "proper-lockfile";
+import { getSelfSkillsDir } from "./backup-store.ts";
+
+export interface LockGuard {
+	/** Throws when a cross-process lock was lost (taken over as stale) while held. */
+	assertHeld(): void;
+}
+
+/** The key pi's queue uses for a path: its realpath, or the resolved path of a missing file. */
+export function queueKey(path: string): string {
+	try {
+		return realpathSync.native(resolve(path));
+	} catch {
+		return resolve(path);
+	}
+}
+
+function lockPathFor(agentDir: string, key: string): string {
+	return join(getSelfSkillsDir(agentDir), "locks", `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.lock`);
+}
+
+async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[], fn: (guard: LockGuard) => Promise<T>): Promise<T> {
+	mkdirSync(join(getSelfSkillsDir(agentDir), "locks"), { recursive: true });
+	let lost: Error | undefined;
+	const releases: Array<() => Promise<void>> = [];
+	try {
+		for (const key of keys) {
+			const release = await lockfile.lock(key, {
+				realpath: false,
+				lockfilePath: lockPathFor(agentDir, key),
+				stale: 10_000,
+				update: 2_000,
+				retries: { retries: 200, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true },
+				onCompromised: (error) => {
+					lost = error;
+				},
+			});
+			releases.push(release);
+		}
+		return await fn({
+			assertHeld() {
+				if (lost) throw Object.assign(new Error(`lock lost: ${lost.message}`), { code: "ECOMPROMISED" });
+			},
+		});
+	} finally {
+		for (const release of releases.reverse()) await release().catch(() => undefined);
+	}
+}
+
+/** Runs `fn` holding pi's mutation queue and a cross-process lock for every path. */
+export async function withFileLocks<T>(agentDir: string, paths: readonly string[], fn: (guard: LockGuard) => Promise<T>): Promise<T> {
+	const keys = [...new Set(paths.map(queueKey))].sort();
+	const nest = (index: number): Promise<T> =>
+		index === keys.length ? withCrossProcessLocks(agentDir, keys, fn) : withFileMutationQueue(keys[index], () => nest(index + 1));
+	return nest(0);
+}

@@ -1,0 +1,93 @@
+// What a mutation will do, decided before anything is written: a list of file changes (bytes
+// before -> bytes after, null for "absent"), planned against a view of the files that is the
+// disk for a single call and an in-memory overlay for a batch (op N sees ops 0..N-1).
+
+import { dirname } from "node:path";
+import type { FsOps } from "./fs-ops.ts";
+import { sha256 } from "./read-ledger.ts";
+
+export interface FileChange {
+	readonly skill: string;
+	readonly relPath: string;
+	readonly absPath: string;
+	/** Content on disk when planned; null when the file did not exist. */
+	readonly before: Buffer | null;
+	readonly after: Buffer | null;
+	/** Mode for a new file (an overwrite keeps the file's own mode). */
+	readonly mode?: number;
+	/** Set for SKILL.md changes: the name pi must load it under after the write. */
+	readonly expectName?: string;
+}
+
+export interface SnapshotPlan {
+	readonly skill: string;
+	readonly dir: string;
+	readonly files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>;
+}
+
+export interface Plan {
+	readonly action: string;
+	readonly skill: string;
+	readonly changes: readonly FileChange[];
+	/** Whole-skill delete: the full tree is snapshotted first, then the folder removed. */
+	readonly snapshot?: SnapshotPlan;
+	/** Folders to remove once empty (deepest first), after a whole-skill delete. */
+	readonly removeDirs?: readonly string[];
+	/** Extra text for the tool result (e.g. "run /reload"). */
+	readonly note?: string;
+}
+
+export function hashOrNull(bytes: Buffer | null): string | null {
+	return bytes === null ? null : sha256(bytes);
+}
+
+export interface FileView {
+	read(absPath: string): Buffer | null;
+	mode(absPath: string): number | undefined;
+}
+
+export function createDiskView(fs: FsOps): FileView {
+	return {
+		read(absPath) {
+			try {
+				return fs.readFile(absPath);
+			} catch (error) {
+				if (typeof error === "object" && error !== null && "code" in error && (error.code === "ENOENT" || error.code === "ENOTDIR")) return null;
+				throw error;
+			}
+		},
+		mode(absPath) {
+			try {
+				return fs.lstat(absPath).mode & 0o7777;
+			} catch {
+				return undefined;
+			}
+		},
+	};
+}
+
+/** A view that shows earlier planned changes over the base view. */
+export function createOverlay(base: FileView): FileView & { apply(change: FileChange): void } {
+	const written = new Map<string, Buffer | null>();
+	return {
+		read: (absPath) => (written.has(absPath) ? (written.get(absPath) ?? null) : base.read(absPath)),
+		mode: (absPath) => base.mode(absPath),
+		apply(change) {
+			written.set(change.absPath, change.after);
+		},
+	};
+}
+
+/** Merges a batch's changes so each file appears once: first `before`, last `after`. */
+export function mergeChanges(changes: readonly FileChange[]): FileChange[] {
+	const byPath = new Map<string, FileChange>();
+	for (const change of changes) {
+		const first = byPath.get(change.absPath);
+		byPath.set(change.absPath, first ? { ...change, before: first.before, mode: first.mode ?? change.mode } : change);
+	}
+	return [...byPath.values()].filter((c) => !(c.before === null && c.after === null));
+}
+
+export function parentDirs(changes: readonly FileChange[]): string[] {
+	return [...new Set(changes.map((c) => dirname(c.absPath)))];
+}

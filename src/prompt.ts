@@ -1,0 +1,27 @@
+// The standing-rules block added to the system prompt on every prompt (patch by exception), and
+// the list of skills created or changed this session, which pi itself only shows after /reload.
+
+import type { ChangedSkill } from "./session-state.ts";
+
+export const STANDING_RULES = `<selfskills-rules>
+Your skills are yours to keep true with skill_manage, but most tasks end with no skill write.
+- Patch only when a skill you used proved wrong, stale or missing a step in this task, in the same turn it surfaced.
+- Read the skill first; change only the wrong lines. Never rewrite a whole skill to fix a line.
+- Create a skill only for a procedure that will recur. Never record one-off stories, failures of this machine, unverified fixes or secrets.
+- A refusal names its fix; {"action":"restore"} undoes a change. The selfskills skill has the long form.
+</selfskills-rules>`;
+
+const escape = (text: string) => text.replace(/[<>&]/g, (c) => (c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&amp;"));
+
+export function formatChangedSkills(changed: Iterable<ChangedSkill>): string {
+	const items = [...changed];
+	if (items.length === 0) return "";
+	const lines = items.map((s) =>
+		s.action === "delete" ? `- ${s.name}: deleted (was ${escape(s.path)})` : `- ${s.name} (${s.action}): ${escape(s.description)} — ${escape(s.path)}`,
+	);
+	return `<selfskills-changed>\nSkills created or changed this session; pi lists new ones only after /reload, so read them from these paths:\n${lines.join("\n")}\n</selfskills-changed>`;
+}
+
+export function buildInjectedBlock(changed: Iterable<ChangedSkill>): string {
+	return [STANDING_RULES, formatChangedSkills(changed)].filter(Boolean).join("\n");
+}

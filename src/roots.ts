@@ -1,0 +1,109 @@
+// The writable-root policy: which folders the tool may change, and for any skill whether it is
+// patchable or read-only with the reason. Containment is decided on resolved (symlink-free)
+// paths, segment by segment, never by string prefix.
+
+import { existsSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, dirname, join, resolve, sep } from "node:path";
+import type { SelfSkillsSettings } from "./settings.ts";
+import { findProjectRoot, isWithin } from "./trust.ts";
+
+export type RootKind = "agent-skills" | "project-pi" | "project-agents" | "local-package" | "skills-dir";
+
+export interface WritableRoot {
+	readonly kind: RootKind;
+	/** The root as configured (may not exist yet). */
+	readonly path: string;
+	/** The root with every symlink resolved (or its nearest existing ancestor's). */
+	readonly realPath: string;
+}
+
+/**
+ * Resolves every symlink of `path`; for a path that does not exist yet, resolves the nearest
+ * existing ancestor and appends the rest, so a new file's containment is decided correctly.
+ */
+export function resolveReal(path: string): string {
+	const absolute = resolve(path);
+	const missing: string[] = [];
+	let current = absolute;
+	for (;;) {
+		try {
+			const real = realpathSync.native(current);
+			return missing.length > 0 ? join(real, ...missing.reverse()) : real;
+		} catch {
+			const parent = dirname(current);
+			if (parent === current) return absolute;
+			missing.push(basename(current));
+			current = parent;
+		}
+	}
+}
+
+export function getUserAgentsSkillsDir(): string {
+	return join(process.env.HOME || homedir(), ".agents", "skills");
+}
+
+/** `.agents/skills` in cwd and each ancestor up to the git root (cwd only outside git). */
+export function getProjectAgentsDirs(cwd: string): string[] {
+	const top = findProjectRoot(cwd);
+	const dirs: string[] = [];
+	let dir = resolve(cwd);
+	for (;;) {
+		dirs.push(join(dir, ".agents", "skills"));
+		if (dir === top) return dirs;
+		const parent = dirname(dir);
+		if (parent === dir) return dirs;
+		dir = parent;
+	}
+}
+
+export interface RootsInput {
+	readonly cwd: string;
+	readonly agentDir: string;
+	readonly trusted: boolean;
+	readonly settings: SelfSkillsSettings;
+	/** Folders of local (path) packages from the settings that pi resolved. */
+	readonly localPackageDirs: readonly string[];
+}
+
+function makeRoot(kind: RootKind, path: string): WritableRoot {
+	return { kind, path: resolve(path), realPath: resolveReal(path) };
+}
+
+export function isInsideNodeModules(path: string): boolean {
+	return path.split(sep).includes("node_modules");
+}
+
+export function getWritableRoots(input: RootsInput): WritableRoot[] {
+	const roots = [makeRoot("agent-skills", join(input.agentDir, "skills"))];
+	if (input.trusted) {
+		roots.push(makeRoot("project-pi", join(input.cwd, ".pi", "skills")));
+		if (input.settings.patchProjectAgents) {
+			for (const dir of getProjectAgentsDirs(input.cwd)) roots.push(makeRoot("project-agents", dir));
+		}
+	}
+	if (input.settings.patchPackages) {
+		for (const dir of input.localPackageDirs) {
+			if (!isInsideNodeModules(resolveReal(dir)) && existsSync(dir)) roots.push(makeRoot("local-package", dir));
+		}
+	}
+	roots.push(makeRoot("skills-dir", input.settings.skillsDir));
+	return roots;
+}
+
+/** The writable root holding `path` after resolving symlinks; the root itself is never a target. */
+export function findWritableRoot(roots: readonly WritableRoot[], path: string): WritableRoot | undefined {
+	const real = resolveReal(path);
+	return roots.find((root) => real !== root.realPath && isWithin(root.realPath, real));
+}
+
+/** Folders the agent must never write through this tool, whatever the roots say. */
+export function getProtectedDirs(agentDir: string): string[] {
+	return [join(agentDir, "selfskills")].map(resolveReal);
+}
+
+export function isProtected(agentDir: string, path: string): boolean {
+	const real = resolveReal(path);
+	const settingsFile = resolveReal(join(agentDir, "settings.json"));
+	return real === settingsFile || getProtectedDirs(agentDir).some((dir) => isWithin(dir, real));
+}

@@ -1,0 +1,30 @@
+// What the package remembers for one pi session: the read ledger, the skills created or changed
+// so far (named in the injected block until pi rescans on /reload), and the skill files pi itself
+// loaded (from before_agent_start), so `--skill` skills show up in `list` as read-only.
+
+import { createReadLedger, type ReadLedger } from "./read-ledger.ts";
+
+export interface ChangedSkill {
+	readonly name: string;
+	readonly description: string;
+	readonly path: string;
+	readonly action: string;
+}
+
+export interface SessionState {
+	readonly ledger: ReadLedger;
+	readonly changed: Map<string, ChangedSkill>;
+	runtimeSkillFiles: string[];
+	/** Journals found and rolled back when the session started, for /selfskills. */
+	recoveries: string[];
+}
+
+export function createSessionState(): SessionState {
+	return { ledger: createReadLedger(), changed: new Map(), runtimeSkillFiles: [], recoveries: [] };
+}
+
+export function resetSessionState(state: SessionState): void {
+	state.ledger.clear();
+	state.changed.clear();
+	state.runtimeSkillFiles = [];
+}

@@ -1,0 +1,151 @@
+// The `skill_manage` tool definition: its strict public schema, the texts pi puts in the system
+// prompt, and `execute`, which builds the call's context and dispatches to one action. A refusal
+// comes back as data (details.ok === false); index.ts flags it `isError` in a tool_result handler,
+// since pi drops `details` of a thrown error.
+
+import { StringEnum } from "@mariozechner/pi-ai";
+import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+import { listSkills } from "./actions/list.ts";
+import { prepareCreate } from "./actions/create.ts";
+import { prepareDelete } from "./actions/delete.ts";
+import { showHistory } from "./actions/history.ts";
+import { preparePatch } from "./actions/patch.ts";
+import { readSkillFile } from "./actions/read.ts";
+import { prepareRestore } from "./actions/restore.ts";
+import { prepareWrite } from "./actions/write-file.ts";
+import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type OperationArgs, type SkillManageArgs } from "./arguments.ts";
+import { createCallContext, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
+import * as refusals from "./errors.ts";
+import type { Refusal } from "./errors.ts";
+import type { FsOps } from "./fs-ops.ts";
+import { MAX_OPERATIONS, runMutations, type MutationEffects } from "./mutate.ts";
+import { renderSkillCall, renderSkillResult } from "./render.ts";
+import type { SessionState } from "./session-state.ts";
+
+export const TOOL_NAME = "skill_manage";
+
+const target = {
+	skill: Type.Optional(Type.String({ description: "Skill name (from list)" })),
+	path: Type.Optional(Type.String({ description: "Skill folder or its SKILL.md, instead of skill" })),
+	file: Type.Optional(Type.String({ description: "Bundled file inside the skill, e.g. references/api.md; default SKILL.md" })),
+};
+const edit = {
+	old_string: Type.Optional(Type.String({ description: "patch: exact text to replace, copied from read" })),
+	new_string: Type.Optional(Type.String({ description: "patch: replacement text" })),
+	replace_all: Type.Optional(Type.Boolean({ description: "patch: replace every occurrence" })),
+	content: Type.Optional(Type.String({ description: "write: full text of the bundled file" })),
+};
+
+export const skillManageSchema = Type.Object({
+	action: StringEnum(ACTIONS),
+	...target,
+	...edit,
+	name: Type.Optional(Type.String({ description: "create: new skill name, lowercase-hyphenated" })),
+	description: Type.Optional(Type.String({ description: "create: when to use the skill and what it does" })),
+	body: Type.Optional(Type.String({ description: "create: Markdown body after the frontmatter" })),
+	backup: Type.Optional(Type.String({ description: "restore: backup id from history; default latest" })),
+	operations: Type.Optional(
+		Type.Array(Type.Object({ action: StringEnum(BATCH_ACTIONS), ...target, ...edit }), { description: "all-or-nothing batch of patch/write/delete" }),
+	),
+	dry_run: Type.Optional(Type.Boolean({ description: "run every gate and return the diff, writing nothing" })),
+});
+
+export const TOOL_DESCRIPTION = [
+	"List, read, patch, create, write, delete, restore and batch-change your pi skills, guarded:",
+	"a change needs the skill read this session and unchanged since, stays inside writable skill folders,",
+	"matches old_string exactly once, must still load in pi, and is backed up first (restore undoes it).",
+	"Refusals start with a code and say the next call to make.",
+].join(" ");
+
+export const PROMPT_SNIPPET = "Read, patch or create your own pi skills safely (backed up, validated, restorable)";
+
+export const PROMPT_GUIDELINES = [
+	"Use skill_manage only when a skill proved wrong or missing a step during this task; most tasks end with no skill write.",
+	"Before skill_manage patch, skill_manage read the skill; copy old_string exactly and keep the change to the lines that were wrong.",
+];
+
+export interface ToolDeps {
+	readonly agentDir: () => string;
+	readonly fs: FsOps;
+	readonly state: SessionState;
+	readonly effects: MutationEffects;
+}
+
+type Dispatch = ActionResult | Refusal;
+
+function prepareOne(ctx: CallContext, op: OperationArgs | SkillManageArgs): PreparedMutation | Refusal {
+	switch (op.action) {
+		case "patch":
+			return preparePatch(ctx, { ...op, old_string: op.old_string ?? "", new_string: op.new_string ?? "" });
+		case "write":
+			return prepareWrite(ctx, { ...op, file: op.file ?? "", content: op.content ?? "" });
+		case "delete":
+			return prepareDelete(ctx, op);
+		case "create":
+			return prepareCreate(ctx, { name: op.name ?? "", description: op.description ?? "", body: op.body ?? "" });
+		case "restore":
+			return prepareRestore(ctx, op);
+		default:
+			return refusals.invalidArguments(op.action, "not a mutating action");
+	}
+}
+
+async function dispatch(ctx: CallContext, args: SkillManageArgs, effects: MutationEffects): Promise<Dispatch> {
+	switch (args.action) {
+		case "list":
+			return listSkills(ctx, args.skill);
+		case "read":
+			return readSkillFile(ctx, args, args.file);
+		case "history":
+			return showHistory(ctx, args);
+		case "operations": {
+			const ops = args.operations ?? [];
+			if (ops.length > MAX_OPERATIONS) return refusals.tooManyOperations(ops.length, MAX_OPERATIONS);
+			const prepared: PreparedMutation[] = [];
+			for (const [index, op] of ops.entries()) {
+				const one = prepareOne(ctx, op);
+				if ("code" in one) return refusals.forOperation(index, one);
+				prepared.push(one);
+			}
+			return runMutations(ctx, prepared, { dryRun: args.dry_run === true, batch: true, effects });
+		}
+		default: {
+			const one = prepareOne(ctx, args);
+			if ("code" in one) return one;
+			return runMutations(ctx, [one], { dryRun: args.dry_run === true, batch: false, effects });
+		}
+	}
+}
+
+export function refusalResult(refusal: Refusal): AgentToolResult<Record<string, unknown>> {
+	return { content: [{ type: "text", text: refusal.message }], details: { ok: false, code: refusal.code, ...refusal.data } };
+}
+
+export async function executeSkillManage(deps: ToolDeps, args: SkillManageArgs, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
+	try {
+		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, signal });
+		const result = await dispatch(callCtx, args, deps.effects);
+		if (refusals.isRefusal(result)) return refusalResult(result);
+		return { content: [{ type: "text", text: result.text }], details: result.details };
+	} catch (error) {
+		if (error instanceof ArgumentError) return refusalResult(error.refusal);
+		return refusalResult(refusals.ioError("(skill_manage)", error));
+	}
+}
+
+export function createSkillManageTool(deps: ToolDeps): ToolDefinition<typeof skillManageSchema, Record<string, unknown>> {
+	return {
+		name: TOOL_NAME,
+		label: "Skill manage",
+		description: TOOL_DESCRIPTION,
+		promptSnippet: PROMPT_SNIPPET,
+		promptGuidelines: PROMPT_GUIDELINES,
+		parameters: skillManageSchema,
+		executionMode: "sequential",
+		prepareArguments: (raw) => normalizeArguments(raw) as never,
+		execute: (_id, params, signal, _onUpdate, ctx) => executeSkillManage(deps, normalizeArguments(params), ctx, signal),
+		renderCall: renderSkillCall,
+		renderResult: renderSkillResult,
+	};
+}

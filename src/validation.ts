@@ -1,0 +1,139 @@
+// What a valid skill is, decided by the running pi's own loader (loadSkillsFromDir on a temp
+// copy named like the real folder), plus the stricter rules both pi lines must agree on. A change
+// may not add a diagnostic the file did not already have. For the usual YAML pitfalls the
+// refusal carries a corrected frontmatter, built deterministically and re-checked by pi.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadSkills, loadSkillsFromDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import type { SkillDiagnostic } from "./errors.ts";
+
+export const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+export const MAX_NAME = 64;
+export const MAX_DESCRIPTION = 1024;
+export const MAX_COMPATIBILITY = 500;
+
+let scratchRoot: string | undefined;
+let scratchCounter = 0;
+
+function scratchDir(): string {
+	scratchRoot ??= mkdtempSync(join(tmpdir(), "selfskills-validate-"));
+	const dir = join(scratchRoot, String(scratchCounter++));
+	mkdirSync(dir);
+	return dir;
+}
+
+/** Problems with a skill name, per the Agent Skills rules (empty when fine). */
+export function nameProblems(name: string): string[] {
+	const problems: string[] = [];
+	if (name.length === 0) problems.push("it is empty");
+	if (name.length > MAX_NAME) problems.push(`it has ${name.length} characters, over ${MAX_NAME}`);
+	if (name.length > 0 && !NAME_PATTERN.test(name)) problems.push("only lowercase a-z, 0-9 and single inner hyphens are allowed");
+	return problems;
+}
+
+function frontmatterOf(content: string): Record<string, unknown> | undefined {
+	try {
+		const { frontmatter } = parseFrontmatter<Record<string, unknown>>(content);
+		return frontmatter;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The package's own rules, applied on every pi line (1.6's loader is looser than 0.73's). */
+function strictDiagnostics(content: string, dirName: string): SkillDiagnostic[] {
+	const out: SkillDiagnostic[] = [];
+	if (content.startsWith("\uFEFF")) out.push({ type: "warning", message: "file starts with a byte order mark" });
+	const fm = frontmatterOf(content.replace(/^\uFEFF/, ""));
+	if (!fm) return out;
+	const { name, description, compatibility } = fm;
+	if (name !== undefined && typeof name !== "string") out.push({ type: "warning", message: "name must be a string" });
+	if (typeof name === "string") {
+		for (const p of nameProblems(name)) out.push({ type: "warning", message: `name "${name}": ${p}` });
+		if (name !== dirName) out.push({ type: "warning", message: `name "${name}" does not match its folder "${dirName}"` });
+	}
+	if (description !== undefined && typeof description !== "string") out.push({ type: "warning", message: "description must be a string" });
+	if (typeof description === "string" && description.length > MAX_DESCRIPTION) {
+		out.push({ type: "warning", message: `description exceeds ${MAX_DESCRIPTION} characters (${description.length})` });
+	}
+	if (typeof compatibility === "string" && compatibility.length > MAX_COMPATIBILITY) {
+		out.push({ type: "warning", message: `compatibility exceeds ${MAX_COMPATIBILITY} characters (${compatibility.length})` });
+	}
+	return out;
+}
+
+export interface SkillCheck {
+	/** The name pi would load the skill under, when it loads at all. */
+	readonly name: string | undefined;
+	readonly diagnostics: readonly SkillDiagnostic[];
+}
+
+/** Loads `content` as `<dirName>/SKILL.md` with pi's loader and adds the strict rules. */
+export function checkSkillContent(content: string, dirName: string): SkillCheck {
+	const dir = scratchDir();
+	try {
+		mkdirSync(join(dir, dirName));
+		writeFileSync(join(dir, dirName, "SKILL.md"), content);
+		const { skills, diagnostics } = loadSkillsFromDir({ dir, source: "selfskills-validate" });
+		const piDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
+		if (skills.length !== 1) piDiagnostics.push({ type: "error", message: "pi does not load it as a skill" });
+		const strict = strictDiagnostics(content, dirName).filter((s) => !piDiagnostics.some((p) => p.message === s.message));
+		return { name: skills[0]?.name, diagnostics: [...piDiagnostics, ...strict] };
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+/** Diagnostics in `after` that `before` did not have (compared by message). */
+export function newDiagnostics(before: readonly SkillDiagnostic[], after: readonly SkillDiagnostic[]): SkillDiagnostic[] {
+	const known = new Set(before.map((d) => d.message));
+	return after.filter((d) => !known.has(d.message));
+}
+
+const NEEDS_QUOTES = /(: |\s#|^[[\]{}&*!|>'"%@`,?-]\s?|:$)/;
+const TOP_LEVEL_SCALAR = /^([A-Za-z][\w-]*):[ \t]+(.+)$/;
+
+/**
+ * A corrected frontmatter for the usual YAML pitfalls (tabs, an unquoted ": " or " #" in a
+ * value, a missing description), or undefined when pi would still refuse it.
+ */
+export function suggestFrontmatter(content: string, dirName: string, fallbackDescription: string | undefined): string | undefined {
+	const text = content.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
+	if (!text.startsWith("---\n")) return undefined;
+	const end = text.indexOf("\n---", 3);
+	if (end === -1) return undefined;
+	const lines = text.slice(4, end).split("\n").map((line) => line.replace(/^\t+/, (tabs) => "  ".repeat(tabs.length)));
+	const fixed = lines.map((line) => {
+		const match = TOP_LEVEL_SCALAR.exec(line);
+		if (!match) return line;
+		const value = match[2].trim();
+		if (/^["']/.test(value) || /^[|>][-+]?\d?$/.test(value) || !NEEDS_QUOTES.test(value)) return line;
+		return `${match[1]}: ${JSON.stringify(value)}`;
+	});
+	if (!fixed.some((line) => /^description:\s*\S/.test(line))) {
+		const description = fallbackDescription ?? "Use when <the situation this skill is for>. <What it does>.";
+		const withoutEmpty = fixed.filter((line) => !/^description:\s*$/.test(line));
+		fixed.splice(0, fixed.length, ...withoutEmpty, `description: ${JSON.stringify(description)}`);
+	}
+	const frontmatter = `---\n${fixed.join("\n")}\n---`;
+	const candidate = `${frontmatter}${text.slice(end + 4)}`;
+	const check = checkSkillContent(candidate, dirName);
+	const broken = check.diagnostics.some((d) => /yaml|required|not load|parse/i.test(d.message));
+	return broken || check.name === undefined ? undefined : frontmatter;
+}
+
+export interface LandedCheck {
+	readonly loaded: boolean;
+	readonly name: string | undefined;
+	readonly diagnostics: readonly SkillDiagnostic[];
+}
+
+/** Loads the skill again from its real place, exactly as pi would at startup. */
+export function checkLanded(filePath: string, cwd: string, agentDir: string): LandedCheck {
+	const { skills, diagnostics } = loadSkills({ cwd, agentDir, skillPaths: [filePath], includeDefaults: false });
+	const mine = diagnostics.map((d) => ({ type: d.type, message: d.message }));
+	return { loaded: skills.length === 1, name: skills[0]?.name, diagnostics: mine };
+}
+

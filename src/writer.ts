@@ -1,0 +1,159 @@
+// Durable, atomic file replacement: a temp file opened O_EXCL|O_NOFOLLOW in the target's own
+// folder, every byte written and fsynced, renamed over the target, then the folder fsynced so
+// the rename survives a power loss. Cleanup never hides the first error. Modelled on npm
+// write-file-atomic, plus the directory sync and symlink refusal it lacks.
+
+import { constants } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { FsOps } from "./fs-ops.ts";
+
+/** Temp files start with a dot so pi's skill loader never picks one up. */
+export const TEMP_MARK = ".selfskills-tmp-";
+const TEMP_PATTERN = /^\..*\.selfskills-tmp-(\d+)-[0-9a-f]+$/;
+
+let counter = 0;
+
+export class SymlinkTargetError extends Error {
+	readonly code = "ESYMLINK";
+	constructor(readonly path: string) {
+		super(`${path} is a symbolic link`);
+	}
+}
+
+function isMissing(error: unknown): boolean {
+	return typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT";
+}
+
+/** The mode of an existing regular file, or undefined when there is none; refuses symlinks. */
+export function existingMode(fs: FsOps, path: string): number | undefined {
+	try {
+		const stat = fs.lstat(path);
+		if (stat.isSymbolicLink()) throw new SymlinkTargetError(path);
+		return stat.mode & 0o7777;
+	} catch (error) {
+		if (isMissing(error)) return undefined;
+		throw error;
+	}
+}
+
+export function syncDir(fs: FsOps, dir: string): void {
+	const fd = fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY, 0);
+	try {
+		fs.fsync(fd);
+	} finally {
+		fs.close(fd);
+	}
+}
+
+/** mkdir -p that fsyncs each parent whose entry list it changed. */
+export function mkdirDurable(fs: FsOps, dir: string): void {
+	const missing: string[] = [];
+	let current = dir;
+	for (;;) {
+		try {
+			const stat = fs.lstat(current);
+			if (!stat.isDirectory()) throw new Error(`${current} exists and is not a folder`);
+			break;
+		} catch (error) {
+			if (!isMissing(error)) throw error;
+			missing.push(current);
+			const parent = dirname(current);
+			if (parent === current) break;
+			current = parent;
+		}
+	}
+	for (const path of missing.reverse()) {
+		try {
+			fs.mkdir(path);
+		} catch (error) {
+			if (!(typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST")) throw error;
+		}
+		syncDir(fs, dirname(path));
+	}
+}
+
+function writeAll(fs: FsOps, fd: number, bytes: Uint8Array): void {
+	let offset = 0;
+	while (offset < bytes.length) {
+		const written = fs.write(fd, bytes, offset);
+		if (written <= 0) throw Object.assign(new Error("short write"), { code: "EIO" });
+		offset += written;
+	}
+}
+
+export interface AtomicWriteOptions {
+	/** Mode for the file; default: keep the existing file's mode, or 0o644 for a new file. */
+	readonly mode?: number;
+	/** Called right before the rename; throwing aborts the write and leaves the target untouched. */
+	readonly beforeRename?: () => void;
+}
+
+/** Replaces `path` with `bytes` atomically and durably. Refuses a symlinked target. */
+export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): void {
+	const dir = dirname(path);
+	const mode = options.mode ?? existingMode(fs, path) ?? 0o644;
+	const temp = join(dir, `.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`);
+	const fd = fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+	let renamed = false;
+	try {
+		try {
+			writeAll(fs, fd, bytes);
+			fs.fchmod(fd, mode);
+			fs.fsync(fd);
+		} finally {
+			fs.close(fd);
+		}
+		options.beforeRename?.();
+		fs.rename(temp, path);
+		renamed = true;
+		syncDir(fs, dir);
+	} finally {
+		if (!renamed) {
+			try {
+				fs.unlink(temp);
+			} catch {
+				// The first error is the one worth reporting; a leftover temp file is swept later.
+			}
+		}
+	}
+}
+
+/** Removes a file (never a symlink's target) and syncs its folder. */
+export function removeFileDurable(fs: FsOps, path: string): void {
+	existingMode(fs, path);
+	fs.unlink(path);
+	syncDir(fs, dirname(path));
+}
+
+/** Deletes temp files that a killed process left in `dir` (their pid no longer runs). */
+export function sweepTempFiles(fs: FsOps, dir: string): string[] {
+	let names: string[];
+	try {
+		names = fs.readdir(dir);
+	} catch {
+		return [];
+	}
+	const swept: string[] = [];
+	for (const name of names) {
+		const match = TEMP_PATTERN.exec(name);
+		if (!match || isProcessAlive(Number(match[1]))) continue;
+		try {
+			fs.unlink(join(dir, name));
+			swept.push(name);
+		} catch {
+			// Gone already, or not ours to remove.
+		}
+	}
+	return swept;
+}
+
+/** Our own pid counts as alive: its temp files and journals belong to work still running here. */
+export function isProcessAlive(pid: number): boolean {
+	if (pid === process.pid) return true;
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
+	}
+}
