@@ -126,7 +126,9 @@ function isCoveredByDefaults(dir: string, options: DiscoverOptions): boolean {
 
 export async function discoverSkills(options: DiscoverOptions): Promise<Discovery> {
 	const { cwd, agentDir, trusted, settings } = options;
-	const settingsManager = SettingsManager.fromStorage(createReadOnlyStorage(cwd, agentDir, trusted));
+	// pi 1.6 takes the trust decision here too (0.73 ignores the extra argument).
+	const fromStorage = SettingsManager.fromStorage as (storage: Storage, options?: { projectTrusted?: boolean }) => SettingsManager;
+	const settingsManager = fromStorage(createReadOnlyStorage(cwd, agentDir, trusted), { projectTrusted: trusted });
 	const packageManager = new DefaultPackageManager({ cwd, agentDir, settingsManager });
 	const resolved = await packageManager.resolve(async () => "skip");
 	const origins = new Map<string, SkillOrigin>();
