@@ -127,7 +127,7 @@ function isCoveredByDefaults(dir: string, options: DiscoverOptions): boolean {
 export async function discoverSkills(options: DiscoverOptions): Promise<Discovery> {
 	const { cwd, agentDir, trusted, settings } = options;
 	// pi 1.6 takes the trust decision here too (0.73 ignores the extra argument).
-	const fromStorage = SettingsManager.fromStorage as (storage: Storage, options?: { projectTrusted?: boolean }) => SettingsManager;
+	const fromStorage = SettingsManager.fromStorage.bind(SettingsManager) as (storage: Storage, options?: { projectTrusted?: boolean }) => SettingsManager;
 	const settingsManager = fromStorage(createReadOnlyStorage(cwd, agentDir, trusted), { projectTrusted: trusted });
 	const packageManager = new DefaultPackageManager({ cwd, agentDir, settingsManager });
 	const resolved = await packageManager.resolve(async () => "skip");
