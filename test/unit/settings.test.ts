@@ -1,0 +1,206 @@
+// settings.ts on the real filesystem: which file wins, when the project counts, and how every bad
+// value falls back to its default with a problem reported instead of a crash.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { loadSettings, readSettingsFile } from "../../src/settings.ts";
+import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
+
+function writeGlobal(env: TempEnv, json: unknown): string {
+	const path = join(env.agentDir, "settings.json");
+	writeFileSync(path, typeof json === "string" ? json : JSON.stringify(json));
+	return path;
+}
+
+function writeProject(env: TempEnv, json: unknown): string {
+	mkdirSync(join(env.projectDir, ".pi"), { recursive: true });
+	const path = join(env.projectDir, ".pi", "settings.json");
+	writeFileSync(path, typeof json === "string" ? json : JSON.stringify(json));
+	return path;
+}
+
+describe("settings", function () {
+	const getEnv = useTempEnv();
+	const load = (env: TempEnv, trusted: boolean) => loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted });
+
+	it("uses the defaults when neither file has the selfskills key", function () {
+		const env = getEnv();
+		writeGlobal(env, { theme: "dark" });
+		const report = load(env, true);
+		expect(report.source).to.equal(undefined);
+		expect(report.problems).to.deep.equal([]);
+		expect(report.settings).to.deep.equal({
+			enabled: true,
+			inject: true,
+			skillsDir: join(env.agentDir, "skills"),
+			backupCap: 10,
+			patchPackages: true,
+			patchProjectAgents: true,
+			trustedProjects: [],
+		});
+	});
+
+	it("takes the whole block from the trusted project's file when it has the key, without merging the global one", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { backupCap: 5, inject: true } });
+		const projectPath = writeProject(env, { selfskills: { inject: false } });
+		const report = load(env, true);
+		expect(report.source).to.equal(projectPath);
+		expect(report.settings.inject).to.equal(false);
+		expect(report.settings.backupCap).to.equal(10);
+	});
+
+	it("falls through to the global file when the trusted project's file lacks the key", function () {
+		const env = getEnv();
+		const globalPath = writeGlobal(env, { selfskills: { backupCap: 5 } });
+		writeProject(env, { theme: "light" });
+		const report = load(env, true);
+		expect(report.source).to.equal(globalPath);
+		expect(report.settings.backupCap).to.equal(5);
+	});
+
+	it("ignores the project's file entirely when the project is not trusted", function () {
+		const env = getEnv();
+		const globalPath = writeGlobal(env, { selfskills: { backupCap: 5 } });
+		writeProject(env, { selfskills: { inject: false, enabled: false, skillsDir: "/tmp/evil" } });
+		const report = load(env, false);
+		expect(report.source).to.equal(globalPath);
+		expect(report.settings.inject).to.equal(true);
+		expect(report.settings.enabled).to.equal(true);
+		expect(report.settings.skillsDir).to.equal(join(env.agentDir, "skills"));
+		expect(report.problems).to.deep.equal([]);
+	});
+
+	it("does not even report a malformed project file when the project is not trusted", function () {
+		const env = getEnv();
+		writeProject(env, "{ not json");
+		expect(load(env, false).problems).to.deep.equal([]);
+	});
+
+	const badValues: Array<[string, unknown]> = [
+		["enabled", "yes"],
+		["inject", 1],
+		["skillsDir", ""],
+		["skillsDir", 42],
+		["skillsDir", "a\u0000b"],
+		["backupCap", 0],
+		["backupCap", 1001],
+		["backupCap", 2.5],
+		["backupCap", "10"],
+		["patchPackages", null],
+		["patchProjectAgents", "false"],
+		["trustedProjects", "/x/proj"],
+		["trustedProjects", ["/x/proj", 7]],
+	];
+	for (const [key, value] of badValues) {
+		it(`falls back to the default and reports it when selfskills.${key} is ${JSON.stringify(value)}`, function () {
+			const env = getEnv();
+			const globalPath = writeGlobal(env, { selfskills: { [key]: value } });
+			const defaults = load({ ...env, agentDir: join(env.root, "no-such-agent") } as TempEnv, false).settings;
+			const report = load(env, false);
+			const actual = report.settings[key as keyof typeof report.settings];
+			const expected = key === "skillsDir" ? join(env.agentDir, "skills") : defaults[key as keyof typeof defaults];
+			expect(actual).to.deep.equal(expected);
+			expect(report.problems).to.have.length(1);
+			expect(report.problems[0]).to.contain(globalPath).and.contain(`selfskills.${key}`).and.contain("default used");
+		});
+	}
+
+	it("keeps the good values of a block that also holds a bad one", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { backupCap: 3, inject: "no" } });
+		const report = load(env, false);
+		expect(report.settings.backupCap).to.equal(3);
+		expect(report.settings.inject).to.equal(true);
+		expect(report.problems).to.have.length(1);
+	});
+
+	for (const block of ["on", null, [1, 2], 5]) {
+		it(`uses the defaults and reports it when the selfskills block itself is ${JSON.stringify(block)}`, function () {
+			const env = getEnv();
+			writeGlobal(env, { selfskills: block });
+			const report = load(env, false);
+			expect(report.settings.backupCap).to.equal(10);
+			expect(report.problems).to.have.length(1);
+			expect(report.problems[0]).to.contain('"selfskills" must be an object');
+		});
+	}
+
+	it("reports an unknown key and ignores it", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { writableRoots: ["/"] } });
+		const report = load(env, false);
+		expect(report.problems).to.have.length(1);
+		expect(report.problems[0]).to.contain("unknown key selfskills.writableRoots");
+	});
+
+	it("reports a malformed global file and uses the defaults", function () {
+		const env = getEnv();
+		const path = writeGlobal(env, '{ "selfskills": { "inject": false, }');
+		const report = load(env, false);
+		expect(report.settings.inject).to.equal(true);
+		expect(report.problems).to.have.length(1);
+		expect(report.problems[0]).to.contain(path).and.contain("invalid JSON");
+	});
+
+	it("reports a malformed trusted project file and falls through to the global block", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { backupCap: 4 } });
+		const path = writeProject(env, "[1,");
+		const report = load(env, true);
+		expect(report.settings.backupCap).to.equal(4);
+		expect(report.problems.some((p) => p.includes(path) && p.includes("invalid JSON"))).to.equal(true);
+	});
+
+	it("reports a settings file that is JSON but not an object", function () {
+		const env = getEnv();
+		const path = writeGlobal(env, "[]");
+		expect(readSettingsFile(path).problem).to.contain("not a JSON object");
+		expect(load(env, false).problems).to.have.length(1);
+	});
+
+	it("treats a missing or empty settings file as empty without a problem", function () {
+		const env = getEnv();
+		expect(readSettingsFile(join(env.agentDir, "settings.json"))).to.deep.equal({ json: {} });
+		writeGlobal(env, "  \n");
+		expect(load(env, false).problems).to.deep.equal([]);
+	});
+
+	it("reports a settings path that cannot be read (a folder) instead of throwing", function () {
+		const env = getEnv();
+		mkdirSync(join(env.agentDir, "settings.json"));
+		const report = load(env, false);
+		expect(report.problems).to.have.length(1);
+		expect(report.problems[0]).to.contain("cannot read");
+	});
+
+	it("reads trustedProjects from the global file only, even when the trusted project's block wins", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { trustedProjects: ["/x/proj"] } });
+		const projectPath = writeProject(env, { selfskills: { inject: false, trustedProjects: ["/", "/x/other"] } });
+		const report = load(env, true);
+		expect(report.source).to.equal(projectPath);
+		expect(report.settings.trustedProjects).to.deep.equal(["/x/proj"]);
+		expect(report.problems.some((p) => p.includes(projectPath) && p.includes("trustedProjects is read from the global settings only"))).to.equal(true);
+	});
+
+	it("expands ~ in skillsDir against $HOME", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { skillsDir: "~/my-skills" } });
+		expect(load(env, false).settings.skillsDir).to.equal(join(env.home, "my-skills"));
+	});
+
+	it("expands ~ in trustedProjects against $HOME", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { trustedProjects: ["~/code/proj"] } });
+		expect(load(env, false).settings.trustedProjects).to.deep.equal([join(env.home, "code", "proj")]);
+	});
+
+	it("resolves a relative skillsDir against the folder of the settings file that set it", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { skillsDir: "mine" } });
+		expect(load(env, false).settings.skillsDir).to.equal(join(env.agentDir, "mine"));
+		writeProject(env, { selfskills: { skillsDir: "mine" } });
+		expect(load(env, true).settings.skillsDir).to.equal(join(env.projectDir, ".pi", "mine"));
+	});
+});
