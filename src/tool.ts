@@ -16,11 +16,13 @@ import { prepareRestore } from "./actions/restore.ts";
 import { prepareWrite } from "./actions/write-file.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type OperationArgs, type SkillManageArgs } from "./arguments.ts";
 import { createCallContext, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
+import { decodeText, READ_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
 import { MAX_OPERATIONS, runMutations, type MutationEffects } from "./mutate.ts";
 import { renderSkillCall, renderSkillResult } from "./render.ts";
+import { sha256 } from "./read-ledger.ts";
 import type { SessionState } from "./session-state.ts";
 
 export const TOOL_NAME = "skill_manage";
@@ -122,11 +124,34 @@ export function refusalResult(refusal: Refusal): AgentToolResult<Record<string, 
 	return { content: [{ type: "text", text: refusal.message }], details: { ok: false, code: refusal.code, ...refusal.data } };
 }
 
+/**
+ * A `stale` refusal shows the file as it is now and records that read, so the agent can retry
+ * against the current text in one call instead of two (a read, then the patch).
+ */
+function withCurrentText(ctx: CallContext, refusal: Refusal): Refusal {
+	const path = refusal.data.path;
+	if (refusal.code !== "stale" || typeof path !== "string") return refusal;
+	let bytes: Buffer;
+	try {
+		bytes = ctx.fs.readFile(path);
+	} catch {
+		return refusal;
+	}
+	const text = decodeText(bytes, path);
+	if (typeof text !== "string" || text.length > READ_CHAR_LIMIT) return refusal;
+	ctx.ledger.record(path, sha256(bytes));
+	return {
+		...refusal,
+		message: `${refusal.message}\nIts current content, now recorded as read, so you may retry against it directly:\n${text}`,
+		data: { ...refusal.data, currentText: text },
+	};
+}
+
 export async function executeSkillManage(deps: ToolDeps, args: SkillManageArgs, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, signal });
 		const result = await dispatch(callCtx, args, deps.effects);
-		if (refusals.isRefusal(result)) return refusalResult(result);
+		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
 		return { content: [{ type: "text", text: result.text }], details: result.details };
 	} catch (error) {
 		if (error instanceof ArgumentError) return refusalResult(error.refusal);
