@@ -113,7 +113,8 @@ function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput)
 function classify(filePath: string, dir: string | undefined, origin: SkillOrigin, input: PolicyInput) {
 	const policy = policyReason(filePath, origin, input);
 	if (policy) return { patchable: false, reason: policy };
-	if (!findWritableRoot(input.roots, dir ?? filePath)) {
+	// The skill file itself counts too: a SKILL.md symlinked out of the root makes the skill foreign.
+	if (!findWritableRoot(input.roots, dir ?? filePath) || !findWritableRoot(input.roots, filePath)) {
 		return { patchable: false, reason: "outside every writable root (after resolving symlinks)" };
 	}
 	return { patchable: true, reason: undefined };

@@ -3,7 +3,7 @@
 // the rename survives a power loss. Cleanup never hides the first error. Modelled on npm
 // write-file-atomic, plus the directory sync and symlink refusal it lacks.
 
-import { constants } from "node:fs";
+import { constants, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { FsOps } from "./fs-ops.ts";
 
@@ -88,11 +88,16 @@ export interface AtomicWriteOptions {
 	readonly beforeRename?: () => void;
 }
 
-/** Replaces `path` with `bytes` atomically and durably. Refuses a symlinked target. */
+/**
+ * Replaces `path` with `bytes` atomically and durably. Refuses a symlinked target. The folder is
+ * pinned to its real path first and checked again right before the rename, so a folder swapped
+ * for a symlink while the bytes are written and synced aborts the write instead of following it.
+ */
 export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): void {
 	const dir = dirname(path);
+	const realDir = realpathSync.native(dir);
 	const mode = options.mode ?? existingMode(fs, path) ?? 0o644;
-	const temp = join(dir, `.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`);
+	const temp = join(realDir, `.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`);
 	const fd = fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
 	let renamed = false;
 	try {
@@ -104,9 +109,10 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 			fs.close(fd);
 		}
 		options.beforeRename?.();
-		fs.rename(temp, path);
+		if (realpathSync.native(dir) !== realDir) throw new SymlinkTargetError(dir);
+		fs.rename(temp, join(realDir, basename(path)));
 		renamed = true;
-		syncDir(fs, dir);
+		syncDir(fs, realDir);
 	} finally {
 		if (!renamed) {
 			try {
