@@ -38,11 +38,22 @@ export function existingMode(fs: FsOps, path: string): number | undefined {
 
 export function syncDir(fs: FsOps, dir: string): void {
 	const fd = fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY, 0);
+	withFd(fs, fd, () => fs.fsync(fd));
+}
+
+/** Runs `fn`, then closes `fd`; a close error is thrown only when `fn` succeeded (the first error wins). */
+function withFd(fs: FsOps, fd: number, fn: () => void): void {
 	try {
-		fs.fsync(fd);
-	} finally {
-		fs.close(fd);
+		fn();
+	} catch (error) {
+		try {
+			fs.close(fd);
+		} catch {
+			// Keep the error that happened first.
+		}
+		throw error;
 	}
+	fs.close(fd);
 }
 
 /** mkdir -p that fsyncs each parent whose entry list it changed. */
@@ -101,13 +112,11 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 	const fd = fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
 	let renamed = false;
 	try {
-		try {
+		withFd(fs, fd, () => {
 			writeAll(fs, fd, bytes);
 			fs.fchmod(fd, mode);
 			fs.fsync(fd);
-		} finally {
-			fs.close(fd);
-		}
+		});
 		options.beforeRename?.();
 		if (realpathSync.native(dir) !== realDir) throw new SymlinkTargetError(dir);
 		fs.rename(temp, join(realDir, basename(path)));
