@@ -1,0 +1,179 @@
+// writer.ts with faults injected through FsOps, the way write-file-atomic's own tests do it: the
+// target stays untouched, no temp file is left behind, and the first error is the one thrown.
+import { chmodSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { realFs, type FsOps } from "../../src/fs-ops.ts";
+import { existingMode, removeFileDurable, sweepTempFiles, SymlinkTargetError, TEMP_MARK, writeFileAtomic } from "../../src/writer.ts";
+import { useTempEnv } from "../support/temp-env.ts";
+
+const fail = (code: string, what = code) => () => {
+	throw Object.assign(new Error(`injected ${what}`), { code });
+};
+
+function withFaults(overrides: Partial<FsOps>): FsOps {
+	return { ...realFs, ...overrides };
+}
+
+function thrown(fn: () => void): NodeJS.ErrnoException {
+	try {
+		fn();
+	} catch (error) {
+		return error as NodeJS.ErrnoException;
+	}
+	throw new Error("expected an error");
+}
+
+describe("writer", function () {
+	const getEnv = useTempEnv();
+	const setup = () => {
+		const dir = getEnv().projectDir;
+		const target = join(dir, "SKILL.md");
+		writeFileSync(target, "original\n");
+		return { dir, target };
+	};
+	const expectUntouched = (dir: string, target: string) => {
+		expect(readFileSync(target, "utf8")).to.equal("original\n");
+		expect(readdirSync(dir)).to.deep.equal(["SKILL.md"]);
+	};
+
+	it("replaces the file's bytes and leaves no temp file", function () {
+		const { dir, target } = setup();
+		writeFileAtomic(realFs, target, Buffer.from("new\r\n"));
+		expect(readFileSync(target, "utf8")).to.equal("new\r\n");
+		expect(readdirSync(dir)).to.deep.equal(["SKILL.md"]);
+	});
+
+	const faults: Array<[string, Partial<FsOps>, string]> = [
+		["the rename fails", { rename: fail("EXDEV") }, "EXDEV"],
+		["a write hits ENOSPC", { write: fail("ENOSPC") }, "ENOSPC"],
+		["fsync of the temp file fails with EIO", { fsync: fail("EIO") }, "EIO"],
+		["fchmod fails", { fchmod: fail("EPERM") }, "EPERM"],
+		["opening the temp file fails with EACCES", { open: fail("EACCES") }, "EACCES"],
+		["a write makes no progress (a short write of zero bytes)", { write: () => 0 }, "EIO"],
+	];
+	for (const [what, overrides, code] of faults) {
+		it(`leaves the target untouched and no temp file when ${what}`, function () {
+			const { dir, target } = setup();
+			const error = thrown(() => writeFileAtomic(withFaults(overrides), target, Buffer.from("new content\n")));
+			expect(error.code).to.equal(code);
+			expectUntouched(dir, target);
+		});
+	}
+
+	it("completes a write the kernel takes in short pieces", function () {
+		const { target } = setup();
+		const trickle = withFaults({ write: (fd, bytes, offset) => realFs.write(fd, bytes.subarray(0, Math.min(bytes.length, offset + 3)), offset) });
+		const content = Buffer.from("a longer text that needs many short writes\n");
+		writeFileAtomic(trickle, target, content);
+		expect(readFileSync(target).equals(content)).to.equal(true);
+	});
+
+	it("throws the first error, not one from closing or cleaning up after it", function () {
+		const { dir, target } = setup();
+		let temp = "";
+		const faulty = withFaults({
+			open: (path, flags, mode) => {
+				temp = path;
+				return realFs.open(path, flags, mode);
+			},
+			write: fail("ENOSPC"),
+			close: (fd) => {
+				realFs.close(fd);
+				fail("EIO", "close")();
+			},
+			unlink: (path) => {
+				realFs.unlink(path);
+				fail("EPERM", "unlink")();
+			},
+		});
+		const error = thrown(() => writeFileAtomic(faulty, target, Buffer.from("new\n")));
+		expect(error.code).to.equal("ENOSPC");
+		expect(temp).to.contain(TEMP_MARK);
+		expectUntouched(dir, target);
+	});
+
+	it("throws the rename error even when removing the temp file fails too", function () {
+		const { target } = setup();
+		const error = thrown(() => writeFileAtomic(withFaults({ rename: fail("EACCES"), unlink: fail("EBUSY") }), target, Buffer.from("new\n")));
+		expect(error.code).to.equal("EACCES");
+		expect(readFileSync(target, "utf8")).to.equal("original\n");
+	});
+
+	it("does not replace the target when beforeRename throws", function () {
+		const { dir, target } = setup();
+		const error = thrown(() => writeFileAtomic(realFs, target, Buffer.from("new\n"), { beforeRename: fail("ECOMPROMISED") }));
+		expect(error.code).to.equal("ECOMPROMISED");
+		expectUntouched(dir, target);
+	});
+
+	it("creates a new file with mode 0644 whatever the umask", function () {
+		const { dir } = setup();
+		const previous = process.umask(0o077);
+		try {
+			writeFileAtomic(realFs, join(dir, "new.md"), Buffer.from("x"));
+		} finally {
+			process.umask(previous);
+		}
+		expect(statSync(join(dir, "new.md")).mode & 0o7777).to.equal(0o644);
+	});
+
+	for (const mode of [0o755, 0o700, 0o644, 0o600, 0o640]) {
+		it(`keeps mode ${mode.toString(8)} on an overwrite`, function () {
+			const { target } = setup();
+			chmodSync(target, mode);
+			writeFileAtomic(realFs, target, Buffer.from("#!/bin/sh\necho new\n"));
+			expect(statSync(target).mode & 0o7777).to.equal(mode);
+		});
+	}
+
+	it("never makes a non-executable file executable, even when the content starts with #!", function () {
+		const { target } = setup();
+		writeFileAtomic(realFs, target, Buffer.from("#!/bin/sh\n"));
+		expect(statSync(target).mode & 0o111).to.equal(0);
+	});
+
+	it("refuses a symlinked target and leaves the link and what it points at untouched", function () {
+		const { dir, target } = setup();
+		const link = join(dir, "link.md");
+		symlinkSync(target, link);
+		const error = thrown(() => writeFileAtomic(realFs, link, Buffer.from("through the link\n")));
+		expect(error).to.be.instanceOf(SymlinkTargetError);
+		expect(error.code).to.equal("ESYMLINK");
+		expect(readFileSync(target, "utf8")).to.equal("original\n");
+		expect(readdirSync(dir).sort()).to.deep.equal(["SKILL.md", "link.md"]);
+	});
+
+	it("refuses a dangling symlink as a target instead of creating the file it points at", function () {
+		const { dir } = setup();
+		const link = join(dir, "dangling.md");
+		symlinkSync(join(getEnv().root, "nowhere.md"), link);
+		expect(thrown(() => writeFileAtomic(realFs, link, Buffer.from("x"))).code).to.equal("ESYMLINK");
+		expect(() => statSync(join(getEnv().root, "nowhere.md"))).to.throw();
+	});
+
+	it("reports the mode of an existing file and nothing for a missing one", function () {
+		const { dir, target } = setup();
+		chmodSync(target, 0o640);
+		expect(existingMode(realFs, target)).to.equal(0o640);
+		expect(existingMode(realFs, join(dir, "missing.md"))).to.equal(undefined);
+	});
+
+	it("removes a file but refuses to remove through a symlink", function () {
+		const { dir, target } = setup();
+		symlinkSync(target, join(dir, "link.md"));
+		expect(thrown(() => removeFileDurable(realFs, join(dir, "link.md"))).code).to.equal("ESYMLINK");
+		removeFileDurable(realFs, target);
+		expect(readdirSync(dir)).to.deep.equal(["link.md"]);
+	});
+
+	it("sweeps temp files left by a dead process and keeps those of a live one", function () {
+		const { dir } = setup();
+		const dead = `.SKILL.md${TEMP_MARK}999999999-0abc`;
+		const alive = `.SKILL.md${TEMP_MARK}${process.pid}-0abc`;
+		writeFileSync(join(dir, dead), "x");
+		writeFileSync(join(dir, alive), "x");
+		expect(sweepTempFiles(realFs, dir)).to.deep.equal([dead]);
+		expect(readdirSync(dir).sort()).to.deep.equal([alive, "SKILL.md"].sort());
+	});
+});
