@@ -1,0 +1,164 @@
+// gates.ts: each gate's refusal code and the data behind it, exact replacement, and (through the
+// tool) that a patch changes only the replaced bytes: BOM, CRLF, trailing spaces and odd Unicode stay.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import type { DiscoveredSkill } from "../../src/discovery.ts";
+import type { Refusal } from "../../src/errors.ts";
+import { checkOldString, checkRead, checkUnchanged, checkUnique, closestLines, replaceExact } from "../../src/gates.ts";
+import { createReadLedger } from "../../src/read-ledger.ts";
+import type { FileTarget } from "../../src/target.ts";
+import { useTempEnv } from "../support/temp-env.ts";
+import { createDriver, skillText, writeSkill } from "./tool-helpers.ts";
+
+const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
+
+function target(dir: string, rel = "SKILL.md"): FileTarget {
+	const skill: DiscoveredSkill = { name: "alpha", description: "d", filePath: join(dir, "SKILL.md"), dir, origin: { kind: "auto", scope: "user" }, patchable: true, reason: undefined };
+	return { skill, relPath: rel, absPath: join(dir, rel), isSkillFile: rel === "SKILL.md" };
+}
+
+function expectCode(refusal: Refusal | undefined, code: string): Refusal {
+	expect(refusal?.code).to.equal(code);
+	expect(refusal?.message.startsWith(`${code}: `)).to.equal(true);
+	return refusal as Refusal;
+}
+
+describe("gates", function () {
+	describe("one by one", function () {
+		it("gate 1 refuses an empty old_string with empty_old_string", function () {
+			expectCode(checkOldString("", "x"), "empty_old_string");
+		});
+
+		it("gate 1 refuses an old_string equal to new_string with no_change", function () {
+			expect(expectCode(checkOldString("same", "same"), "no_change").message).to.contain("new_string");
+			expect(checkOldString("a", "b")).to.equal(undefined);
+		});
+
+		it("gate 2 refuses a SKILL.md not read this session with not_read and the read call to make", function () {
+			const t = target("/s/alpha");
+			const refusal = expectCode(checkRead(createReadLedger(), t), "not_read");
+			expect(refusal.data).to.deep.equal({ path: "/s/alpha/SKILL.md", skill: "alpha", file: "SKILL.md" });
+			expect(refusal.message).to.contain('{"action":"read","skill":"alpha"}');
+		});
+
+		it("gate 2 refuses a bundled file that was not read even when SKILL.md was", function () {
+			const ledger = createReadLedger();
+			ledger.record("/s/alpha/SKILL.md", "h");
+			const refusal = expectCode(checkRead(ledger, target("/s/alpha", "references/api.md")), "not_read");
+			expect(refusal.data).to.deep.include({ file: "references/api.md" });
+			expect(refusal.message).to.contain('"file":"references/api.md"');
+		});
+
+		it("gate 2 does not let reading a bundled file unlock its skill", function () {
+			const ledger = createReadLedger();
+			ledger.record("/s/alpha/references/api.md", "h");
+			expect(expectCode(checkRead(ledger, target("/s/alpha", "references/api.md")), "not_read").data.file).to.equal("SKILL.md");
+		});
+
+		it("gate 3 refuses a changed file with stale and both hashes", function () {
+			const ledger = createReadLedger();
+			ledger.record("/s/alpha/SKILL.md", "a".repeat(64));
+			const refusal = expectCode(checkUnchanged(ledger, target("/s/alpha"), "b".repeat(64)), "stale");
+			expect(refusal.data).to.deep.equal({ path: "/s/alpha/SKILL.md", readHash: "a".repeat(64), currentHash: "b".repeat(64) });
+			expect(checkUnchanged(ledger, target("/s/alpha"), "a".repeat(64))).to.equal(undefined);
+		});
+
+		it("gate 3 reports a deleted file as stale", function () {
+			const ledger = createReadLedger();
+			ledger.record("/s/alpha/SKILL.md", "a".repeat(64));
+			expect(expectCode(checkUnchanged(ledger, target("/s/alpha"), null), "stale").data.currentHash).to.equal("(deleted)");
+		});
+
+		it("gate 5 refuses a repeated old_string with not_unique, the count and the line numbers", function () {
+			const text = "one\nstep\ntwo\nstep\nthree\nstep\n";
+			const refusal = expectCode(checkUnique(text, "step", false, "/p"), "not_unique");
+			expect(refusal.data).to.deep.equal({ path: "/p", count: 3, lines: [2, 4, 6] });
+			expect(refusal.message).to.contain("lines 2, 4, 6").and.contain('"replace_all": true');
+			expect(checkUnique(text, "step", true, "/p")).to.equal(undefined);
+		});
+
+		it("gate 5 refuses a missing old_string with not_found and the closest lines with their numbers", function () {
+			const text = "# Deploy\n\nRun npm run build first.\nThen run npm test.\nUnrelated line here.\n";
+			const refusal = expectCode(checkUnique(text, "Run npm run built first.", false, "/p"), "not_found");
+			const closest = refusal.data.closest as Array<{ line: number; text: string }>;
+			expect(closest[0]).to.deep.equal({ line: 3, text: "Run npm run build first." });
+			expect(refusal.message).to.contain("  3: Run npm run build first.");
+		});
+
+		it("gate 5 tells the model to write \\r\\n when the file uses CRLF and old_string has bare LF", function () {
+			const text = "line one\r\nline two\r\n";
+			const refusal = expectCode(checkUnique(text, "line one\nline two", false, "/p"), "not_found");
+			expect(refusal.message).to.contain("CRLF line endings");
+			const closest = refusal.data.closest as Array<{ line: number; text: string }>;
+			expect(closest[0]).to.deep.equal({ line: 1, text: "line one" });
+			expect(checkUnique(text, "line one\r\nline two", false, "/p")).to.equal(undefined);
+		});
+
+		it("finds no closest lines when nothing resembles old_string", function () {
+			expect(closestLines("alpha\nbeta\n", "zzzz qqqq")).to.deep.equal([]);
+		});
+	});
+
+	describe("replaceExact", function () {
+		it("takes $&, $1, $$ and $` in new_string literally", function () {
+			expect(replaceExact("a X b", "X", "$& $1 $$ $` $'", false)).to.equal("a $& $1 $$ $` $' b");
+			expect(replaceExact("X X", "X", "$&", true)).to.equal("$& $&");
+		});
+
+		it("replaces only the first occurrence unless replace_all is set", function () {
+			expect(replaceExact("x.x.x", "x", "y", false)).to.equal("y.x.x");
+			expect(replaceExact("x.x.x", "x", "y", true)).to.equal("y.y.y");
+		});
+	});
+
+	describe("byte-exactness through the tool", function () {
+		const getEnv = useTempEnv();
+
+		it("keeps a BOM, CRLF, trailing spaces and unusual Unicode outside the replaced span of a bundled file", async function () {
+			const { agentDir, projectDir } = getEnv();
+			const original = Buffer.from("\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, \u2028sep  \r\nend without newline", "utf8");
+			const dir = writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/notes.md": original });
+			const tool = createDriver(agentDir, projectDir);
+			expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
+			expect((await tool.call({ action: "read", skill: "alpha", file: "references/notes.md" })).ok).to.equal(true);
+			const result = await tool.call({ action: "patch", skill: "alpha", file: "references/notes.md", old_string: "fix me", new_string: "fixed $& $1" });
+			expect(result.code, result.text).to.equal(undefined);
+			const expected = Buffer.from(original.toString("utf8").replace("fix me", () => "fixed $& $1"), "utf8");
+			expect(readFileSync(join(dir, "references", "notes.md")).equals(expected)).to.equal(true);
+			expect(readFileSync(join(dir, "references", "notes.md")).subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))).to.equal(true);
+		});
+
+		it("keeps CRLF line endings and trailing spaces of SKILL.md outside the replaced span", async function () {
+			const { agentDir, projectDir } = getEnv();
+			const original = "---\r\nname: alpha\r\ndescription: Use when testing alpha.  \r\n---\r\n# Alpha  \r\n\r\nStep one.\t\r\nStep two.\r\n";
+			const dir = writeSkill(join(agentDir, "skills"), "alpha", original);
+			const tool = createDriver(agentDir, projectDir);
+			await tool.call({ action: "read", skill: "alpha" });
+			const result = await tool.call({ action: "patch", skill: "alpha", old_string: "Step two.", new_string: "Step two, done." });
+			expect(result.code, result.text).to.equal(undefined);
+			expect(readFileSync(join(dir, "SKILL.md"), "utf8")).to.equal(original.replace("Step two.", "Step two, done."));
+		});
+
+		it("refuses to patch a file that is not valid UTF-8 instead of repairing it", async function () {
+			const { agentDir, projectDir } = getEnv();
+			const bytes = Buffer.concat([Buffer.from("ok line\n"), Buffer.from([0xc3, 0x28]), Buffer.from("\n")]);
+			const dir = writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/latin1.md": bytes });
+			const tool = createDriver(agentDir, projectDir);
+			await tool.call({ action: "read", skill: "alpha" });
+			const read = await tool.call({ action: "read", skill: "alpha", file: "references/latin1.md" });
+			expect(read.code).to.equal("binary_file");
+			expect(readFileSync(join(dir, "references", "latin1.md")).equals(bytes)).to.equal(true);
+		});
+
+		it("records the new hash after a landed patch, so the read ledger matches the file", async function () {
+			const { agentDir, projectDir } = getEnv();
+			const dir = writeSkill(join(agentDir, "skills"), "alpha");
+			const tool = createDriver(agentDir, projectDir);
+			await tool.call({ action: "read", skill: "alpha" });
+			await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			expect(tool.state.ledger.get(join(dir, "SKILL.md"))).to.equal(sha(readFileSync(join(dir, "SKILL.md"))));
+		});
+	});
+});
