@@ -51,8 +51,8 @@ function editDistance(a: string, b: string): number {
 export function nearNames(wanted: string, names: readonly string[]): string[] {
 	const w = wanted.toLowerCase();
 	return names
-		.map((name) => ({ name, score: name.includes(w) || w.includes(name) ? 0 : editDistance(w, name) }))
-		.filter(({ score }) => score <= Math.max(2, Math.floor(w.length / 3)))
+		.map((name) => ({ name, score: editDistance(w, name), related: name.includes(w) || w.includes(name) }))
+		.filter(({ score, related }) => related || score <= Math.max(2, Math.floor(w.length / 3)))
 		.sort((a, b) => a.score - b.score || a.name.localeCompare(b.name))
 		.slice(0, 3)
 		.map(({ name }) => name);

@@ -147,8 +147,9 @@ function withCurrentText(ctx: CallContext, refusal: Refusal): Refusal {
 	};
 }
 
-export async function executeSkillManage(deps: ToolDeps, args: SkillManageArgs, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
+export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
+		const args = normalizeArguments(rawArgs);
 		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, signal });
 		const result = await dispatch(callCtx, args, deps.effects);
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
@@ -169,7 +170,7 @@ export function createSkillManageTool(deps: ToolDeps): ToolDefinition<typeof ski
 		parameters: skillManageSchema,
 		executionMode: "sequential",
 		prepareArguments: (raw) => normalizeArguments(raw) as never,
-		execute: (_id, params, signal, _onUpdate, ctx) => executeSkillManage(deps, normalizeArguments(params), ctx, signal),
+		execute: (_id, params, signal, _onUpdate, ctx) => executeSkillManage(deps, params, ctx, signal),
 		renderCall: renderSkillCall,
 		renderResult: renderSkillResult,
 	};
