@@ -5,13 +5,14 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { prepareRestore } from "./actions/restore.ts";
 import { showHistory } from "./actions/history.ts";
+import { createBackupStore, getBackupsDir } from "./backup-store.ts";
 import { createCallContext, loadPolicy, type CallContext } from "./call-context.ts";
 import { isRefusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
 import { pendingJournals } from "./journal.ts";
 import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
-import { setListedTrust } from "./trust.ts";
+import { setListedTrust, type TrustContext } from "./trust.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = ["status", "history", "restore", "trust", "untrust"];
@@ -54,10 +55,17 @@ function directorySize(fs: FsOps, dir: string): { files: number; bytes: number }
 	return { files, bytes };
 }
 
-async function context(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<CallContext> {
+async function context(deps: CommandDeps, ctx: TrustContext): Promise<CallContext> {
 	const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles });
 	deps.knownSkills = callCtx.discovery.skills.map((s) => s.name);
 	return callCtx;
+}
+
+/** One line per writable folder; a folder that is several kinds of root (agent skills and skillsDir) is listed once. */
+function formatRoots(roots: ReadonlyArray<{ kind: string; path: string }>): string {
+	const kinds = new Map<string, string[]>();
+	for (const root of roots) kinds.set(root.path, [...(kinds.get(root.path) ?? []), root.kind]);
+	return [...kinds].map(([path, names]) => `  ${path} (${names.join(", ")})`).join("\n") || "  (none)";
 }
 
 export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<string> {
@@ -73,7 +81,7 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 		`project ${trust.projectRoot}: ${trust.trusted ? "trusted" : "untrusted"} (${trust.source === "pi" ? "pi's own trust" : "selfskills.trustedProjects"})`,
 		`settings from: ${report.source ?? "defaults"}`,
 		`skills dir (create): ${s.skillsDir}`,
-		`writable roots:\n${callCtx.discovery.roots.map((r) => `  ${r.kind}: ${r.path}`).join("\n")}`,
+		`writable roots:\n${formatRoots(callCtx.discovery.roots)}`,
 		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
 		...skills.map((k) => `  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}`),
 		`backups: ${backups.files} file(s), ${backups.bytes} bytes in ${callCtx.store.root}`,
@@ -148,16 +156,46 @@ export interface Completion {
 	readonly label: string;
 }
 
-/** Completions for subcommands, then skill names, then backup ids. */
-export function completeArguments(deps: CommandDeps, prefix: string, backupIds: (skill: string) => string[]): Completion[] | null {
-	const words = prefix.split(/\s+/);
+/** Backup ids of one file of a skill, newest first (`restore` takes them with or without the extension). */
+export type BackupLister = (skill: string, file: string) => string[];
+
+/** Skills to offer: the last discovery (run one if none ran yet) and those with backups, deleted ones included. */
+async function skillNames(deps: CommandDeps): Promise<string[]> {
+	if (deps.knownSkills.length === 0) {
+		try {
+			await context(deps, { cwd: process.cwd() });
+		} catch {
+			// Completions are a convenience; a failing discovery offers what the backups know.
+		}
+	}
+	let backedUp: string[] = [];
+	try {
+		backedUp = deps.fs.readdir(getBackupsDir(deps.agentDir()));
+	} catch {
+		// No backups yet.
+	}
+	return [...new Set([...deps.knownSkills, ...backedUp])];
+}
+
+/**
+ * Completions, each the whole argument text: subcommands, then skill names, then (restore) the
+ * backup ids of SKILL.md and the bundled files that have backups, then that file's backup ids.
+ */
+export async function completeArguments(deps: CommandDeps, prefix: string, backupIds?: BackupLister): Promise<Completion[] | null> {
+	const words = prefix.trimStart().split(/\s+/);
 	const last = words.at(-1) ?? "";
 	const head = words.slice(0, -1).join(" ");
 	const withHead = (v: string) => (head ? `${head} ${v}` : v);
+	const store = createBackupStore(deps.fs, deps.agentDir());
+	const ids = backupIds ?? ((skill: string, file: string) => store.list(skill, file).map((b) => b.id));
+	const [sub, skill, file] = words;
 	let options: string[] = [];
 	if (words.length === 1) options = SUBCOMMANDS;
-	else if (words.length === 2 && (words[0] === "history" || words[0] === "restore")) options = deps.knownSkills;
-	else if (words.length >= 3 && words[0] === "restore") options = backupIds(words[1]);
+	else if (words.length === 2 && (sub === "history" || sub === "restore")) options = await skillNames(deps);
+	else if (words.length === 3 && sub === "history") options = store.trackedFiles(skill).filter((f) => f !== "SKILL.md");
+	else if (words.length === 3 && sub === "restore") {
+		options = [...ids(skill, "SKILL.md"), ...store.listSnapshots(skill).map((s) => s.id), ...store.trackedFiles(skill).filter((f) => f !== "SKILL.md")];
+	} else if (words.length === 4 && sub === "restore" && !BACKUP_ID.test(file)) options = ids(skill, file);
 	const hits = options.filter((o) => o.startsWith(last));
 	return hits.length > 0 ? hits.map((o) => ({ value: withHead(o), label: o })) : null;
 }

@@ -1,0 +1,284 @@
+// /selfskills for the human, through pi: the status report, history, restore (diff shown, confirmation
+// asked; without a UI it prints and restores only a named backup), trust/untrust and the completions.
+// Driven in-process with a scripted UI, and through the real CLI in print and RPC mode.
+import { expect } from "chai";
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FAUX_CLI_ARGS, piInstall, runPiPrint } from "../support/pi-cli.ts";
+import { REPO_ROOT, getPiLine, getPiLineInfo, isPi16 } from "../support/pi-line.ts";
+import { createPiSession, type PiSession, type UiScript } from "../support/pi-session.ts";
+import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
+import { createBackupStore } from "../../src/backup-store.ts";
+import { completeArguments, type CommandDeps } from "../../src/command.ts";
+import { realFs } from "../../src/fs-ops.ts";
+import { createSessionState } from "../../src/session-state.ts";
+import { call, DEPLOY_SKILL, writeAgentSkill } from "./ux-support.ts";
+
+const PATCHED = DEPLOY_SKILL.replace("npm build", "npm run build");
+const TWICE = PATCHED.replace("health page", "health endpoint");
+
+/** The model reads deploy-checks and patches it twice: two backups, the file at TWICE. */
+const EDIT_STEPS = [
+	call({ action: "read", skill: "deploy-checks" }),
+	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build" }),
+	call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" }),
+	{ text: "done" },
+];
+
+function backupIds(env: TempEnv): string[] {
+	return readdirSync(join(env.agentDir, "selfskills", "backups", "deploy-checks", "SKILL.md")).sort();
+}
+
+/** A session with deploy-checks edited twice and a read-only skill in ~/.agents/skills. */
+async function editedSession(env: TempEnv, options: { ui?: UiScript | false; settings?: Record<string, unknown> } = {}): Promise<{ pi: PiSession; skillFile: string }> {
+	const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+	const shared = join(env.home, ".agents", "skills", "shared-notes");
+	mkdirSync(shared, { recursive: true });
+	writeFileSync(join(shared, "SKILL.md"), "---\nname: shared-notes\ndescription: Shared notes every agent on this machine reads.\n---\n# Notes\n");
+	const pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: options.ui, settings: options.settings });
+	const run = await pi.run("fix deploy-checks", EDIT_STEPS);
+	for (const result of run.toolResults) expect(result.isError, result.text).to.equal(false);
+	expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+	return { pi, skillFile };
+}
+
+/** Runs `fn` with process.stderr.write captured (where /selfskills prints without a UI). */
+async function captureStderr(fn: () => Promise<void>): Promise<string> {
+	const original = process.stderr.write.bind(process.stderr);
+	let text = "";
+	process.stderr.write = ((chunk: string | Uint8Array) => {
+		text += chunk.toString();
+		return true;
+	}) as typeof process.stderr.write;
+	try {
+		await fn();
+	} finally {
+		process.stderr.write = original;
+	}
+	return text;
+}
+
+const last = (pi: PiSession) => pi.notifications.at(-1)?.message ?? "";
+
+describe(`/selfskills (pi ${getPiLine()})`, function () {
+	const getEnv = useTempEnv();
+	let pi: PiSession | undefined;
+	afterEach(() => pi?.dispose());
+
+	describe("with a UI", function () {
+		it("reports enabled, inject, trust, skills dir, writable roots, skills patchable/read-only, backups, settings problems and unfinished journals", async function () {
+			const env = getEnv();
+			({ pi } = await editedSession(env, { settings: { selfskills: { backupCap: "lots" } } }));
+			const journalDir = join(env.agentDir, "selfskills", "journal");
+			mkdirSync(journalDir, { recursive: true });
+			writeFileSync(join(journalDir, "1-999999-0.json"), JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [] }));
+			await pi.runCommand("/selfskills");
+			const status = last(pi);
+			expect(status).to.contain("selfskills: enabled true, inject true");
+			expect(status).to.match(isPi16() ? /project .*: (trusted|untrusted) \(pi's own trust\)/ : /project .*: untrusted \(selfskills\.trustedProjects\)/);
+			expect(status).to.contain(`skills dir (create): ${join(env.agentDir, "skills")}`);
+			expect(status).to.match(new RegExp(`writable roots:\\n  ${join(env.agentDir, "skills")} \\(agent-skills, skills-dir\\)`));
+			expect(status.split(join(env.agentDir, "skills") + " (").length - 1, "a folder is listed once").to.equal(1);
+			expect(status).to.match(/skills: 3 found, 2 patchable, 1 read-only/);
+			expect(status).to.match(/ {2}deploy-checks: patchable/);
+			expect(status).to.match(/ {2}shared-notes: read-only \(.+\)/);
+			expect(status).to.match(/backups: 2 file\(s\), \d+ bytes in /);
+			expect(status).to.match(/settings problems:\n {2}.*backupCap/);
+			expect(status).to.contain("unfinished batch journal(s): 1-999999-0.json");
+		});
+
+		it("shows history, and restores the latest backup after showing its diff and getting a yes", async function () {
+			const env = getEnv();
+			const dialogs: Array<{ title: string; message: string }> = [];
+			const { pi: session, skillFile } = await editedSession(env, { ui: { confirm: (title, message) => (dialogs.push({ title, message }), true) } });
+			pi = session;
+			await pi.runCommand("/selfskills history deploy-checks");
+			expect(last(pi)).to.match(/^2 backup\(s\) of deploy-checks\/SKILL\.md/);
+			for (const id of backupIds(env)) expect(last(pi)).to.contain(id);
+
+			await pi.runCommand("/selfskills restore deploy-checks");
+			expect(dialogs).to.have.length(1);
+			expect(dialogs[0].title).to.equal("Restore deploy-checks?");
+			expect(dialogs[0].message).to.contain("-2. Check the health endpoint.\n+2. Check the health page.");
+			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
+			expect(last(pi)).to.match(/^restore landed/);
+		});
+
+		it("restores nothing when the confirmation is declined, and restores a named backup", async function () {
+			const env = getEnv();
+			const { pi: session, skillFile } = await editedSession(env, { ui: { confirm: false } });
+			pi = session;
+			await pi.runCommand("/selfskills restore deploy-checks");
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			expect(last(pi)).to.contain("restore cancelled; nothing changed");
+			pi.dispose();
+			pi = await createPiSession({ env, ui: { confirm: true } });
+			const oldest = backupIds(env)[0];
+			await pi.runCommand(`/selfskills restore deploy-checks SKILL.md ${oldest.replace(/\.md$/, "")}`);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		});
+
+		it("trusts and untrusts the project after confirmation (pi 0.73), or defers to pi's own trust (pi 1.6)", async function () {
+			const env = getEnv();
+			pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: { confirm: true } });
+			await pi.runCommand("/selfskills trust");
+			const settings = () => JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as { selfskills?: { trustedProjects?: string[] } };
+			if (isPi16()) {
+				expect(last(pi)).to.match(/This pi decides project trust itself/);
+				expect(settings().selfskills?.trustedProjects).to.equal(undefined);
+				return;
+			}
+			expect(last(pi)).to.contain(`trusted: ${env.projectDir}`);
+			expect(settings().selfskills?.trustedProjects).to.deep.equal([env.projectDir]);
+			await pi.runCommand("/selfskills");
+			expect(last(pi)).to.contain(`project ${env.projectDir}: trusted`);
+			await pi.runCommand("/selfskills untrust");
+			expect(settings().selfskills?.trustedProjects).to.deep.equal([]);
+		});
+
+		it("changes no trust when the user says no", async function () {
+			const env = getEnv();
+			pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: { confirm: false } });
+			await pi.runCommand("/selfskills trust");
+			if (!isPi16()) expect(last(pi)).to.equal("nothing changed");
+			const text = readFileSync(join(env.agentDir, "settings.json"), "utf8");
+			expect(text).not.to.contain("trustedProjects");
+		});
+
+		it("completes subcommands, skill names (before any command ran), files and backup ids", async function () {
+			const env = getEnv();
+			({ pi } = await editedSession(env));
+			pi.dispose();
+			pi = await createPiSession({ env });
+			const command = pi.session.extensionRunner.getCommand("selfskills");
+			const complete = async (prefix: string) => ((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
+			expect(await complete("")).to.deep.equal(["status", "history", "restore", "trust", "untrust"]);
+			expect(await complete("re")).to.deep.equal(["restore"]);
+			expect(await complete("history dep")).to.deep.equal(["history deploy-checks"]);
+			expect(await complete("restore ")).to.include.members(["restore deploy-checks", "restore shared-notes", "restore selfskills"]);
+			const ids = backupIds(env);
+			expect(await complete("restore deploy-checks ")).to.include.members(ids.map((id) => `restore deploy-checks ${id}`));
+			expect(await complete("restore deploy-checks 2")).to.have.length(ids.length);
+			expect(await complete("nonsense ")).to.deep.equal([]);
+		});
+	});
+
+	it("completes the bundled files that have backups, then that file's own backup ids", async function () {
+		const env = getEnv();
+		const store = createBackupStore(realFs, env.agentDir);
+		const skillBackup = store.store("deploy-checks", "SKILL.md", Buffer.from("old skill"));
+		const fileBackup = store.store("deploy-checks", "references/api.md", Buffer.from("old api"));
+		const deps: CommandDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded: () => undefined }, knownSkills: ["deploy-checks"] };
+		const values = async (prefix: string) => ((await completeArguments(deps, prefix)) ?? []).map((c) => c.value);
+		expect(await values("restore deploy-checks ")).to.deep.equal([`restore deploy-checks ${skillBackup.id}`, "restore deploy-checks references/api.md"]);
+		expect(await values("restore deploy-checks references/api.md ")).to.deep.equal([`restore deploy-checks references/api.md ${fileBackup.id}`]);
+		expect(await values("history deploy-checks r")).to.deep.equal(["history deploy-checks references/api.md"]);
+		expect(await values(`restore deploy-checks ${skillBackup.id} `), "nothing after a backup id").to.deep.equal([]);
+	});
+
+	describe("without a UI", function () {
+		this.timeout(150000);
+		it("prints status and history, shows the diff but restores nothing without a backup id, and restores a named one without asking", async function () {
+			const env = getEnv();
+			const { pi: session, skillFile } = await editedSession(env, { ui: false });
+			pi = session;
+			const status = await captureStderr(() => session.runCommand("/selfskills"));
+			expect(status).to.contain("selfskills: enabled true, inject true");
+			const history = await captureStderr(() => session.runCommand("/selfskills history deploy-checks"));
+			expect(history).to.match(/2 backup\(s\) of deploy-checks/);
+			const preview = await captureStderr(() => session.runCommand("/selfskills restore deploy-checks"));
+			expect(preview).to.contain("Would restore deploy-checks (latest backup)");
+			expect(preview).to.contain("+2. Check the health page.");
+			expect(preview).to.contain("nothing is restored unless you name the backup id");
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			const named = await captureStderr(() => session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]}`));
+			expect(named).to.match(/^restore landed/);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		});
+
+		it("works the same in the real CLI's print mode (pi -p \"/selfskills …\")", async function () {
+			const env = getEnv();
+			await piInstall(env, REPO_ROOT);
+			const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+			const edit = await runPiPrint({ env, prompt: "fix deploy-checks", steps: EDIT_STEPS });
+			expect(edit.exitCode, edit.stderr).to.equal(0);
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			const status = await runPiPrint({ env, prompt: "/selfskills" });
+			expect(status.stderr).to.contain("selfskills: enabled true, inject true");
+			expect(status.stderr).to.match(/backups: 2 file\(s\)/);
+			expect(status.calls, "a command makes no model call").to.have.length(0);
+			const preview = await runPiPrint({ env, prompt: "/selfskills restore deploy-checks" });
+			expect(preview.stderr).to.contain("Would restore deploy-checks (latest backup)");
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			const named = await runPiPrint({ env, prompt: `/selfskills restore deploy-checks ${backupIds(env)[0]}` });
+			expect(named.stderr).to.match(/restore landed/);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		});
+	});
+
+	describe("in RPC mode (the client answers pi's dialogs)", function () {
+		this.timeout(150000);
+		it("sends the diff in a confirm request, restores nothing on no, and restores on yes", async function () {
+			const env = getEnv();
+			await piInstall(env, REPO_ROOT);
+			const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+			await runPiPrint({ env, prompt: "fix deploy-checks", steps: EDIT_STEPS });
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			const declined = await rpcRestore(env, false);
+			expect(declined.confirm?.message).to.contain("+2. Check the health page.");
+			expect(declined.notices.at(-1)).to.equal("restore cancelled; nothing changed");
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			const accepted = await rpcRestore(env, true);
+			expect(accepted.notices.at(-1)).to.match(/^restore landed/);
+			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
+		});
+	});
+});
+
+interface RpcUiRequest {
+	type: string;
+	id: string;
+	method?: string;
+	message?: string;
+	title?: string;
+}
+
+/** `pi --mode rpc`: sends `/selfskills restore deploy-checks`, answers the confirm dialog, collects notices. */
+function rpcRestore(env: TempEnv, confirmed: boolean): Promise<{ confirm?: RpcUiRequest; notices: string[] }> {
+	const { cliPath, nodeBinary } = getPiLineInfo();
+	const { NODE_OPTIONS: _dropped, ...inherited } = process.env;
+	const child = spawn(nodeBinary, [cliPath, "--mode", "rpc", "--no-session", ...FAUX_CLI_ARGS], {
+		cwd: env.projectDir,
+		env: { ...inherited, HOME: env.home, PI_CODING_AGENT_DIR: env.agentDir, PI_OFFLINE: "1" },
+		stdio: ["pipe", "pipe", "pipe"],
+	});
+	const notices: string[] = [];
+	let confirm: RpcUiRequest | undefined;
+	let buffer = "";
+	const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
+	return new Promise((resolve, reject) => {
+		child.on("error", reject);
+		child.on("close", () => {
+			clearTimeout(timer);
+			resolve({ confirm, notices });
+		});
+		child.stdout.on("data", (chunk: Buffer) => {
+			buffer += chunk.toString();
+			let newline: number;
+			while ((newline = buffer.indexOf("\n")) >= 0) {
+				const line = buffer.slice(0, newline);
+				buffer = buffer.slice(newline + 1);
+				if (!line.startsWith("{")) continue;
+				const message = JSON.parse(line) as RpcUiRequest;
+				if (message.type === "extension_ui_request" && message.method === "confirm") {
+					confirm = message;
+					child.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id: message.id, confirmed })}\n`);
+				}
+				if (message.type === "extension_ui_request" && message.method === "notify") notices.push(message.message ?? "");
+				if (message.type === "response" && message.id === "restore") child.stdin.end();
+			}
+		});
+		child.stdin.write(`${JSON.stringify({ id: "restore", type: "prompt", message: "/selfskills restore deploy-checks" })}\n`);
+	});
+}

@@ -1,0 +1,17 @@
+// Small helpers the UX tests share: a user skill in the temp agent dir, and a scripted skill_manage call.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FauxStep } from "../support/faux-script.ts";
+import type { TempEnv } from "../support/temp-env.ts";
+
+export const DEPLOY_SKILL = "---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n# Deploy checks\n\n1. Run npm build.\n2. Check the health page.\n";
+
+/** Writes `<agentDir>/skills/<name>/SKILL.md` and returns its path. */
+export function writeAgentSkill(env: TempEnv, name: string, text: string): string {
+	const dir = join(env.agentDir, "skills", name);
+	mkdirSync(dir, { recursive: true });
+	writeFileSync(join(dir, "SKILL.md"), text);
+	return join(dir, "SKILL.md");
+}
+
+export const call = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "skill_manage", arguments: args } });
