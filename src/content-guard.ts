@@ -25,6 +25,16 @@ export function encodeText(text: string): Buffer {
 	return Buffer.from(text, "utf8");
 }
 
+/**
+ * Refuses new text the tool could not read back as it was sent: unpaired surrogates (encoding
+ * would turn them into U+FFFD silently) and NUL bytes (decodeText calls such a file binary).
+ */
+export function checkIsText(what: string, text: string): Refusal | undefined {
+	if (!text.isWellFormed()) return refusals.binaryFile(what, "it has unpaired surrogates, which are not valid UTF-8");
+	if (text.includes("\0")) return refusals.binaryFile(what, "it contains NUL bytes");
+	return undefined;
+}
+
 /** Refuses new text over the size limit. */
 export function checkSize(what: string, text: string): Refusal | undefined {
 	const size = Buffer.byteLength(text, "utf8");

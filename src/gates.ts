@@ -103,9 +103,17 @@ export function closestLines(text: string, oldString: string): NearLine[] {
 		.map(({ line, text: t }) => ({ line, text: t.length > 160 ? `${t.slice(0, 157)}...` : t }));
 }
 
+/** Every start index of `needle` in `text`, overlapping ones included ("aba" twice in "ababa"). */
+function findOverlapping(text: string, needle: string): number[] {
+	const hits: number[] = [];
+	for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) hits.push(i);
+	return hits;
+}
+
 /** Gate 5: old_string occurs exactly once (or at least once with replace_all). */
 export function checkUnique(text: string, oldString: string, replaceAll: boolean, path: string): Refusal | undefined {
-	const hits = findAll(text, oldString);
+	// Overlapping occurrences count: "aba" in "ababa" is ambiguous, not unique.
+	const hits = replaceAll ? findAll(text, oldString) : findOverlapping(text, oldString);
 	if (hits.length === 0) {
 		const refusal = refusals.notFound(path, oldString, closestLines(text, oldString));
 		const crlf = text.includes("\r\n") && /(^|[^\r])\n/.test(oldString);

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { CallContext, PreparedMutation } from "../call-context.ts";
-import { checkSize, checkUnsafe, encodeText } from "../content-guard.ts";
+import { checkSize, checkUnsafe, checkIsText, encodeText } from "../content-guard.ts";
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
@@ -32,7 +32,7 @@ export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutat
 	if (problems.length > 0) return refusals.invalidName(args.name, problems);
 	if (args.description.trim() === "") return refusals.invalidArguments("create", "description is empty; say what the skill does and when to use it");
 	if (args.body.trim() === "") return refusals.invalidArguments("create", "body is empty; write the procedure the skill teaches");
-	const unsafe = checkUnsafe("description", args.description) ?? checkUnsafe("body", args.body);
+	const unsafe = checkIsText("description", args.description) ?? checkIsText("body", args.body) ?? checkUnsafe("description", args.description) ?? checkUnsafe("body", args.body);
 	if (unsafe) return unsafe;
 	const existing = ctx.discovery.skills.find((s) => s.name === args.name);
 	if (existing) return refusals.exists(args.name, existing.filePath);

@@ -3,7 +3,7 @@
 
 import { basename } from "node:path";
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import { checkSize, checkUnsafe, decodeText, encodeText } from "../content-guard.ts";
+import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import { checkOldString, checkRead, checkUnchanged, checkUnique, checkValid, checkWritable, replaceExact } from "../gates.ts";
@@ -66,7 +66,7 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 	if (bytes === null) return checkUnchanged(ctx.ledger, target, null) ?? refusals.badFilePath(target.relPath, "the file does not exist (deleted earlier in this batch?)");
 	const text = decodeText(bytes, target.absPath);
 	if (typeof text !== "string") return text;
-	const unsafe = checkUnsafe("new_string", args.new_string, args.old_string);
+	const unsafe = checkIsText("new_string", args.new_string) ?? checkUnsafe("new_string", args.new_string, args.old_string);
 	if (unsafe) return unsafe;
 	const unique = checkUnique(text, args.old_string, args.replace_all === true, target.absPath);
 	if (unique) return unique;

@@ -3,7 +3,7 @@
 // file is created non-executable, an overwritten one keeps its mode.
 
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import { checkSize, checkUnsafe, decodeText, encodeText } from "../content-guard.ts";
+import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import { checkRead, checkWritable } from "../gates.ts";
@@ -23,8 +23,7 @@ export function prepareWrite(ctx: CallContext, args: WriteArgs): PreparedMutatio
 	if ("code" in target) return target;
 	if (target.isSkillFile) return refusals.patchOnly(skill.name);
 	if (args.content.length === 0) return refusals.emptyContent(args.file);
-	if (!args.content.isWellFormed()) return refusals.binaryFile(args.file, "content has unpaired surrogates, which are not valid UTF-8");
-	const problem = checkSize(target.absPath, args.content) ?? checkUnsafe("content", args.content);
+	const problem = checkIsText(`content for ${args.file}`, args.content) ?? checkSize(target.absPath, args.content) ?? checkUnsafe("content", args.content);
 	if (problem) return problem;
 	return { action: "write", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planWrite(ctx, args, target, input) };
 }
