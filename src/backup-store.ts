@@ -88,8 +88,10 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 		let names: string[];
 		try {
 			names = fs.readdir(dir);
-		} catch {
-			return [];
+		} catch (error) {
+			// No folder means no backups; any other error must not pass for "no backup" (no_backup).
+			if (refusals.errnoCode(error) === "ENOENT" || refusals.errnoCode(error) === "ENOTDIR") return [];
+			throw error;
 		}
 		const entries: BackupEntry[] = [];
 		for (const name of names) {
@@ -111,10 +113,10 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 
 	/** A stamp strictly newer than every backup already held, so "latest" is always the last taken. */
 	const nextStamp = (entries: readonly { stamp: string }[]): string => {
-		let now = Date.now();
 		const newest = entries[0]?.stamp;
-		while (newest && formatStamp(new Date(now)) <= newest) now += 1;
-		return formatStamp(new Date(now));
+		const newestMs = newest ? Date.parse(stampToIso(newest)) : Number.NaN;
+		// One step past the newest, computed (a loop of 1 ms steps hangs on a far-future stamp).
+		return formatStamp(new Date(Number.isFinite(newestMs) && newestMs >= Date.now() ? newestMs + 1 : Date.now()));
 	};
 
 	const readOrigin = (path: string): string | undefined => {
@@ -195,11 +197,21 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			return out;
 		},
 		prune(skill, relPath, cap) {
-			const own = list(skill, relPath).filter((e) => !e.legacy);
+			// Runs after a change has landed: a failure here must not turn it into an error, so an
+			// unreadable folder or a backup that cannot be removed is left for the next prune.
 			const removed: string[] = [];
-			for (const entry of own.slice(Math.max(cap, 1))) {
-				fs.unlink(entry.path);
-				removed.push(entry.id);
+			try {
+				const own = list(skill, relPath).filter((e) => !e.legacy);
+				for (const entry of own.slice(Math.max(cap, 1))) {
+					try {
+						fs.unlink(entry.path);
+						removed.push(entry.id);
+					} catch {
+						// Kept one backup too many; harmless.
+					}
+				}
+			} catch {
+				// Nothing pruned this time.
 			}
 			return removed;
 		},

@@ -199,7 +199,7 @@ export function invalidName(name: string, problems: readonly string[]): Refusal 
 }
 
 export function noBackup(skill: string, file: string, backup: string | undefined, available: readonly string[]): Refusal {
-	const which = backup ? `backup ${quote(backup)}` : "any backup";
+	const which = backup ? `backup ${quote(backup)}` : "backup";
 	return refusal(
 		"no_backup",
 		`there is no ${which} of ${skill}/${file}. Available: ${listOr(available.slice(0, 10), "none")}. Call {"action":"history","skill":"${skill}"} to list them.`,
