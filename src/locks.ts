@@ -4,7 +4,7 @@
 // in one sorted order, each once, so two calls can never deadlock.
 
 import { createHash } from "node:crypto";
-import { mkdirSync, realpathSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { withFileMutationQueue } from "@mariozechner/pi-coding-agent";
 import lockfile from "proper-lockfile";
@@ -32,11 +32,15 @@ async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[
 	mkdirSync(join(getSelfSkillsDir(agentDir), "locks"), { recursive: true });
 	let lost: Error | undefined;
 	const releases: Array<() => Promise<void>> = [];
+	// proper-lockfile notices a lost lock only on its update timer, which cannot run during a
+	// synchronous commit; so assertHeld also checks each lock folder is still the one we made.
+	const held: Array<{ path: string; id: string }> = [];
 	try {
 		for (const key of keys) {
+			const lockPath = lockPathFor(agentDir, key);
 			const release = await lockfile.lock(key, {
 				realpath: false,
-				lockfilePath: lockPathFor(agentDir, key),
+				lockfilePath: lockPath,
 				stale: 10_000,
 				update: 2_000,
 				retries: { retries: 200, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true },
@@ -45,14 +49,30 @@ async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[
 				},
 			});
 			releases.push(release);
+			held.push({ path: lockPath, id: identity(lockPath) });
 		}
 		return await fn({
 			assertHeld() {
+				if (!lost) lost = held.map(({ path, id }) => takenAway(path, id)).find((error) => error !== undefined);
 				if (lost) throw Object.assign(new Error(`lock lost: ${lost.message}`), { code: "ECOMPROMISED" });
 			},
 		});
 	} finally {
 		for (const release of releases.reverse()) await release().catch(() => undefined);
+	}
+}
+
+/** Inode plus birth time: a folder removed and made again may get the same inode number back. */
+function identity(path: string): string {
+	const stat = lstatSync(path);
+	return `${stat.ino}:${stat.birthtimeMs}`;
+}
+
+function takenAway(path: string, id: string): Error | undefined {
+	try {
+		return identity(path) === id ? undefined : new Error(`${path} was taken over by another process`);
+	} catch {
+		return new Error(`${path} was removed`);
 	}
 }
 
