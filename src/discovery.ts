@@ -3,10 +3,10 @@
 // ~/.agents/skills, package skills), loadSkills() applies pi's validation and collision rules,
 // and each skill is then classified patchable or read-only with the reason.
 
-import { readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { lstatSync, readFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
-import { getWritableRoots, findWritableRoot, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, resolveReal, type WritableRoot } from "./roots.ts";
+import { getWritableRoots, findWritableRootOfReal, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, resolveReal, type WritableRoot } from "./roots.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
 import { isWithin } from "./trust.ts";
@@ -56,6 +56,14 @@ export interface DiscoverOptions {
 
 type Storage = Parameters<typeof SettingsManager.fromStorage>[0];
 
+function isSymlink(path: string): boolean {
+	try {
+		return lstatSync(path).isSymbolicLink();
+	} catch {
+		return true; // Missing: let resolveReal decide.
+	}
+}
+
 function readText(path: string): string | undefined {
 	try {
 		return readFileSync(path, "utf8");
@@ -85,36 +93,56 @@ function originOf(metadata: { source: string; scope: string; origin: string }): 
 interface PolicyInput {
 	readonly options: DiscoverOptions;
 	readonly roots: readonly WritableRoot[];
+	/** resolveReal, memoised for one discovery: thousands of skills share the same few roots. */
+	readonly real: (path: string) => string;
+	readonly userAgentsReal: string;
+	readonly projectAgentsDirs: readonly string[];
+}
+
+function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoot[]): PolicyInput {
+	const memo = new Map<string, string>();
+	const real = (path: string): string => {
+		let hit = memo.get(path);
+		if (hit === undefined) {
+			// A file that is no symlink resolves to its folder's real path plus its own name.
+			const parent = dirname(path);
+			hit = parent !== path && memo.has(parent) && !isSymlink(path) ? join(memo.get(parent) ?? parent, basename(path)) : resolveReal(path);
+			memo.set(path, hit);
+		}
+		return hit;
+	};
+	return { options, roots, real, userAgentsReal: real(getUserAgentsSkillsDir()), projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)) };
 }
 
 /** The policy reason a skill is read-only before containment is even considered. */
 function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput): string | undefined {
-	const { trusted, settings, cwd } = input.options;
+	const { trusted, settings } = input.options;
 	if (origin.scope === "project" && !trusted) return "untrusted project (the user can run /selfskills trust)";
 	if (origin.kind === "runtime") return "added by a --skill flag or another extension";
 	if (origin.kind === "package") {
-		const remote = REMOTE_SOURCE.test(origin.packageSource ?? "") || isInsideNodeModules(resolveReal(filePath));
+		const remote = REMOTE_SOURCE.test(origin.packageSource ?? "") || isInsideNodeModules(input.real(filePath));
 		if (remote) return "installed npm/git package (an update would overwrite the change)";
 		if (!settings.patchPackages) return "local package skills are off (patchPackages: false)";
 		return undefined;
 	}
 	if (origin.kind === "settings") {
-		const inSkillsDir = isWithin(resolveReal(settings.skillsDir), resolveReal(filePath));
+		const inSkillsDir = isWithin(input.real(settings.skillsDir), input.real(filePath));
 		return inSkillsDir ? undefined : "listed in a settings `skills` entry";
 	}
-	if (isWithin(resolveReal(getUserAgentsSkillsDir()), resolveReal(filePath))) {
+	if (isWithin(input.userAgentsReal, input.real(filePath))) {
 		return "user-level ~/.agents/skills is shared with other agents";
 	}
-	const inProjectAgents = getProjectAgentsDirs(cwd).some((dir) => isWithin(resolve(dir), resolve(filePath)));
+	const inProjectAgents = input.projectAgentsDirs.some((dir) => isWithin(dir, resolve(filePath)));
 	if (inProjectAgents && !settings.patchProjectAgents) return "project .agents/skills are off (patchProjectAgents: false)";
 	return undefined;
 }
 
 function classify(filePath: string, dir: string | undefined, origin: SkillOrigin, input: PolicyInput) {
+	const realDir = input.real(dir ?? filePath);
 	const policy = policyReason(filePath, origin, input);
 	if (policy) return { patchable: false, reason: policy };
 	// The skill file itself counts too: a SKILL.md symlinked out of the root makes the skill foreign.
-	if (!findWritableRoot(input.roots, dir ?? filePath) || !findWritableRoot(input.roots, filePath)) {
+	if (!findWritableRootOfReal(input.roots, realDir) || !findWritableRootOfReal(input.roots, input.real(filePath))) {
 		return { patchable: false, reason: "outside every writable root (after resolving symlinks)" };
 	}
 	return { patchable: true, reason: undefined };
@@ -151,7 +179,7 @@ export async function discoverSkills(options: DiscoverOptions): Promise<Discover
 	}
 	const loaded = loadSkills({ cwd, agentDir, skillPaths: [...origins.keys(), ...extraPaths], includeDefaults: false });
 	const roots = getWritableRoots({ cwd, agentDir, trusted, settings, localPackageDirs: [...localPackageDirs] });
-	const input: PolicyInput = { options, roots };
+	const input = createPolicyInput(options, roots);
 	const skills = loaded.skills.map((skill): DiscoveredSkill => {
 		const filePath = resolve(skill.filePath);
 		const origin = origins.get(filePath) ?? { kind: "skills-dir", scope: "user" };

@@ -93,7 +93,11 @@ export function getWritableRoots(input: RootsInput): WritableRoot[] {
 
 /** The writable root holding `path` after resolving symlinks; the root itself is never a target. */
 export function findWritableRoot(roots: readonly WritableRoot[], path: string): WritableRoot | undefined {
-	const real = resolveReal(path);
+	return findWritableRootOfReal(roots, resolveReal(path));
+}
+
+/** findWritableRoot for a path already resolved with resolveReal. */
+export function findWritableRootOfReal(roots: readonly WritableRoot[], real: string): WritableRoot | undefined {
 	return roots.find((root) => real !== root.realPath && isWithin(root.realPath, real));
 }
 

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSkills, loadSkillsFromDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { SkillDiagnostic } from "./errors.ts";
+import { sha256 } from "./read-ledger.ts";
 
 export const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const MAX_NAME = 64;
@@ -15,14 +16,26 @@ export const MAX_DESCRIPTION = 1024;
 export const MAX_COMPATIBILITY = 500;
 
 let scratchRoot: string | undefined;
-let scratchCounter = 0;
+const scratchParents = new Map<string, string>();
 
-function scratchDir(): string {
+/**
+ * A folder holding only `<dirName>/`, reused for every check under that name: creating and
+ * removing a folder tree per check cost more than pi's loader itself.
+ */
+function scratchParent(dirName: string): string {
 	scratchRoot ??= mkdtempSync(join(tmpdir(), "selfskills-validate-"));
-	const dir = join(scratchRoot, String(scratchCounter++));
-	mkdirSync(dir);
-	return dir;
+	let parent = scratchParents.get(dirName);
+	if (parent === undefined) {
+		parent = join(scratchRoot, String(scratchParents.size));
+		scratchParents.set(dirName, parent);
+	}
+	mkdirSync(join(parent, dirName), { recursive: true });
+	return parent;
 }
+
+/** Checks are a pure function of (content, folder name): a patch's `before` is the last one's `after`. */
+const checkCache = new Map<string, SkillCheck>();
+const CHECK_CACHE_SIZE = 128;
 
 /** Problems with a skill name, per the Agent Skills rules (empty when fine). */
 export function nameProblems(name: string): string[] {
@@ -72,17 +85,27 @@ export interface SkillCheck {
 
 /** Loads `content` as `<dirName>/SKILL.md` with pi's loader and adds the strict rules. */
 export function checkSkillContent(content: string, dirName: string): SkillCheck {
-	const dir = scratchDir();
+	const key = `${dirName}\0${sha256(content)}`;
+	const cached = checkCache.get(key);
+	if (cached) return { name: cached.name, diagnostics: [...cached.diagnostics] };
+	const check = loadScratchSkill(content, dirName);
+	if (checkCache.size >= CHECK_CACHE_SIZE) checkCache.delete(checkCache.keys().next().value ?? "");
+	checkCache.set(key, check);
+	return { name: check.name, diagnostics: [...check.diagnostics] };
+}
+
+function loadScratchSkill(content: string, dirName: string): SkillCheck {
+	const dir = scratchParent(dirName);
+	const file = join(dir, dirName, "SKILL.md");
 	try {
-		mkdirSync(join(dir, dirName));
-		writeFileSync(join(dir, dirName, "SKILL.md"), content);
+		writeFileSync(file, content);
 		const { skills, diagnostics } = loadSkillsFromDir({ dir, source: "selfskills-validate" });
 		const piDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
 		if (skills.length !== 1) piDiagnostics.push({ type: "error", message: "pi does not load it as a skill" });
 		const strict = strictDiagnostics(content, dirName).filter((s) => !piDiagnostics.some((p) => p.message === s.message));
 		return { name: skills[0]?.name, diagnostics: [...piDiagnostics, ...strict] };
 	} finally {
-		rmSync(dir, { recursive: true, force: true });
+		rmSync(file, { force: true });
 	}
 }
 
