@@ -1,0 +1,333 @@
+// `npm run bench`: what skill_manage costs against the pi built-ins it stands beside, measured in
+// one run on one machine. Every figure is a median over repeated runs with min–max, and a ratio
+// against its peer. BENCH_SCALE=0.2 scales repetitions down; BENCH_ONLY=patch,list picks sections.
+
+import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { createEditToolDefinition, loadSkills, type ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { MAX_OPERATIONS } from "../../src/mutate.ts";
+import { buildInjectedBlock } from "../../src/prompt.ts";
+import { PROMPT_GUIDELINES, PROMPT_SNIPPET, skillManageSchema, TOOL_DESCRIPTION, TOOL_NAME } from "../../src/tool.ts";
+import type { OperationArgs } from "../../src/arguments.ts";
+import { piInstall, runPiPrint } from "../support/pi-cli.ts";
+import { REPO_ROOT } from "../support/pi-line.ts";
+import { createTempEnv } from "../support/temp-env.ts";
+import { createBenchEnv, expectOk, MARK_A, MARK_B, writeSkill } from "./fixtures.ts";
+import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
+
+const rows: GoalRow[] = [];
+const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
+const wants = (section: string) => !only || only.includes(section);
+
+function heading(title: string): void {
+	console.log(`\n== ${title}`);
+}
+
+/** read + replace + one fsynced temp file renamed over the target: the least a safe write costs. */
+function floorWrite(path: string, from: string, to: string): void {
+	const out = readFileSync(path, "utf8").replace(from, to);
+	const temp = `${path}.tmp`;
+	const fd = openSync(temp, "w");
+	try {
+		writeSync(fd, out);
+		fsyncSync(fd);
+	} finally {
+		closeSync(fd);
+	}
+	renameSync(temp, path);
+}
+
+function fsyncDir(dir: string): void {
+	const fd = openSync(dir, "r");
+	try {
+		fsyncSync(fd);
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** The floor plus what the contract adds on disk: a durable backup first, and both folders synced. */
+function durableFloorWrite(path: string, backupDir: string, from: string, to: string, n: number): void {
+	const bytes = readFileSync(path);
+	const backup = join(backupDir, `b${n % 10}`);
+	const fd = openSync(`${backup}.tmp`, "w");
+	try {
+		writeSync(fd, bytes);
+		fsyncSync(fd);
+	} finally {
+		closeSync(fd);
+	}
+	renameSync(`${backup}.tmp`, backup);
+	fsyncDir(backupDir);
+	floorWrite(path, from, to);
+	fsyncDir(join(path, ".."));
+}
+
+async function benchPatch(size: number): Promise<void> {
+	const label = `${size / 1024} KiB`;
+	heading(`patch, SKILL.md of ${label} (20 other skills installed)`);
+	const bench = createBenchEnv();
+	try {
+		for (let i = 0; i < 20; i++) writeSkill(bench.roots[0], `other-skill-${i}`);
+		const file = writeSkill(bench.roots[0], "bench-patch", size);
+		const copies = ["edit", "floor", "durable", "durable-backups"].map((name) => join(bench.env.root, name));
+		for (const dir of copies) mkdirSync(dir, { recursive: true });
+		const [editFile, floorFile, durableFile] = copies.slice(0, 3).map((dir) => join(dir, "SKILL.md"));
+		for (const copy of [editFile, floorFile, durableFile]) copyFileSync(file, copy);
+		const edit = createEditToolDefinition(bench.env.projectDir);
+		await expectOk(bench, { action: "read", skill: "bench-patch" });
+		const times = { patch: [] as number[], edit: [] as number[], floor: [] as number[], durable: [] as number[] };
+		const warmup = 5;
+		const n = reps(40, 6);
+		for (let i = 0; i < warmup + n; i++) {
+			// Every patch makes content never seen before, so no check result can be reused across
+			// an A/B/A cycle; each one still lands, so the ledger moves and no re-read is needed.
+			const [from, to] = [i === 0 ? MARK_A : `Marker: step ${i}.`, `Marker: step ${i + 1}.`];
+			const tPatch = await timeOnce(() => expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: to }));
+			const tEdit = await timeOnce(() => edit.execute("bench", { path: editFile, edits: [{ oldText: from, newText: to }] }, undefined, undefined, bench.ctx as ExtensionContext));
+			const tFloor = await timeOnce(() => floorWrite(floorFile, from, to));
+			const tDurable = await timeOnce(() => durableFloorWrite(durableFile, copies[3], from, to, i));
+			if (i < warmup) continue;
+			times.patch.push(tPatch);
+			times.edit.push(tEdit);
+			times.floor.push(tFloor);
+			times.durable.push(tDurable);
+		}
+		const same = [editFile, floorFile, durableFile].every((copy) => readFileSync(copy).equals(readFileSync(file)));
+		if (!same) throw new Error("patch and its peers ended with different bytes");
+		const [patch, editS, floor, durable] = [times.patch, times.edit, times.floor, times.durable].map(summarize);
+		console.log(`skill_manage patch     ${fmtMs(patch)}`);
+		console.log(`pi edit tool           ${fmtMs(editS)}   ratio ${fmtRatio(patch.median / editS.median)}`);
+		console.log(`floor: read+replace+fsynced temp+rename          ${fmtMs(floor)}   patch/floor ${fmtRatio(patch.median / floor.median)}`);
+		console.log(`durable floor: + fsynced backup, both dirs synced ${fmtMs(durable)}   patch/durable ${fmtRatio(patch.median / durable.median)}`);
+		rows.push({ figure: `patch ${label} vs edit`, value: `${fmtRatio(patch.median / editS.median)} (${patch.median.toFixed(2)} vs ${editS.median.toFixed(2)} ms)`, goal: "≤ 2.00×", met: patch.median / editS.median <= 2 });
+		rows.push({ figure: `patch ${label} vs durable floor`, value: `${fmtRatio(patch.median / durable.median)} (floor ${durable.median.toFixed(2)} ms)`, goal: "(info)", met: true });
+	} finally {
+		bench.cleanup();
+	}
+}
+
+/** Spreads `count` skills over the four roots, round-robin. */
+function buildTree(roots: readonly string[], count: number): void {
+	for (let i = 0; i < count; i++) writeSkill(roots[i % roots.length], `skill-${String(i).padStart(5, "0")}`, 400);
+}
+
+async function benchList(count: number): Promise<{ ours: number; pi: number }> {
+	heading(`list, ${count} skills across agent skills, .pi/skills, .agents/skills and a local package`);
+	const bench = createBenchEnv();
+	try {
+		buildTree(bench.roots, count);
+		const { agentDir, projectDir } = bench.env;
+		const peer = () => loadSkills({ cwd: projectDir, agentDir, skillPaths: [...bench.roots], includeDefaults: false });
+		const listed = (await expectOk(bench, { action: "list" })).details.skills as unknown[];
+		const loaded = peer().skills.length;
+		if (listed.length !== count || loaded !== count) throw new Error(`list saw ${listed.length}, loadSkills ${loaded}, expected ${count}`);
+		const n = reps(count > 5000 ? 4 : 15, 3);
+		const ours: number[] = [];
+		const theirs: number[] = [];
+		for (let i = 0; i < n + 1; i++) {
+			const a = await timeOnce(() => expectOk(bench, { action: "list" }));
+			const b = await timeOnce(peer);
+			if (i === 0) continue;
+			ours.push(a);
+			theirs.push(b);
+		}
+		const [o, p] = [summarize(ours), summarize(theirs)];
+		console.log(`skill_manage list      ${fmtMs(o)}`);
+		console.log(`pi loadSkills          ${fmtMs(p)}   ratio ${fmtRatio(o.median / p.median)}`);
+		rows.push({ figure: `list ${count} vs loadSkills`, value: `${fmtRatio(o.median / p.median)} (${o.median.toFixed(1)} vs ${p.median.toFixed(1)} ms)`, goal: "≤ 1.25×", met: o.median / p.median <= 1.25 });
+		return { ours: o.median, pi: p.median };
+	} finally {
+		bench.cleanup();
+	}
+}
+
+async function benchOperations(): Promise<void> {
+	const count = 100;
+	const chunk = Math.min(count, MAX_OPERATIONS);
+	heading(`operations: ${count} patches across ${count} skills, batched (${Math.ceil(count / chunk)} call(s) of ≤ ${chunk}, MAX_OPERATIONS) vs ${count} separate calls`);
+	const bench = createBenchEnv();
+	try {
+		const names = Array.from({ length: count }, (_, i) => `ops-skill-${i}`);
+		for (const name of names) writeSkill(bench.roots[0], name, 2048);
+		for (const name of names) await expectOk(bench, { action: "read", skill: name });
+		let forward = true;
+		const flip = () => {
+			const pair = forward ? [MARK_A, MARK_B] : [MARK_B, MARK_A];
+			forward = !forward;
+			return pair;
+		};
+		const batched: number[] = [];
+		const separate: number[] = [];
+		const n = reps(5, 2);
+		for (let round = 0; round < n + 1; round++) {
+			const [a, b] = flip();
+			const tSeparate = await timeOnce(async () => {
+				for (const name of names) await expectOk(bench, { action: "patch", skill: name, old_string: a, new_string: b });
+			});
+			const [c, d] = flip();
+			const ops: OperationArgs[] = names.map((skill) => ({ action: "patch", skill, old_string: c, new_string: d }));
+			const tBatch = await timeOnce(async () => {
+				for (let i = 0; i < ops.length; i += chunk) await expectOk(bench, { action: "operations", operations: ops.slice(i, i + chunk) });
+			});
+			if (round === 0) continue;
+			separate.push(tSeparate);
+			batched.push(tBatch);
+		}
+		const [s, b] = [summarize(separate), summarize(batched)];
+		console.log(`${count} separate patch calls ${fmtMs(s)}`);
+		console.log(`batched                  ${fmtMs(b)}   ratio ${fmtRatio(b.median / s.median)}`);
+		rows.push({ figure: `batch of ${count} vs ${count} calls`, value: `${fmtRatio(b.median / s.median)} (${b.median.toFixed(0)} vs ${s.median.toFixed(0)} ms)`, goal: "≤ 0.50×", met: b.median / s.median <= 0.5 });
+	} finally {
+		bench.cleanup();
+	}
+}
+
+function backupFiles(dir: string): { count: number; bytes: number; hashes: string[] } {
+	let names: string[] = [];
+	try {
+		names = readdirSync(dir);
+	} catch {
+		// No backups yet.
+	}
+	const bytes = names.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+	return { count: names.length, bytes, hashes: names.map((name) => name.replace(/^[^-]+-[^-]+-/, "").replace(/\..*$/, "")) };
+}
+
+function dirSize(dir: string): { files: number; bytes: number } {
+	let files = 0;
+	let bytes = 0;
+	for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+		if (!entry.isFile()) continue;
+		files++;
+		bytes += statSync(join(entry.parentPath, entry.name)).size;
+	}
+	return { files, bytes };
+}
+
+async function benchBackups(): Promise<void> {
+	const cap = 10;
+	const n = reps(1000, 30);
+	heading(`backups: ${n} patches of one skill, then ${n} restores (backupCap ${cap})`);
+	const bench = createBenchEnv({ backupCap: cap });
+	try {
+		writeSkill(bench.roots[0], "backed-up", 4096);
+		await expectOk(bench, { action: "read", skill: "backed-up" });
+		await expectOk(bench, { action: "patch", skill: "backed-up", old_string: MARK_A, new_string: "Counter: 0." });
+		const store = join(bench.env.agentDir, "selfskills", "backups", "backed-up", "SKILL.md");
+		let most = 0;
+		const patchTimes: number[] = [];
+		for (let i = 0; i < n; i++) {
+			patchTimes.push(await timeOnce(() => expectOk(bench, { action: "patch", skill: "backed-up", old_string: `Counter: ${i}.`, new_string: `Counter: ${i + 1}.` })));
+			if (i % 50 === 0) most = Math.max(most, backupFiles(store).count);
+		}
+		const afterPatches = backupFiles(store);
+		most = Math.max(most, afterPatches.count);
+		const restoreTimes: number[] = [];
+		for (let i = 0; i < n; i++) {
+			restoreTimes.push(await timeOnce(() => expectOk(bench, { action: "restore", skill: "backed-up" })));
+			if (i % 50 === 0) most = Math.max(most, backupFiles(store).count);
+		}
+		const afterRestores = backupFiles(store);
+		// A restore of a backup identical to the current file is refused and stores nothing.
+		const current = readFileSync(join(bench.roots[0], "backed-up", "SKILL.md"));
+		const sameId = readdirSync(store).find((name) => readFileSync(join(store, name)).equals(current));
+		const noop = sameId ? await bench.call({ action: "restore", skill: "backed-up", backup: sameId }) : undefined;
+		const afterNoop = backupFiles(store);
+		const unique = new Set(afterNoop.hashes).size === afterNoop.hashes.length;
+		const total = dirSize(join(bench.env.agentDir, "selfskills"));
+		console.log(`patch (with prune)     ${fmtMs(summarize(patchTimes))}`);
+		console.log(`restore                ${fmtMs(summarize(restoreTimes))}`);
+		console.log(`backups of SKILL.md: after patches ${afterPatches.count}, after restores ${afterRestores.count}, most seen ${most}; duplicates: ${unique ? "none" : "YES"}`);
+		console.log(`restore of identical content: ${noop ? String(noop.details.code ?? "landed") : "(no identical backup held)"}, backups after it ${afterNoop.count}`);
+		console.log(`store: ${afterNoop.count} files, ${afterNoop.bytes} bytes for the skill; selfskills/ holds ${total.files} files, ${total.bytes} bytes (audit log included)`);
+		rows.push({ figure: `backups after ${n} patches`, value: `${afterPatches.count} files (most ${most})`, goal: `≤ ${cap}`, met: most <= cap && afterPatches.count <= cap });
+		rows.push({ figure: `backups after ${n} restores`, value: `${afterNoop.count} files, ${unique ? "no" : "some"} duplicates, ${afterNoop.bytes} B`, goal: "no duplicate", met: unique && afterNoop.count <= cap && (!noop || noop.details.code === "no_change") });
+	} finally {
+		bench.cleanup();
+	}
+}
+
+function benchPromptCost(): void {
+	heading("prompt cost: characters added to every request");
+	const ours = {
+		name: TOOL_NAME.length,
+		description: TOOL_DESCRIPTION.length,
+		schema: JSON.stringify(skillManageSchema).length,
+		snippet: PROMPT_SNIPPET.length,
+		guidelines: PROMPT_GUIDELINES.join("\n").length,
+		injected: buildInjectedBlock([]).length,
+	};
+	const edit = createEditToolDefinition(process.cwd());
+	const theirs = {
+		name: edit.name.length,
+		description: edit.description.length,
+		schema: JSON.stringify(edit.parameters).length,
+		snippet: (edit.promptSnippet ?? "").length,
+		guidelines: (edit.promptGuidelines ?? []).join("\n").length,
+		injected: 0,
+	};
+	const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+	console.log(`skill_manage: ${sum(ours)} chars ${JSON.stringify(ours)}`);
+	console.log(`pi edit:      ${sum(theirs)} chars ${JSON.stringify(theirs)}`);
+	const ratio = sum(ours) / sum(theirs);
+	console.log(`ratio ${fmtRatio(ratio)}`);
+	rows.push({ figure: "prompt chars vs edit", value: `${fmtRatio(ratio)} (${sum(ours)} vs ${sum(theirs)})`, goal: "≤ 2.00×", met: ratio <= 2 });
+}
+
+async function benchStartup(): Promise<void> {
+	heading("startup: pi -p (offline, faux model, one prompt) with the package installed vs without");
+	const withPkg = createTempEnv({ prefix: "selfskills-bench-with-" });
+	const without = createTempEnv({ prefix: "selfskills-bench-without-" });
+	try {
+		await piInstall(withPkg, REPO_ROOT);
+		const run = async (env: typeof withPkg) => {
+			const result = await runPiPrint({ env, prompt: "hello", steps: [{ text: "ok" }] });
+			if (result.exitCode !== 0) throw new Error(`pi exited ${result.exitCode}: ${result.stderr}`);
+			return result;
+		};
+		const first = await run(withPkg);
+		if (!first.calls[0]?.systemPrompt.includes("<selfskills-rules>")) throw new Error("the package did not load in the installed env");
+		await run(without);
+		const a: number[] = [];
+		const b: number[] = [];
+		const n = reps(8, 3);
+		for (let i = 0; i < n; i++) {
+			a.push(await timeOnce(() => run(withPkg)));
+			b.push(await timeOnce(() => run(without)));
+		}
+		const [w, wo] = [summarize(a), summarize(b)];
+		console.log(`with package           ${fmtMs(w)}`);
+		console.log(`without                ${fmtMs(wo)}   ratio ${fmtRatio(w.median / wo.median)}`);
+		rows.push({ figure: "pi startup with vs without", value: `${fmtRatio(w.median / wo.median)} (${w.median.toFixed(0)} vs ${wo.median.toFixed(0)} ms)`, goal: "≤ 1.15×", met: w.median / wo.median <= 1.15 });
+	} finally {
+		withPkg.cleanup();
+		without.cleanup();
+	}
+}
+
+async function main(): Promise<void> {
+	const started = Date.now();
+	console.log(`pi-selfskills bench — node ${process.version}, BENCH_SCALE=${process.env.BENCH_SCALE ?? "1"}`);
+	if (wants("patch")) {
+		await benchPatch(4 * 1024);
+		await benchPatch(64 * 1024);
+	}
+	if (wants("list")) {
+		const small = await benchList(1000);
+		const large = await benchList(10000);
+		const oursGrowth = large.ours / small.ours;
+		const piGrowth = large.pi / small.pi;
+		console.log(`growth 1k→10k: skill_manage ${oursGrowth.toFixed(1)}×, loadSkills ${piGrowth.toFixed(1)}× (linear = 10×)`);
+		rows.push({ figure: "list growth 1k→10k", value: `${oursGrowth.toFixed(1)}× (pi's loader ${piGrowth.toFixed(1)}×)`, goal: "≤ 10× (linear)", met: oursGrowth <= 10 });
+		rows.push({ figure: "list growth vs pi's growth", value: fmtRatio(oursGrowth / piGrowth), goal: "(info)", met: true });
+	}
+	if (wants("operations")) await benchOperations();
+	if (wants("backups")) await benchBackups();
+	if (wants("prompt")) benchPromptCost();
+	if (wants("startup")) await benchStartup();
+	heading(`summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+	printTable(rows);
+}
+
+await main();

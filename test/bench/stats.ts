@@ -1,0 +1,58 @@
+// Timing and reporting for the benchmark: medians with min–max over repeated runs, ratios
+// against a peer measured in the same run, and the final table of goals.
+
+import { performance } from "node:perf_hooks";
+
+export interface Sample {
+	readonly median: number;
+	readonly min: number;
+	readonly max: number;
+	readonly runs: number;
+}
+
+export function summarize(values: readonly number[]): Sample {
+	const sorted = [...values].sort((a, b) => a - b);
+	const mid = Math.floor(sorted.length / 2);
+	const median = sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+	return { median, min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length };
+}
+
+/** Milliseconds one call of `fn` takes. */
+export async function timeOnce(fn: () => unknown): Promise<number> {
+	const start = performance.now();
+	await fn();
+	return performance.now() - start;
+}
+
+/** Repetition counts scale with BENCH_SCALE (e.g. 0.2 for a quick run); never below `floor`. */
+export function reps(base: number, floor = 3): number {
+	const scale = Number(process.env.BENCH_SCALE ?? "1");
+	return Math.max(floor, Math.round(base * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+}
+
+const fmtNumber = (value: number): string => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+
+export function fmtMs(sample: Sample): string {
+	return `${fmtNumber(sample.median)} ms (${fmtNumber(sample.min)}–${fmtNumber(sample.max)}, n=${sample.runs})`;
+}
+
+export function fmtRatio(ratio: number): string {
+	return `${ratio.toFixed(2)}×`;
+}
+
+export interface GoalRow {
+	readonly figure: string;
+	readonly value: string;
+	readonly goal: string;
+	readonly met: boolean;
+}
+
+export function printTable(rows: readonly GoalRow[]): void {
+	const headers = ["figure", "value", "goal", "met"];
+	const cells = rows.map((r) => [r.figure, r.value, r.goal, r.met ? "yes" : "NO"]);
+	const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+	const line = (c: string[]) => c.map((v, i) => v.padEnd(widths[i])).join(" | ");
+	console.log(line(headers));
+	console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
+	for (const c of cells) console.log(line(c));
+}
