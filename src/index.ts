@@ -6,7 +6,6 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { descriptionOf } from "./actions/patch.ts";
 import { CHANGED_EVENT } from "./audit.ts";
-import { createBackupStore } from "./backup-store.ts";
 import { loadPolicy } from "./call-context.ts";
 import { COMMAND_NAME, completeArguments, handleCommand, type CommandDeps } from "./command.ts";
 import { realFs } from "./fs-ops.ts";
@@ -68,8 +67,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 
 	pi.registerCommand(COMMAND_NAME, {
 		description: "selfskills status; history <skill>; restore <skill> [file] [backup]; trust; untrust",
-		getArgumentCompletions: (prefix) =>
-			completeArguments(commandDeps, prefix, (skill) => createBackupStore(realFs, getAgentDir()).list(skill, "SKILL.md").map((b) => b.id)),
+		getArgumentCompletions: (prefix) => completeArguments(commandDeps, prefix),
 		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
 	});
 
