@@ -4,11 +4,11 @@
 import type { ChangedSkill } from "./session-state.ts";
 
 export const STANDING_RULES = `<selfskills-rules>
-Your skills are yours to keep true with skill_manage, but most tasks end with no skill write.
-- Patch only when a skill you used proved wrong, stale or missing a step in this task, in the same turn it surfaced.
-- Read the skill first; change only the wrong lines. Never rewrite a whole skill to fix a line.
+Keep your skills true with skill_manage, but most tasks end with no skill write.
+- Patch only when a skill you used proved wrong or incomplete in this task, in the turn it surfaced.
+- Read first; change only the wrong lines, never rewrite a whole skill to fix one.
 - Create a skill only for a procedure that will recur. Never record one-off stories, failures of this machine, unverified fixes or secrets.
-- A refusal names its fix; {"action":"restore"} undoes a change. The selfskills skill has the long form.
+- Refusals name their fix; restore undoes a change. The selfskills skill has the long form.
 </selfskills-rules>`;
 
 const escape = (text: string) => text.replace(/[<>&]/g, (c) => (c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&amp;"));

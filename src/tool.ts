@@ -27,44 +27,45 @@ import type { SessionState } from "./session-state.ts";
 
 export const TOOL_NAME = "skill_manage";
 
-const target = {
-	skill: Type.Optional(Type.String({ description: "Skill name (from list)" })),
-	path: Type.Optional(Type.String({ description: "Skill folder or its SKILL.md, instead of skill" })),
-	file: Type.Optional(Type.String({ description: "Bundled file inside the skill, e.g. references/api.md; default SKILL.md" })),
-};
-const edit = {
-	old_string: Type.Optional(Type.String({ description: "patch: exact text to replace, copied from read" })),
-	new_string: Type.Optional(Type.String({ description: "patch: replacement text" })),
-	replace_all: Type.Optional(Type.Boolean({ description: "patch: replace every occurrence" })),
-	content: Type.Optional(Type.String({ description: "write: full text of the bundled file" })),
-};
+/** A field's description, or none: batch items repeat the top-level fields, and every character is paid on each request. */
+const note = (described: boolean, description: string) => (described ? { description } : {});
+
+const targetFields = (d: boolean) => ({
+	skill: Type.Optional(Type.String(note(d, "Skill name (from list)"))),
+	path: Type.Optional(Type.String(note(d, "Skill folder or its SKILL.md, instead of skill"))),
+	file: Type.Optional(Type.String(note(d, "File in the skill folder, e.g. references/api.md; default SKILL.md"))),
+});
+const editFields = (d: boolean) => ({
+	old_string: Type.Optional(Type.String(note(d, "patch: exact text to replace"))),
+	new_string: Type.Optional(Type.String(note(d, "patch: replacement text"))),
+	replace_all: Type.Optional(Type.Boolean(note(d, "patch: replace every occurrence"))),
+	content: Type.Optional(Type.String(note(d, "write: full text of the bundled file"))),
+});
 
 export const skillManageSchema = Type.Object({
 	action: StringEnum(ACTIONS),
-	...target,
-	...edit,
+	...targetFields(true),
+	...editFields(true),
 	name: Type.Optional(Type.String({ description: "create: new skill name, lowercase-hyphenated" })),
 	description: Type.Optional(Type.String({ description: "create: when to use the skill and what it does" })),
-	body: Type.Optional(Type.String({ description: "create: Markdown body after the frontmatter" })),
+	body: Type.Optional(Type.String({ description: "create: Markdown after the frontmatter" })),
 	backup: Type.Optional(Type.String({ description: "restore: backup id from history; default latest" })),
 	operations: Type.Optional(
-		Type.Array(Type.Object({ action: StringEnum(BATCH_ACTIONS), ...target, ...edit }), { description: "all-or-nothing batch of patch/write/delete" }),
+		Type.Array(Type.Object({ action: StringEnum(BATCH_ACTIONS), ...targetFields(false), ...editFields(false) }), {
+			description: "all-or-nothing batch of patch/write/delete; each item takes that action's fields",
+		}),
 	),
-	dry_run: Type.Optional(Type.Boolean({ description: "run every gate and return the diff, writing nothing" })),
+	dry_run: Type.Optional(Type.Boolean({ description: "check everything, return the diff, write nothing" })),
 });
 
-export const TOOL_DESCRIPTION = [
-	"List, read, patch, create, write, delete, restore and batch-change your pi skills, guarded:",
-	"a change needs the skill read this session and unchanged since, stays inside writable skill folders,",
-	"matches old_string exactly once, must still load in pi, and is backed up first (restore undoes it).",
-	"Refusals start with a code and say the next call to make.",
-].join(" ");
+export const TOOL_DESCRIPTION =
+	"Manage your pi skills: list, read, patch, create, write bundled files, delete, restore, history, batch. A change needs the skill read this session and unchanged since, stays in writable skill folders, matches old_string once, must still load in pi and is backed up first. Refusals start with a code and name the next call.";
 
 export const PROMPT_SNIPPET = "Read, patch or create your own pi skills safely (backed up, validated, restorable)";
 
 export const PROMPT_GUIDELINES = [
-	"Use skill_manage only when a skill proved wrong or missing a step during this task; most tasks end with no skill write.",
-	"Before skill_manage patch, skill_manage read the skill; copy old_string exactly and keep the change to the lines that were wrong.",
+	"Use skill_manage to fix a skill only when it proved wrong in this task.",
+	"Before skill_manage patch, skill_manage read the skill and copy old_string exactly from it.",
 ];
 
 export interface ToolDeps {
