@@ -1,29 +1,40 @@
 // Landing a plan (gates 7 and 8 of the contract), called while the caller holds the file locks:
-// re-check every file against its planned `before`, take durable backups, journal a multi-file
-// commit, write each file atomically, load changed skills again with pi's loader, and on any
-// failure put every file already written back from the bytes just backed up.
+// re-check every file against its planned `before`, take durable backups of all of them, journal
+// a multi-file commit, then write each file atomically (re-checking its hash right before), load
+// changed skills again with pi's loader, and on any failure put every file already written back
+// from the bytes just backed up, checking each one, so the result can say what each file became.
 
 import { dirname, join } from "node:path";
 import { DELETED_DIR, type BackupStore, type SnapshotEntry } from "./backup-store.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
-import { removeJournal, writeJournal } from "./journal.ts";
+import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "./journal.ts";
 import type { LockGuard } from "./locks.ts";
-import { createDiskView, hashOrNull, type FileChange, type Plan } from "./plan.ts";
-import { checkLanded } from "./validation.ts";
+import { createDiskView, hashOrNull, type FileChange, type SnapshotPlan } from "./plan.ts";
+import type { LandedCheck } from "./validation.ts";
 import { mkdirDurable, removeFileDurable, SymlinkTargetError, sweepTempFiles, writeFileAtomic } from "./writer.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
 	readonly agentDir: string;
-	readonly cwd: string;
 	readonly store: BackupStore;
 	readonly backupCap: number;
 	readonly guard: LockGuard;
+	/** Loads a written SKILL.md again the way pi does (validation.ts `checkLanded`). */
+	readonly checkLanded: (filePath: string) => LandedCheck;
 	readonly signal?: AbortSignal;
 	/** "stale" for a single call (re-read and retry), "conflict" for a batch. */
 	readonly changedCode: "stale" | "conflict";
+}
+
+/** What one commit lands: each file once, whole-skill snapshots, folders emptied by deletes. */
+export interface CommitPlan {
+	readonly changes: readonly FileChange[];
+	/** Whole-skill deletes: each tree is snapshotted before any file is touched. */
+	readonly snapshots: readonly SnapshotPlan[];
+	/** Folders to remove once empty (deepest first), after the commit. */
+	readonly removeDirs: readonly string[];
 }
 
 export interface LandedChange {
@@ -36,17 +47,19 @@ export interface LandedChange {
 	readonly backupPath: string | null;
 }
 
+/** What became of one file: `differs` means a rollback could not bring the old bytes back. */
 export type ChangeFate = "written" | "rolled_back" | "rollback_failed" | "not_written";
 
 export interface FateReport {
 	readonly path: string;
 	readonly fate: ChangeFate;
+	/** The backup holding the file's bytes from before the commit (null: it did not exist). */
 	readonly backupPath: string | null;
 }
 
 export type CommitOutcome =
-	| { readonly ok: true; readonly landed: readonly LandedChange[]; readonly snapshot?: SnapshotEntry }
-	| { readonly ok: false; readonly refusal: Refusal; readonly fates: readonly FateReport[] };
+	| { readonly ok: true; readonly landed: readonly LandedChange[]; readonly snapshots: readonly SnapshotEntry[] }
+	| { readonly ok: false; readonly refusal: Refusal; readonly fates: readonly FateReport[]; readonly failedPath?: string };
 
 class VerifyError extends Error {
 	constructor(
@@ -54,6 +67,12 @@ class VerifyError extends Error {
 		readonly diagnostics: ReadonlyArray<{ type: string; message: string }>,
 	) {
 		super(`${path} no longer loads as a skill`);
+	}
+}
+
+class ChangedError extends Error {
+	constructor(readonly refusal: Refusal) {
+		super(refusal.message);
 	}
 }
 
@@ -65,23 +84,51 @@ function isSymlink(fs: FsOps, path: string): boolean {
 	}
 }
 
-function recheck(ctx: CommitContext, plan: Plan): Refusal | undefined {
-	const view = createDiskView(ctx.fs);
-	for (const change of plan.changes) {
-		if (isSymlink(ctx.fs, change.absPath)) return refusals.conflict(change.absPath, "it became a symbolic link");
-		const now = hashOrNull(view.read(change.absPath));
-		const planned = hashOrNull(change.before);
-		if (now === planned) continue;
-		if (ctx.changedCode === "stale") {
-			return refusals.stale(change.absPath, planned ?? "(absent)", now ?? "(deleted)", change.skill, change.relPath === "SKILL.md" ? undefined : change.relPath);
-		}
-		return refusals.conflict(change.absPath, "its content changed after the batch was planned");
+function fileMode(fs: FsOps, path: string): number | undefined {
+	try {
+		return fs.lstat(path).mode & 0o7777;
+	} catch {
+		return undefined;
 	}
-	return undefined;
+}
+
+/** The file is still exactly what the plan was made from, or the refusal that says it is not. */
+function recheckOne(ctx: CommitContext, change: FileChange): Refusal | undefined {
+	if (isSymlink(ctx.fs, change.absPath)) return refusals.conflict(change.absPath, "it became a symbolic link");
+	let now: string | null;
+	try {
+		now = hashOrNull(createDiskView(ctx.fs).read(change.absPath));
+	} catch (error) {
+		return refusals.ioError(change.absPath, error);
+	}
+	const planned = hashOrNull(change.before);
+	if (now === planned) return undefined;
+	if (ctx.changedCode === "stale") {
+		return refusals.stale(change.absPath, planned ?? "(absent)", now ?? "(deleted)", change.skill, change.relPath === "SKILL.md" ? undefined : change.relPath);
+	}
+	return refusals.conflict(change.absPath, "its content changed after the batch was planned");
+}
+
+/** The file's hash on disk (null: absent), or undefined when it cannot be read at all. */
+function diskHash(fs: FsOps, path: string): string | null | undefined {
+	try {
+		return hashOrNull(createDiskView(fs).read(path));
+	} catch {
+		return undefined;
+	}
+}
+
+/** Folders a write of `dir` would create, deepest first (rolled back with the file). */
+function missingDirs(fs: FsOps, dir: string): string[] {
+	const missing: string[] = [];
+	for (let current = dir; fileMode(fs, current) === undefined && dirname(current) !== current; current = dirname(current)) missing.push(current);
+	return missing;
 }
 
 function applyChange(ctx: CommitContext, change: FileChange): void {
 	ctx.guard.assertHeld();
+	const changed = recheckOne(ctx, change);
+	if (changed) throw new ChangedError(changed);
 	if (change.after === null) {
 		removeFileDurable(ctx.fs, change.absPath);
 		return;
@@ -91,18 +138,30 @@ function applyChange(ctx: CommitContext, change: FileChange): void {
 	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: () => ctx.guard.assertHeld() });
 }
 
-function undoChange(ctx: CommitContext, change: FileChange): void {
-	if (change.before === null) removeFileDurable(ctx.fs, change.absPath);
-	else writeFileAtomic(ctx.fs, change.absPath, change.before);
+/** Puts one written file back and checks its bytes; false when it is not back. */
+function undoChange(ctx: CommitContext, change: FileChange, entry: JournalEntry): boolean {
+	try {
+		if (change.before === null) {
+			if (fileMode(ctx.fs, change.absPath) !== undefined) removeFileDurable(ctx.fs, change.absPath);
+			removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
+		} else {
+			mkdirDurable(ctx.fs, dirname(change.absPath));
+			writeFileAtomic(ctx.fs, change.absPath, change.before, entry.mode === undefined ? {} : { mode: entry.mode });
+		}
+	} catch {
+		// Judged below by what is on disk, not by which call failed.
+	}
+	return diskHash(ctx.fs, change.absPath) === entry.beforeHash;
 }
 
 function verify(ctx: CommitContext, change: FileChange): void {
 	if (change.expectName === undefined || change.after === null) return;
-	const landed = checkLanded(change.absPath, ctx.cwd, ctx.agentDir);
+	const landed = ctx.checkLanded(change.absPath);
 	if (!landed.loaded || landed.name !== change.expectName) throw new VerifyError(change.absPath, landed.diagnostics);
 }
 
 function failureRefusal(error: unknown, change: FileChange | undefined): Refusal {
+	if (error instanceof ChangedError) return error.refusal;
 	if (error instanceof VerifyError) return refusals.invalidSkill(error.path, [...error.diagnostics, { type: "error", message: "the written file did not load again; it was rolled back" }]);
 	if (error instanceof SymlinkTargetError) return refusals.conflict(error.path, "it became a symbolic link");
 	const code = refusals.errnoCode(error);
@@ -110,90 +169,106 @@ function failureRefusal(error: unknown, change: FileChange | undefined): Refusal
 	return refusals.ioError(change?.absPath ?? "(commit)", error);
 }
 
-function rollBack(ctx: CommitContext, written: readonly FileChange[], backups: Map<string, string | null>): FateReport[] {
-	const fates: FateReport[] = [];
-	for (const change of [...written].reverse()) {
-		const backupPath = backups.get(change.absPath) ?? null;
-		try {
-			undoChange(ctx, change);
-			fates.push({ path: change.absPath, fate: "rolled_back", backupPath });
-		} catch {
-			fates.push({ path: change.absPath, fate: "rollback_failed", backupPath });
-		}
-	}
-	return fates;
-}
-
-function removeEmptyDirs(ctx: CommitContext, dirs: readonly string[]): void {
-	for (const dir of dirs) {
-		try {
-			ctx.fs.rmdir(dir);
-		} catch {
-			// Not empty (a file appeared) or already gone: leave it.
-		}
+/** A journal whose files are all back; if it cannot be removed, recovery finds them untouched. */
+function forgetJournal(ctx: CommitContext, journal: string): void {
+	try {
+		removeJournal(ctx.fs, journal);
+	} catch {
+		releaseJournal(journal);
 	}
 }
 
-/** The backup of one file: its own entry, or its copy inside a whole-skill snapshot. */
-function takeBackup(ctx: CommitContext, change: FileChange, snapshot: SnapshotEntry | undefined): { id: string | null; path: string | null } {
-	if (change.before === null) return { id: null, path: null };
-	if (snapshot) return { id: `${DELETED_DIR}/${snapshot.id}`, path: join(snapshot.path, ...change.relPath.split("/")) };
-	const entry = ctx.store.store(change.skill, change.relPath, change.before);
-	return { id: entry.id, path: entry.path };
+interface TakenSnapshot {
+	readonly plan: SnapshotPlan;
+	readonly entry: SnapshotEntry;
 }
 
-export function commitPlan(plan: Plan, ctx: CommitContext): CommitOutcome {
-	const changed = recheck(ctx, plan);
-	if (changed) return { ok: false, refusal: changed, fates: [] };
+/**
+ * The backup of one file: its copy inside a whole-skill snapshot when that copy holds exactly the
+ * old bytes (an earlier op of the batch may have changed the file before the delete), else its own.
+ */
+function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly TakenSnapshot[]): { id: string | null; path: string | null; inSnapshot: boolean } {
+	const before = change.before;
+	if (before === null) return { id: null, path: null, inSnapshot: false };
+	for (const { plan, entry } of snapshots) {
+		const file = plan.files.find((f) => join(plan.dir, ...f.relPath.split("/")) === change.absPath);
+		if (file && before.equals(file.bytes)) return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")), inSnapshot: true };
+	}
+	const entry = ctx.store.store(change.skill, change.relPath, before);
+	sweepTempFiles(ctx.fs, dirname(entry.path));
+	return { id: entry.id, path: entry.path, inSnapshot: false };
+}
+
+interface Prepared {
+	readonly landed: LandedChange[];
+	readonly entries: JournalEntry[];
+	readonly snapshots: SnapshotEntry[];
+	/** Files whose own backup folder gets pruned after the commit (not those kept in a snapshot). */
+	readonly pruned: FileChange[];
+}
+
+/** Gate 7 for every file before any target is touched: backups durable, rollback data known. */
+function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
+	const taken = plan.snapshots.map((s) => ({ plan: s, entry: ctx.store.snapshot(s.skill, s.dir, s.files) }));
+	const landed: LandedChange[] = [];
+	const entries: JournalEntry[] = [];
+	const pruned: FileChange[] = [];
+	for (const change of plan.changes) {
+		const backup = takeBackup(ctx, change, taken);
+		if (change.before !== null && !backup.inSnapshot) pruned.push(change);
+		const oldHash = hashOrNull(change.before);
+		const newHash = hashOrNull(change.after);
+		landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path });
+		const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
+		entries.push({ absPath: change.absPath, beforeHash: oldHash, afterHash: newHash, backupPath: backup.path, mode: fileMode(ctx.fs, change.absPath), ...(createdDirs.length > 0 ? { createdDirs } : {}) });
+	}
+	return { landed, entries, snapshots: taken.map((t) => t.entry), pruned };
+}
+
+export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome {
+	for (const change of plan.changes) {
+		const changed = recheckOne(ctx, change);
+		if (changed) return { ok: false, refusal: changed, fates: [], failedPath: change.absPath };
+	}
 	if (ctx.signal?.aborted) return { ok: false, refusal: refusals.aborted(), fates: [] };
 	for (const dir of new Set(plan.changes.map((c) => dirname(c.absPath)))) sweepTempFiles(ctx.fs, dir);
 
-	const backups = new Map<string, string | null>();
-	const landed: LandedChange[] = [];
-	let snapshot: SnapshotEntry | undefined;
+	let prepared: Prepared;
+	let journal: string | undefined;
 	try {
-		if (plan.snapshot) snapshot = ctx.store.snapshot(plan.snapshot.skill, plan.snapshot.dir, plan.snapshot.files);
-		for (const change of plan.changes) {
-			const backup = takeBackup(ctx, change, snapshot);
-			backups.set(change.absPath, backup.path);
-			landed.push({
-				skill: change.skill,
-				relPath: change.relPath,
-				absPath: change.absPath,
-				oldHash: hashOrNull(change.before),
-				newHash: hashOrNull(change.after),
-				backupId: backup.id,
-				backupPath: backup.path,
-			});
-		}
+		prepared = backUpAll(ctx, plan);
+		if (plan.changes.length > 1) journal = writeJournal(ctx.fs, ctx.agentDir, prepared.entries);
 	} catch (error) {
 		return { ok: false, refusal: failureRefusal(error, undefined), fates: plan.changes.map((c) => ({ path: c.absPath, fate: "not_written", backupPath: null })) };
 	}
+	const backupOf = (i: number) => prepared.landed[i].backupPath;
 
-	const journal =
-		plan.changes.length > 1
-			? writeJournal(ctx.fs, ctx.agentDir, landed.map((l, i) => ({ absPath: l.absPath, beforeHash: l.oldHash, afterHash: l.newHash, backupPath: l.backupPath, mode: plan.changes[i].mode })))
-			: undefined;
-	const written: FileChange[] = [];
-	let current: FileChange | undefined;
+	let done = 0;
 	try {
-		for (const change of plan.changes) {
-			current = change;
-			applyChange(ctx, change);
-			written.push(change);
-		}
-		current = undefined;
+		for (; done < plan.changes.length; done++) applyChange(ctx, plan.changes[done]);
 		for (const change of plan.changes) verify(ctx, change);
+		// The commit point: from here on a crash leaves all-new; before it, recovery rolls back.
+		if (journal) removeJournal(ctx.fs, journal);
 	} catch (error) {
-		const fates = rollBack(ctx, written, backups);
-		const notWritten = plan.changes.filter((c) => !written.includes(c)).map((c) => ({ path: c.absPath, fate: "not_written" as const, backupPath: backups.get(c.absPath) ?? null }));
-		if (journal && fates.every((f) => f.fate === "rolled_back")) removeJournal(ctx.fs, journal);
-		return { ok: false, refusal: failureRefusal(error, current), fates: [...fates, ...notWritten] };
+		const fates: FateReport[] = plan.changes.map((c, i) => ({ path: c.absPath, fate: "not_written", backupPath: backupOf(i) }));
+		// The write that failed may have got as far as its rename (a folder sync failed after it), or
+		// made folders: it is checked and undone like the others, unless it found its file changed.
+		const reached = done < plan.changes.length && !(error instanceof ChangedError) ? done + 1 : done;
+		for (let i = reached - 1; i >= 0; i--) {
+			const change = plan.changes[i];
+			const entry = prepared.entries[i];
+			if (i === done && diskHash(ctx.fs, change.absPath) === entry.beforeHash) {
+				removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
+				continue;
+			}
+			fates[i] = { path: change.absPath, fate: undoChange(ctx, change, entry) ? "rolled_back" : "rollback_failed", backupPath: backupOf(i) };
+		}
+		if (journal && fates.every((f) => f.fate !== "rollback_failed")) forgetJournal(ctx, journal);
+		else if (journal) releaseJournal(journal);
+		const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
+		return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
 	}
-	if (journal) removeJournal(ctx.fs, journal);
-	if (plan.removeDirs) removeEmptyDirs(ctx, plan.removeDirs);
-	for (const change of plan.changes) {
-		if (change.before !== null && !snapshot) ctx.store.prune(change.skill, change.relPath, ctx.backupCap);
-	}
-	return { ok: true, landed, snapshot };
+	removeEmptyDirs(ctx.fs, plan.removeDirs);
+	for (const change of prepared.pruned) ctx.store.prune(change.skill, change.relPath, ctx.backupCap);
+	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
 }

@@ -1,15 +1,18 @@
 // The commit journal that makes a multi-file commit all-or-nothing across a crash. Before the
 // first write a commit records each file's old and new hash and its backup; a process killed
-// mid-commit leaves the journal behind, and the next start rolls every touched file back.
+// mid-commit leaves the journal behind, and the next start (or the next call) rolls every touched
+// file back: the journal's removal is the commit point, so a commit is all-old or all-new.
 //
 //   <agentDir>/selfskills/journal/1733132701123-4242-0.json
-//   {"pid":4242,"entries":[{"absPath":"/…/SKILL.md","beforeHash":"3f2a…","afterHash":"9c1d…","backupPath":"/…/20261202-094501.123-3f2a9c0b1d.md"}]}
+//   {"pid":4242,"startedAt":"2026-12-02T09:45:01.123Z","entries":[
+//     {"absPath":"/…/deploy-checks/SKILL.md","beforeHash":"3f2a…","afterHash":"9c1d…","backupPath":"/…/20261202-094501.123-3f2a9c0b1d.md","mode":420},
+//     {"absPath":"/…/deploy-checks/references/api.md","beforeHash":null,"afterHash":"0be7…","backupPath":null,"createdDirs":["/…/deploy-checks/references"]}]}
 
 import { dirname, join } from "node:path";
 import type { FsOps } from "./fs-ops.ts";
 import { getSelfSkillsDir } from "./backup-store.ts";
 import { sha256 } from "./read-ledger.ts";
-import { isProcessAlive, mkdirDurable, removeFileDurable, writeFileAtomic } from "./writer.ts";
+import { isProcessAlive, mkdirDurable, removeFileDurable, sweepTempFiles, writeFileAtomic } from "./writer.ts";
 
 export interface JournalEntry {
 	readonly absPath: string;
@@ -17,7 +20,10 @@ export interface JournalEntry {
 	readonly afterHash: string | null;
 	/** Where the old bytes are kept; null when the file did not exist before. */
 	readonly backupPath: string | null;
+	/** The file's mode before the commit (a deleted file comes back with it). */
 	readonly mode?: number;
+	/** Folders the commit created for a new file, deepest first; removed again with it. */
+	readonly createdDirs?: readonly string[];
 }
 
 export interface Journal {
@@ -31,10 +37,14 @@ export interface RecoveryReport {
 	readonly restored: readonly string[];
 	readonly untouched: readonly string[];
 	/** Files that match neither side, left as found, with the backup that holds the old bytes. */
-	readonly differs: ReadonlyArray<{ path: string; backupPath: string | null }>;
+	readonly differs: ReadonlyArray<{ path: string; backupPath: string | null; reason: string }>;
 }
 
 let sequence = 0;
+/** Journals of commits running in this process right now; any other journal is recoverable. */
+const active = new Set<string>();
+/** Journals this process already tried and had to leave (a file differs): reported once, not retried. */
+const leftAsFound = new Set<string>();
 
 export function getJournalDir(agentDir: string): string {
 	return join(getSelfSkillsDir(agentDir), "journal");
@@ -45,12 +55,19 @@ export function writeJournal(fs: FsOps, agentDir: string, entries: readonly Jour
 	mkdirDurable(fs, dir);
 	const path = join(dir, `${Date.now()}-${process.pid}-${sequence++}.json`);
 	const journal: Journal = { pid: process.pid, startedAt: new Date().toISOString(), entries };
+	active.add(path);
 	writeFileAtomic(fs, path, Buffer.from(JSON.stringify(journal)), { mode: 0o600 });
 	return path;
 }
 
 export function removeJournal(fs: FsOps, path: string): void {
 	removeFileDurable(fs, path);
+	active.delete(path);
+}
+
+/** Leaves a journal on disk for recovery (a rollback that could not finish) and stops owning it. */
+export function releaseJournal(path: string): void {
+	active.delete(path);
 }
 
 function currentHash(fs: FsOps, path: string): string | null {
@@ -61,22 +78,44 @@ function currentHash(fs: FsOps, path: string): string | null {
 	}
 }
 
-function rollBackEntry(fs: FsOps, entry: JournalEntry): "restored" | "untouched" | "differs" {
-	const now = currentHash(fs, entry.absPath);
-	if (now === entry.beforeHash) return "untouched";
-	if (now !== entry.afterHash) return "differs";
-	if (entry.backupPath === null) {
-		removeFileDurable(fs, entry.absPath);
-		return "restored";
+/** Removes each folder that is empty (deepest first); a non-empty or missing one is left. */
+export function removeEmptyDirs(fs: FsOps, dirs: readonly string[]): void {
+	for (const dir of dirs) {
+		try {
+			fs.rmdir(dir);
+		} catch {
+			// Not empty or already gone.
+		}
 	}
-	const bytes = fs.readFile(entry.backupPath);
-	if (sha256(bytes) !== entry.beforeHash) return "differs";
-	mkdirDurable(fs, dirname(entry.absPath));
-	writeFileAtomic(fs, entry.absPath, bytes, entry.mode === undefined ? {} : { mode: entry.mode });
-	return "restored";
 }
 
-/** Rolls back every journal left by a dead process; returns what it did. */
+type EntryFate = { fate: "restored" } | { fate: "untouched" } | { fate: "differs"; reason: string };
+
+function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {
+	const now = currentHash(fs, entry.absPath);
+	if (now === entry.beforeHash) {
+		if (entry.beforeHash === null) removeEmptyDirs(fs, entry.createdDirs ?? []);
+		return { fate: "untouched" };
+	}
+	if (now !== entry.afterHash) return { fate: "differs", reason: "it matches neither the old nor the new content (changed by someone else?)" };
+	if (entry.backupPath === null) {
+		removeFileDurable(fs, entry.absPath);
+		removeEmptyDirs(fs, entry.createdDirs ?? []);
+		return { fate: "restored" };
+	}
+	const bytes = fs.readFile(entry.backupPath);
+	if (sha256(bytes) !== entry.beforeHash) return { fate: "differs", reason: "its backup no longer holds the old content" };
+	mkdirDurable(fs, dirname(entry.absPath));
+	writeFileAtomic(fs, entry.absPath, bytes, entry.mode === undefined ? {} : { mode: entry.mode });
+	return { fate: "restored" };
+}
+
+function recoverable(journal: Journal, path: string): boolean {
+	if (leftAsFound.has(path)) return false;
+	return journal.pid === process.pid ? !active.has(path) : !isProcessAlive(journal.pid);
+}
+
+/** Rolls back every journal left by a dead process (or a rollback that failed here); says what it did. */
 export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 	const dir = getJournalDir(agentDir);
 	let names: string[];
@@ -92,21 +131,35 @@ export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 		try {
 			journal = JSON.parse(fs.readFile(path).toString("utf8")) as Journal;
 		} catch {
-			continue; // Torn journal: it was being written, so no file was touched yet.
+			continue; // Unreadable: left for a person, and listed by /selfskills.
 		}
-		if (isProcessAlive(journal.pid)) continue;
+		if (!recoverable(journal, path)) continue;
 		const restored: string[] = [];
 		const untouched: string[] = [];
-		const differs: Array<{ path: string; backupPath: string | null }> = [];
+		const differs: Array<{ path: string; backupPath: string | null; reason: string }> = [];
 		for (const entry of [...journal.entries].reverse()) {
-			const fate = rollBackEntry(fs, entry);
-			if (fate === "restored") restored.push(entry.absPath);
-			else if (fate === "untouched") untouched.push(entry.absPath);
-			else differs.push({ path: entry.absPath, backupPath: entry.backupPath });
+			sweepTempFiles(fs, dirname(entry.absPath)); // first: a dead writer's temp file keeps its folder non-empty
+			let result: EntryFate;
+			try {
+				result = rollBackEntry(fs, entry);
+			} catch (error) {
+				result = { fate: "differs", reason: `it could not be put back (${error instanceof Error ? error.message : String(error)})` };
+			}
+			if (result.fate === "restored") restored.push(entry.absPath);
+			else if (result.fate === "untouched") untouched.push(entry.absPath);
+			else differs.push({ path: entry.absPath, backupPath: entry.backupPath, reason: result.reason });
 		}
-		if (differs.length === 0) removeJournal(fs, path);
+		if (differs.length > 0) leftAsFound.add(path);
+		else {
+			try {
+				removeJournal(fs, path);
+			} catch {
+				// Every file is back; the journal is found again next time and finds them untouched.
+			}
+		}
 		reports.push({ journal: path, restored, untouched, differs });
 	}
+	sweepTempFiles(fs, dir);
 	return reports;
 }
 

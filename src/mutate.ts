@@ -1,20 +1,22 @@
 // Running prepared mutations: take the locks for every path (sorted, once each), plan inside
 // them (a batch on an overlay, so op N sees ops 0..N-1), return the diff for a dry run, or
-// commit and then record the landing: ledger, audit line, `selfskills:changed` event.
+// commit and then record the landing per op: ledger, one audit line and one `selfskills:changed`
+// event for each file change of each landed op, and each op's fate when the commit failed.
 
 import type { CallContext, PreparedMutation } from "./call-context.ts";
 import { appendAudit, type ChangeRecord } from "./audit.ts";
-import { commitPlan, type FateReport, type LandedChange } from "./commit.ts";
+import { commitPlan, type ChangeFate, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
 import { clipDiff, diffChanges } from "./diff.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { withFileLocks } from "./locks.ts";
-import { createDiskView, createOverlay, mergeChanges, type FileChange, type Plan } from "./plan.ts";
+import { createDiskView, createOverlay, hashOrNull, mergeChanges, type FileChange, type Plan } from "./plan.ts";
+import { checkLanded } from "./validation.ts";
 
 export const MAX_OPERATIONS = 50;
 
 export interface MutationEffects {
-	/** Called once per landed change (pi.events emit, recently-changed registry). */
+	/** Called once per file change of each landed op (pi.events emit, recently-changed registry). */
 	onLanded(record: ChangeRecord, change: LandedChange): void;
 }
 
@@ -31,7 +33,24 @@ export interface RunOptions {
 
 interface Planned {
 	readonly plans: Plan[];
+	/** One change per file: the first op's `before`, the last op's `after`. */
 	readonly changes: FileChange[];
+}
+
+/** What became of one op: every file it changed landed, was rolled back, or was never written. */
+export type OperationFate = "landed" | "rolled_back" | "rollback_failed" | "not_written";
+
+export interface OperationReport {
+	readonly index: number;
+	readonly action: string;
+	readonly skill: string;
+	readonly files: ReadonlyArray<{ path: string; fate: ChangeFate; backupPath: string | null }>;
+	readonly fate: OperationFate;
+}
+
+/** An audit line of a batch also names the op it belongs to. */
+interface OperationRecord extends ChangeRecord {
+	readonly operation?: number;
 }
 
 function planAll(ctx: CallContext, prepared: readonly PreparedMutation[], batch: boolean): Planned | Refusal {
@@ -51,23 +70,72 @@ function planAll(ctx: CallContext, prepared: readonly PreparedMutation[], batch:
 	return { plans, changes: mergeChanges(plans.flatMap((p) => p.changes)) };
 }
 
-function batchPlan(planned: Planned): Plan {
-	const snapshot = planned.plans.find((p) => p.snapshot)?.snapshot;
+function commitPlanOf(planned: Planned): CommitPlan {
 	return {
-		action: planned.plans.length === 1 ? planned.plans[0].action : "operations",
-		skill: planned.plans[0]?.skill ?? "",
 		changes: planned.changes,
-		snapshot,
+		snapshots: planned.plans.flatMap((p) => (p.snapshot ? [p.snapshot] : [])),
 		removeDirs: planned.plans.flatMap((p) => p.removeDirs ?? []),
 	};
 }
 
-function describeFates(fates: readonly FateReport[]): string {
-	return fates.map((f) => `  ${f.path}: ${f.fate.replace("_", " ")}${f.fate === "rollback_failed" ? ` (old bytes in ${f.backupPath})` : ""}`).join("\n");
+function operationFate(files: OperationReport["files"], landed: boolean): OperationFate {
+	if (landed) return "landed";
+	if (files.some((f) => f.fate === "rollback_failed")) return "rollback_failed";
+	return files.some((f) => f.fate === "rolled_back") ? "rolled_back" : "not_written";
 }
 
-function record(ctx: CallContext, action: string, change: LandedChange): ChangeRecord {
-	return { time: new Date().toISOString(), cwd: ctx.cwd, action, skill: change.skill, file: change.relPath, oldHash: change.oldHash, newHash: change.newHash, backup: change.backupId };
+/** Each op's fate from its files' fates (a file two ops changed shares its fate with both). */
+function reportOperations(plans: readonly Plan[], fates: readonly FateReport[], landed: boolean): OperationReport[] {
+	const byPath = new Map(fates.map((f) => [f.path, f]));
+	return plans.map((plan, index) => {
+		const files = plan.changes.map((c) => byPath.get(c.absPath) ?? { path: c.absPath, fate: (landed ? "written" : "not_written") as ChangeFate, backupPath: null });
+		return { index, action: plan.action, skill: plan.skill, files, fate: operationFate(files, landed) };
+	});
+}
+
+function describeOperations(reports: readonly OperationReport[], batch: boolean): string {
+	const fileLine = (f: OperationReport["files"][number]) => {
+		const old = f.fate === "rollback_failed" ? ` — differs from before; ${f.backupPath ? `its old bytes are in ${f.backupPath}` : "it did not exist before"}` : "";
+		return `${f.path}: ${f.fate.replace("_", " ")}${old}`;
+	};
+	if (!batch) return `What happened to each file:\n${reports.flatMap((r) => r.files.map((f) => `  ${fileLine(f)}`)).join("\n")}`;
+	return `What happened to each operation:\n${reports
+		.map((r) => `  operations[${r.index}] ${r.action} ${r.skill}: ${r.fate.replace("_", " ")}${r.files.map((f) => `\n    ${fileLine(f)}`).join("")}`)
+		.join("\n")}`;
+}
+
+function commitFailure(outcome: { refusal: Refusal; fates: readonly FateReport[]; failedPath?: string }, planned: Planned, batch: boolean): Refusal {
+	const reports = reportOperations(planned.plans, outcome.fates, false);
+	const failedOp = planned.plans.findIndex((p) => p.changes.some((c) => c.absPath === outcome.failedPath));
+	const broken = outcome.fates.filter((f) => f.fate === "rollback_failed");
+	const head =
+		batch && failedOp >= 0
+			? `${outcome.refusal.code}: operations[${failedOp}] failed at commit; ${broken.length > 0 ? "the rollback of the ops already written did NOT finish." : "every op already written was rolled back."} ${outcome.refusal.message.slice(outcome.refusal.code.length + 2)}`
+			: outcome.refusal.message;
+	const tail =
+		broken.length > 0
+			? `\nThe rollback could not finish: ${broken.map((f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`).join("; ")}.${planned.changes.length > 1 ? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left." : " Copy the old bytes back from the backup named here."}`
+			: "";
+	const fates = reports.length > 0 && outcome.fates.length > 0 ? `\n${describeOperations(reports, batch)}` : "";
+	return {
+		...outcome.refusal,
+		message: `${head}${fates}${tail}`,
+		data: { ...outcome.refusal.data, ...(batch && failedOp >= 0 ? { operation: failedOp } : {}), fates: outcome.fates, operations: reports },
+	};
+}
+
+/** One record per file change of each op, with that op's own hashes and the file's backup. */
+function operationRecords(ctx: CallContext, planned: Planned, landed: readonly LandedChange[], batch: boolean): Array<{ record: OperationRecord; change: LandedChange }> {
+	const byPath = new Map(landed.map((l) => [l.absPath, l]));
+	const time = new Date().toISOString();
+	return planned.plans.flatMap((plan, index) =>
+		plan.changes.map((c) => {
+			const file = byPath.get(c.absPath);
+			const change: LandedChange = { skill: c.skill, relPath: c.relPath, absPath: c.absPath, oldHash: hashOrNull(c.before), newHash: hashOrNull(c.after), backupId: file?.backupId ?? null, backupPath: file?.backupPath ?? null };
+			const record: OperationRecord = { time, cwd: ctx.cwd, action: plan.action, ...(batch ? { operation: index } : {}), skill: c.skill, file: c.relPath, oldHash: change.oldHash, newHash: change.newHash, backup: change.backupId };
+			return { record, change };
+		}),
+	);
 }
 
 export async function runMutations(ctx: CallContext, prepared: readonly PreparedMutation[], options: RunOptions): Promise<MutationResult | Refusal> {
@@ -81,22 +149,32 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 		if (options.dryRun) {
 			return { text: `dry run: every gate passed, nothing was written. The change would be:\n${diff}`, details: { ok: true, dryRun: true, diff, files: planned.changes.map((c) => c.absPath) } };
 		}
-		const plan = batchPlan(planned);
-		const outcome = commitPlan(plan, { fs: ctx.fs, agentDir: ctx.agentDir, cwd: ctx.cwd, store: ctx.store, backupCap: ctx.settings.backupCap, guard, signal: ctx.signal, changedCode: options.batch ? "conflict" : "stale" });
-		if (!outcome.ok) {
-			const fates = outcome.fates.length > 0 ? `\nWhat happened to each file:\n${describeFates(outcome.fates)}` : "";
-			return { ...outcome.refusal, message: `${outcome.refusal.message}${fates}`, data: { ...outcome.refusal.data, fates: outcome.fates } };
-		}
+		const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
+		const outcome = commitPlan(commitPlanOf(planned), {
+			fs: ctx.fs,
+			agentDir: ctx.agentDir,
+			store: ctx.store,
+			backupCap: ctx.settings.backupCap,
+			guard,
+			checkLanded: (filePath) => checkLanded(filePath, ctx.cwd, ctx.agentDir),
+			signal: ctx.signal,
+			changedCode: options.batch ? "conflict" : "stale",
+		});
+		if (!outcome.ok) return commitFailure(outcome, planned, options.batch);
 		for (const change of outcome.landed) {
 			if (change.newHash === null) ctx.ledger.forget(change.absPath);
 			else ctx.ledger.record(change.absPath, change.newHash);
 		}
-		const records = outcome.landed.map((c) => record(ctx, plan.action, c));
-		const auditError = appendAudit(ctx.fs, ctx.agentDir, records);
-		outcome.landed.forEach((change, i) => options.effects.onLanded(records[i], change));
+		const landedOps = operationRecords(ctx, planned, outcome.landed, options.batch);
+		const auditError = appendAudit(ctx.fs, ctx.agentDir, landedOps.map((l) => l.record));
+		for (const { record, change } of landedOps) options.effects.onLanded(record, change);
+		const reports = reportOperations(planned.plans, outcome.landed.map((l) => ({ path: l.absPath, fate: "written", backupPath: l.backupPath })), true);
 		const backups = outcome.landed.filter((c) => c.backupId).map((c) => `${c.relPath} -> ${c.backupId}`);
 		const notes = planned.plans.map((p) => p.note).filter(Boolean);
-		const summary = `${plan.action} landed: ${outcome.landed.length} file(s) changed in ${[...new Set(outcome.landed.map((c) => c.skill))].join(", ")}.`;
+		const skills = [...new Set(outcome.landed.map((c) => c.skill))].join(", ");
+		const summary = options.batch
+			? `operations landed: ${planned.plans.length} operation(s), ${outcome.landed.length} file(s) changed in ${skills}.`
+			: `${action} landed: ${outcome.landed.length} file(s) changed in ${skills}.`;
 		const text = [
 			summary,
 			backups.length > 0 ? `Backup: ${backups.join(", ")}` : "",
@@ -106,7 +184,15 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 		].filter(Boolean).join("\n");
 		return {
 			text,
-			details: { ok: true, action: plan.action, diff, changes: outcome.landed.map((c) => ({ skill: c.skill, file: c.relPath, path: c.absPath, oldHash: c.oldHash, newHash: c.newHash, backup: c.backupId })), snapshot: outcome.snapshot?.id },
+			details: {
+				ok: true,
+				action,
+				diff,
+				changes: outcome.landed.map((c) => ({ skill: c.skill, file: c.relPath, path: c.absPath, oldHash: c.oldHash, newHash: c.newHash, backup: c.backupId })),
+				...(options.batch ? { operations: reports.map((r) => ({ index: r.index, action: r.action, skill: r.skill, fate: r.fate, files: r.files.map((f) => f.path) })) } : {}),
+				snapshot: outcome.snapshots[0]?.id,
+				...(outcome.snapshots.length > 1 ? { snapshots: outcome.snapshots.map((s) => s.id) } : {}),
+			},
 		};
 	});
 }

@@ -1,0 +1,53 @@
+// Child process of the crash tests: runs the scenario's multi-file commit with a filesystem that
+// counts every call that changes the disk and SIGKILLs its own process right before call number
+// <killAt> (0: never). With <failRenameTo>, the rename onto the file whose path ends with it fails
+// with EIO, so the kill points also cover the rollback. Prints {"calls":n,"ok":…} when it ends.
+// Argv: <agentDir> <killAt> [failRenameTo]
+import { constants } from "node:fs";
+import { createBackupStore } from "../../src/backup-store.ts";
+import { commitPlan } from "../../src/commit.ts";
+import { realFs, type FsOps } from "../../src/fs-ops.ts";
+import { scenarioPlan } from "./scenario.ts";
+
+const [agentDir, killAtText, failRenameTo] = process.argv.slice(2);
+const killAt = Number(killAtText);
+let calls = 0;
+let failedAt: number | undefined;
+
+/** Calls that change what is on disk; reads and fsyncs change nothing a later process sees. */
+const MUTATING = ["open", "write", "fchmod", "rename", "unlink", "rmdir", "mkdir", "appendFile"] as const;
+
+function counting(fs: FsOps): FsOps {
+	const wrapped: FsOps = { ...fs };
+	for (const name of MUTATING) {
+		const real = fs[name] as (...args: unknown[]) => unknown;
+		(wrapped as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+			// open() of a folder (for its fsync) changes nothing; open with O_CREAT does.
+			if (name !== "open" || (Number(args[1]) & constants.O_CREAT) !== 0) {
+				calls++;
+				if (calls === killAt) process.kill(process.pid, "SIGKILL");
+			}
+			if (name === "rename" && failRenameTo && String(args[1]).endsWith(failRenameTo)) {
+				failedAt ??= calls;
+				throw Object.assign(new Error(`EIO: injected failure, rename onto ${String(args[1])}`), { code: "EIO" });
+			}
+			return real(...args);
+		};
+	}
+	return wrapped;
+}
+
+const fs = counting(realFs);
+const outcome = commitPlan(scenarioPlan(agentDir), {
+	fs,
+	agentDir,
+	store: createBackupStore(fs, agentDir),
+	backupCap: 10,
+	guard: { assertHeld() {} },
+	checkLanded: (filePath) => {
+		const name = /^name: (.+)$/m.exec(realFs.readFile(filePath).toString("utf8"))?.[1];
+		return { loaded: name !== undefined, name, diagnostics: [] };
+	},
+	changedCode: "conflict",
+});
+process.stdout.write(`${JSON.stringify({ calls, failedAt, ok: outcome.ok })}\n`);
