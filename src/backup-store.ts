@@ -11,7 +11,7 @@
 import { extname, join } from "node:path";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
-import type { FsOps } from "./fs-ops.ts";
+import { listDir, type FsOps } from "./fs-ops.ts";
 import { sha256 } from "./read-ledger.ts";
 import { mkdirDurable, syncDir, writeFileAtomic } from "./writer.ts";
 
@@ -170,13 +170,7 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 		},
 		listSnapshots(skill) {
 			const base = join(root, skillFolderName(skill), DELETED_DIR);
-			let names: string[];
-			try {
-				names = fs.readdir(base);
-			} catch {
-				return [];
-			}
-			return names
+			return listDir(fs, base)
 				.filter((n) => SNAPSHOT.test(n))
 				.sort()
 				.reverse()
@@ -219,13 +213,7 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			const base = join(root, skillFolderName(skill));
 			const out: string[] = [];
 			const walk = (dir: string, prefix: string) => {
-				let names: string[];
-				try {
-					names = fs.readdir(dir);
-				} catch {
-					return;
-				}
-				for (const name of names) {
+				for (const name of listDir(fs, dir)) {
 					if (!prefix && name === DELETED_DIR) continue;
 					const path = join(dir, name);
 					if (!fs.lstat(path).isDirectory()) continue;

@@ -8,7 +8,7 @@ import { showHistory } from "./actions/history.ts";
 import { createBackupStore, getBackupsDir } from "./backup-store.ts";
 import { createCallContext, loadPolicy, type CallContext } from "./call-context.ts";
 import { isRefusal } from "./errors.ts";
-import type { FsOps } from "./fs-ops.ts";
+import { listDir, type FsOps } from "./fs-ops.ts";
 import { pendingJournals } from "./journal.ts";
 import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
@@ -36,13 +36,7 @@ function directorySize(fs: FsOps, dir: string): { files: number; bytes: number }
 	let files = 0;
 	let bytes = 0;
 	const walk = (d: string) => {
-		let names: string[];
-		try {
-			names = fs.readdir(d);
-		} catch {
-			return;
-		}
-		for (const name of names) {
+		for (const name of listDir(fs, d)) {
 			const stat = fs.lstat(`${d}/${name}`);
 			if (stat.isDirectory()) walk(`${d}/${name}`);
 			else if (stat.isFile()) {
@@ -168,12 +162,7 @@ async function skillNames(deps: CommandDeps): Promise<string[]> {
 			// Completions are a convenience; a failing discovery offers what the backups know.
 		}
 	}
-	let backedUp: string[] = [];
-	try {
-		backedUp = deps.fs.readdir(getBackupsDir(deps.agentDir()));
-	} catch {
-		// No backups yet.
-	}
+	const backedUp = listDir(deps.fs, getBackupsDir(deps.agentDir()));
 	return [...new Set([...deps.knownSkills, ...backedUp])];
 }
 

@@ -20,6 +20,15 @@ export interface FsOps {
 	appendFile(path: string, text: string): void;
 }
 
+/** The names in `dir`, or none when it cannot be listed (missing, not a folder, unreadable). */
+export function listDir(fs: FsOps, dir: string): string[] {
+	try {
+		return fs.readdir(dir);
+	} catch {
+		return [];
+	}
+}
+
 export const realFs: FsOps = {
 	open: (path, flags, mode) => fs.openSync(path, flags, mode),
 	write: (fd, bytes, offset) => fs.writeSync(fd, bytes, offset, bytes.length - offset),

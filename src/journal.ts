@@ -9,7 +9,7 @@
 //     {"absPath":"/…/deploy-checks/references/api.md","beforeHash":null,"afterHash":"0be7…","backupPath":null,"createdDirs":["/…/deploy-checks/references"]}]}
 
 import { dirname, join } from "node:path";
-import type { FsOps } from "./fs-ops.ts";
+import { listDir, type FsOps } from "./fs-ops.ts";
 import { getSelfSkillsDir } from "./backup-store.ts";
 import { sha256 } from "./read-ledger.ts";
 import { isProcessAlive, mkdirDurable, removeFileDurable, sweepTempFiles, writeFileAtomic } from "./writer.ts";
@@ -118,12 +118,7 @@ function recoverable(journal: Journal, path: string): boolean {
 /** Rolls back every journal left by a dead process (or a rollback that failed here); says what it did. */
 export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 	const dir = getJournalDir(agentDir);
-	let names: string[];
-	try {
-		names = fs.readdir(dir).filter((n) => n.endsWith(".json")).sort();
-	} catch {
-		return [];
-	}
+	const names = listDir(fs, dir).filter((n) => n.endsWith(".json")).sort();
 	const reports: RecoveryReport[] = [];
 	for (const name of names) {
 		const path = join(dir, name);
@@ -165,9 +160,5 @@ export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 
 /** Journals present now (finished or not), for /selfskills status. */
 export function pendingJournals(fs: FsOps, agentDir: string): string[] {
-	try {
-		return fs.readdir(getJournalDir(agentDir)).filter((n) => n.endsWith(".json"));
-	} catch {
-		return [];
-	}
+	return listDir(fs, getJournalDir(agentDir)).filter((n) => n.endsWith(".json"));
 }

@@ -5,7 +5,7 @@
 
 import { constants, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { FsOps } from "./fs-ops.ts";
+import { listDir, type FsOps } from "./fs-ops.ts";
 
 /** Temp files start with a dot so pi's skill loader never picks one up. */
 export const TEMP_MARK = ".selfskills-tmp-";
@@ -142,12 +142,7 @@ export function removeFileDurable(fs: FsOps, path: string): void {
 
 /** Deletes temp files that a killed process left in `dir` (their pid no longer runs). */
 export function sweepTempFiles(fs: FsOps, dir: string): string[] {
-	let names: string[];
-	try {
-		names = fs.readdir(dir);
-	} catch {
-		return [];
-	}
+	const names = listDir(fs, dir);
 	const swept: string[] = [];
 	for (const name of names) {
 		const match = TEMP_PATTERN.exec(name);
