@@ -13,7 +13,7 @@ import { withFileLocks } from "./locks.ts";
 import { createDiskView, createOverlay, hashOrNull, mergeChanges, type FileChange, type Plan } from "./plan.ts";
 import { checkLanded } from "./validation.ts";
 
-export const MAX_OPERATIONS = 50;
+export const MAX_OPERATIONS = 100;
 
 export interface MutationEffects {
 	/** Called once per file change of each landed op (pi.events emit, recently-changed registry). */
