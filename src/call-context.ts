@@ -16,6 +16,8 @@ export interface CallContext {
 	readonly agentDir: string;
 	readonly trusted: boolean;
 	readonly settings: SelfSkillsSettings;
+	/** Where trust and settings came from, and the settings problems, for /selfskills status. */
+	readonly policy: Policy;
 	readonly discovery: Discovery;
 	readonly ledger: ReadLedger;
 	readonly fs: FsOps;
@@ -70,7 +72,8 @@ export interface CallContextInput {
 }
 
 export async function createCallContext(input: CallContextInput): Promise<CallContext> {
-	const { trust, report } = loadPolicy(input.ctx, input.agentDir);
+	const policy = loadPolicy(input.ctx, input.agentDir);
+	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
 	const discovery = await discoverSkills({ cwd, agentDir: input.agentDir, trusted: trust.trusted, settings: report.settings, runtimeSkillFiles: input.runtimeSkillFiles });
 	return {
@@ -78,6 +81,7 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 		agentDir: input.agentDir,
 		trusted: trust.trusted,
 		settings: report.settings,
+		policy,
 		discovery,
 		ledger: input.ledger,
 		fs: input.fs,

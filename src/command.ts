@@ -63,8 +63,8 @@ function formatRoots(roots: ReadonlyArray<{ kind: string; path: string }>): stri
 }
 
 export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<string> {
-	const { trust, report } = loadPolicy(ctx, deps.agentDir());
 	const callCtx = await context(deps, ctx);
+	const { trust, report } = callCtx.policy;
 	const skills = callCtx.discovery.skills;
 	const patchable = skills.filter((s) => s.patchable);
 	const backups = directorySize(deps.fs, callCtx.store.root);
