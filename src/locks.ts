@@ -38,12 +38,11 @@ async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[
 	try {
 		for (const key of keys) {
 			const lockPath = lockPathFor(agentDir, key);
-			const release = await lockfile.lock(key, {
+			const release = await acquire(key, {
 				realpath: false,
 				lockfilePath: lockPath,
 				stale: 10_000,
 				update: 2_000,
-				retries: { retries: 200, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true },
 				onCompromised: (error) => {
 					lost = error;
 				},
@@ -60,6 +59,22 @@ async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[
 	} finally {
 		for (const release of releases.reverse()) await release().catch(() => undefined);
 	}
+}
+
+type LockOptions = NonNullable<Parameters<typeof lockfile.lock>[1]>;
+
+/**
+ * An uncontended lock is taken synchronously (one mkdir, no thread-pool round trips); only a
+ * held lock falls back to the async API, which retries with backoff until the holder is done.
+ */
+async function acquire(key: string, options: LockOptions): Promise<() => Promise<void>> {
+	try {
+		const release = lockfile.lockSync(key, options);
+		return async () => release();
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code !== "ELOCKED") throw error;
+	}
+	return lockfile.lock(key, { ...options, retries: { retries: 200, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true } });
 }
 
 /** Inode plus birth time: a folder removed and made again may get the same inode number back. */
