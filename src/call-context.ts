@@ -3,6 +3,7 @@
 // session's read ledger and the (replaceable) filesystem and backup store.
 
 import { createBackupStore, type BackupStore } from "./backup-store.ts";
+import type { DiscoveryCache } from "./discovery-cache.ts";
 import { discoverSkills, type Discovery } from "./discovery.ts";
 import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
@@ -19,6 +20,8 @@ export interface CallContext {
 	/** Where trust and settings came from, and the settings problems, for /selfskills status. */
 	readonly policy: Policy;
 	readonly discovery: Discovery;
+	/** Where the discovery came from; a landed commit is reported back to it. */
+	readonly discoveryCache?: DiscoveryCache;
 	readonly ledger: ReadLedger;
 	readonly fs: FsOps;
 	readonly store: BackupStore;
@@ -68,6 +71,8 @@ export interface CallContextInput {
 	readonly ledger: ReadLedger;
 	readonly fs: FsOps;
 	readonly runtimeSkillFiles: readonly string[];
+	/** Reuses the session's last discovery while the disk proves it current; none: always fresh. */
+	readonly discoveryCache?: DiscoveryCache;
 	readonly signal?: AbortSignal;
 }
 
@@ -75,7 +80,8 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 	const policy = loadPolicy(input.ctx, input.agentDir);
 	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
-	const discovery = await discoverSkills({ cwd, agentDir: input.agentDir, trusted: trust.trusted, settings: report.settings, runtimeSkillFiles: input.runtimeSkillFiles });
+	const options = { cwd, agentDir: input.agentDir, trusted: trust.trusted, settings: report.settings, runtimeSkillFiles: input.runtimeSkillFiles };
+	const discovery = await (input.discoveryCache ? input.discoveryCache.discover(options) : discoverSkills(options));
 	return {
 		cwd,
 		agentDir: input.agentDir,
@@ -83,6 +89,7 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 		settings: report.settings,
 		policy,
 		discovery,
+		discoveryCache: input.discoveryCache,
 		ledger: input.ledger,
 		fs: input.fs,
 		store: createBackupStore(input.fs, input.agentDir),

@@ -50,7 +50,7 @@ function directorySize(fs: FsOps, dir: string): { files: number; bytes: number }
 }
 
 async function context(deps: CommandDeps, ctx: TrustContext): Promise<CallContext> {
-	const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles });
+	const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache });
 	deps.knownSkills = callCtx.discovery.skills.map((s) => s.name);
 	return callCtx;
 }

@@ -153,12 +153,18 @@ function isCoveredByDefaults(dir: string, options: DiscoverOptions): boolean {
 	return scanned.some((root) => isWithin(resolveReal(root), resolveReal(dir)));
 }
 
-export async function discoverSkills(options: DiscoverOptions): Promise<Discovery> {
-	const { cwd, agentDir, trusted, settings } = options;
+/** pi's package manager over read-only settings: what pi itself would resolve for this project. */
+export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "agentDir" | "trusted">): { settingsManager: SettingsManager; packageManager: DefaultPackageManager } {
+	const { cwd, agentDir, trusted } = options;
 	// pi 1.6 takes the trust decision here too (0.73 ignores the extra argument).
 	const fromStorage = SettingsManager.fromStorage.bind(SettingsManager) as (storage: Storage, options?: { projectTrusted?: boolean }) => SettingsManager;
 	const settingsManager = fromStorage(createReadOnlyStorage(cwd, agentDir, trusted), { projectTrusted: trusted });
-	const packageManager = new DefaultPackageManager({ cwd, agentDir, settingsManager });
+	return { settingsManager, packageManager: new DefaultPackageManager({ cwd, agentDir, settingsManager }) };
+}
+
+/** `packageManager`: one made by createPackageManager for the same options (it caches `npm root -g`). */
+export async function discoverSkills(options: DiscoverOptions, packageManager = createPackageManager(options).packageManager): Promise<Discovery> {
+	const { cwd, agentDir, trusted, settings } = options;
 	const resolved = await packageManager.resolve(async () => "skip");
 	const origins = new Map<string, SkillOrigin>();
 	const localPackageDirs = new Set<string>();

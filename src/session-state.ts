@@ -2,6 +2,7 @@
 // so far (named in the injected block until pi rescans on /reload), and the skill files pi itself
 // loaded (from before_agent_start), so `--skill` skills show up in `list` as read-only.
 
+import { createDiscoveryCache, type DiscoveryCache } from "./discovery-cache.ts";
 import { createReadLedger, type ReadLedger } from "./read-ledger.ts";
 
 export interface ChangedSkill {
@@ -14,17 +15,20 @@ export interface ChangedSkill {
 export interface SessionState {
 	readonly ledger: ReadLedger;
 	readonly changed: Map<string, ChangedSkill>;
+	/** The last discovery, reused while its fingerprint holds. */
+	readonly discoveryCache: DiscoveryCache;
 	runtimeSkillFiles: string[];
 	/** Journals found and rolled back when the session started, for /selfskills. */
 	recoveries: string[];
 }
 
 export function createSessionState(): SessionState {
-	return { ledger: createReadLedger(), changed: new Map(), runtimeSkillFiles: [], recoveries: [] };
+	return { ledger: createReadLedger(), changed: new Map(), discoveryCache: createDiscoveryCache(), runtimeSkillFiles: [], recoveries: [] };
 }
 
 export function resetSessionState(state: SessionState): void {
 	state.ledger.clear();
 	state.changed.clear();
+	state.discoveryCache.clear();
 	state.runtimeSkillFiles = [];
 }

@@ -151,7 +151,7 @@ function withCurrentText(ctx: CallContext, refusal: Refusal): Refusal {
 export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(rawArgs);
-		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, signal });
+		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, signal });
 		const result = await dispatch(callCtx, args, deps.effects);
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
 		return { content: [{ type: "text", text: result.text }], details: result.details };

@@ -1,0 +1,262 @@
+// A session's last discovery, reused only while a stat fingerprint proves the disk still gives
+// the same answer. The fingerprint is a superset of what pi's resolver and loadSkills read: both
+// settings files, and under every place pi scans (agent and project skills, `.agents/skills` up
+// to the filesystem root, `~/.agents/skills`, the skillsDir, settings `skills` entries, every
+// configured package) every folder, every `.md`, `package.json` and ignore file. Adding,
+// removing or renaming an entry changes its folder's mtime; editing a file changes its own.
+// An entry changed shortly before it was stamped could change again within the same clock tick
+// and keep its mtime ("racy git"), so for those the content (folder names, file hash) is
+// compared as well. Any doubt means a fresh discovery: a miss costs time, never correctness.
+
+import { readdirSync, readFileSync, statSync, type Stats } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { loadSkills } from "@mariozechner/pi-coding-agent";
+import type { LandedChange } from "./commit.ts";
+import { createPackageManager, discoverSkills, type DiscoverOptions, type Discovery } from "./discovery.ts";
+import { sha256 } from "./read-ledger.ts";
+import { getUserAgentsSkillsDir } from "./roots.ts";
+import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
+
+/** Wider than any filesystem's timestamp granularity (FAT: 2 s). */
+const RACY_MS = 3_000;
+
+/** Files pi's skill walk may read: skill files, root-level .md skills, package manifests, ignore files. */
+const WATCHED_FILE = /(\.md|^package\.json|^\.gitignore|^\.ignore|^\.fdignore)$/;
+
+interface Stamp {
+	readonly sig: string;
+	/** Changed within RACY_MS of the stamp: compare the content too. */
+	readonly racy: boolean;
+	/** A folder's sorted entry names. */
+	readonly names?: string;
+	/** A racy file's sha256. */
+	readonly hash?: string;
+	/** Only whether it exists matters (a `.git` marks the project root; its churn does not). */
+	readonly existenceOnly?: boolean;
+}
+
+interface Fingerprint {
+	readonly stamps: Map<string, Stamp>;
+	/** Timestamps are compared at this resolution (0: as the filesystem gives them). */
+	readonly granularityMs: number;
+}
+
+interface Entry {
+	readonly key: string;
+	readonly fingerprint: Fingerprint;
+	discovery: Discovery;
+}
+
+export interface DiscoveryCacheStats {
+	hits: number;
+	misses: number;
+	/** Misses whose result could not be kept (a package not installed, a change during the build). */
+	unkept: number;
+}
+
+export interface DiscoveryCache {
+	readonly stats: Readonly<DiscoveryCacheStats>;
+	discover(options: DiscoverOptions): Promise<Discovery>;
+	/**
+	 * Called under the write locks after a commit landed: the cache follows the tool's own
+	 * writes when nothing else changed (same folder entries, the bytes it wrote, a SKILL.md
+	 * that loads with its old name and diagnostics), and is dropped otherwise.
+	 */
+	noteLanded(changes: readonly LandedChange[], options: Pick<DiscoverOptions, "cwd" | "agentDir">): void;
+	clear(): void;
+}
+
+function statOf(path: string): Stats | undefined {
+	try {
+		return statSync(path);
+	} catch {
+		return undefined;
+	}
+}
+
+function sigOf(stat: Stats | undefined, granularityMs: number, existenceOnly = false): string {
+	if (!stat) return "missing";
+	if (existenceOnly) return stat.isDirectory() ? "dir" : "other";
+	const [mtime, ctime] = [stat.mtimeMs, stat.ctimeMs].map((t) => (granularityMs > 0 ? Math.floor(t / granularityMs) : t));
+	return `${stat.dev}:${stat.ino}:${stat.mode}:${stat.size}:${mtime}:${ctime}`;
+}
+
+function namesOf(dir: string): string | undefined {
+	try {
+		return readdirSync(dir).sort().join("\0");
+	} catch {
+		return undefined;
+	}
+}
+
+function hashOf(path: string): string | undefined {
+	try {
+		return sha256(readFileSync(path));
+	} catch {
+		return undefined;
+	}
+}
+
+function stampOf(path: string, stat: Stats | undefined, granularityMs: number, since: number, names?: string): Stamp {
+	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - Math.max(RACY_MS, 2 * granularityMs);
+	const isDir = stat?.isDirectory() === true;
+	return { sig: sigOf(stat, granularityMs), racy, names: isDir ? (names ?? namesOf(path)) : undefined, hash: racy && !isDir ? hashOf(path) : undefined };
+}
+
+/** Stamps `path` and, for a folder, everything under it pi could scan (not dot folders, not node_modules). */
+function stampTree(path: string, fingerprint: Fingerprint, since: number, visited: Set<string>): void {
+	const { stamps, granularityMs } = fingerprint;
+	if (stamps.has(path)) return;
+	const stat = statOf(path);
+	if (!stat?.isDirectory()) {
+		stamps.set(path, stampOf(path, stat, granularityMs, since));
+		return;
+	}
+	const entries = (() => {
+		try {
+			return readdirSync(path, { withFileTypes: true });
+		} catch {
+			return [];
+		}
+	})();
+	stamps.set(path, stampOf(path, stat, granularityMs, since, entries.map((e) => e.name).sort().join("\0")));
+	const id = `${stat.dev}:${stat.ino}`;
+	if (visited.has(id)) return; // A symlink loop.
+	visited.add(id);
+	for (const entry of entries) {
+		const child = join(path, entry.name);
+		if (WATCHED_FILE.test(entry.name) && !entry.isDirectory()) stampTree(child, fingerprint, since, visited);
+		else if (!entry.name.startsWith(".") && entry.name !== "node_modules" && (entry.isDirectory() || entry.isSymbolicLink())) stampTree(child, fingerprint, since, visited);
+	}
+}
+
+function isFresh(fingerprint: Fingerprint): boolean {
+	for (const [path, stamp] of fingerprint.stamps) {
+		const stat = statOf(path);
+		if (sigOf(stat, fingerprint.granularityMs, stamp.existenceOnly) !== stamp.sig) return false;
+		if (!stamp.racy) continue;
+		if (stat?.isDirectory() ? namesOf(path) !== stamp.names : hashOf(path) !== stamp.hash) return false;
+	}
+	return true;
+}
+
+/** A settings `skills` entry as the folder to stamp: glob and override marks cut off. */
+function entryBase(entry: string, baseDir: string): string {
+	const plain = entry.trim().replace(/^[!+-]/, "");
+	const glob = plain.search(/[*?[{]/);
+	const head = glob === -1 ? plain : dirname(plain.slice(0, glob + 1));
+	return head.startsWith("~") ? join(homedir(), head.slice(1)) : resolve(baseDir, head);
+}
+
+type PackageManagers = ReturnType<typeof createPackageManager>;
+
+interface Places {
+	/** Stamped whole: every folder and watched file under each. */
+	readonly trees: string[];
+	/** Stamped for existence only. */
+	readonly markers: string[];
+}
+
+/** Every place pi's resolver could find a skill for these options; undefined when one cannot be known (a package not installed). */
+function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManager }: PackageManagers): Places | undefined {
+	const { cwd, agentDir } = options;
+	const trees = [getGlobalSettingsPath(agentDir), getProjectSettingsPath(cwd), join(agentDir, "skills"), join(cwd, ".pi", "skills"), getUserAgentsSkillsDir(), options.settings.skillsDir, ...(options.runtimeSkillFiles ?? [])];
+	const markers: string[] = [];
+	for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+		trees.push(join(dir, ".agents", "skills"));
+		markers.push(join(dir, ".git"));
+		if (dirname(dir) === dir) break;
+	}
+	const scopes = [
+		{ scope: "user", settings: settingsManager.getGlobalSettings(), baseDir: agentDir },
+		{ scope: "project", settings: settingsManager.getProjectSettings(), baseDir: join(cwd, ".pi") },
+	] as const;
+	for (const { scope, settings, baseDir } of scopes) {
+		for (const pkg of settings.packages ?? []) {
+			const installed = packageManager.getInstalledPath(typeof pkg === "string" ? pkg : pkg.source, scope);
+			if (!installed) return undefined;
+			trees.push(installed);
+		}
+		for (const entry of settings.skills ?? []) trees.push(entryBase(entry, baseDir));
+	}
+	return { trees: trees.map((p) => resolve(p)), markers };
+}
+
+function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
+	const since = Date.now();
+	const fingerprint: Fingerprint = { stamps: new Map(), granularityMs };
+	for (const marker of places.markers) fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs, true), racy: false, existenceOnly: true });
+	const visited = new Set<string>();
+	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
+	return fingerprint;
+}
+
+function keyOf(options: DiscoverOptions): string {
+	const { cwd, agentDir, trusted, settings, runtimeSkillFiles } = options;
+	return JSON.stringify({ cwd, agentDir, trusted, settings, runtimeSkillFiles, home: getUserAgentsSkillsDir() });
+}
+
+/** The tool's own write, followed into the cache; false when the entry must be dropped instead. */
+function followWrite(entry: Entry, change: LandedChange, options: Pick<DiscoverOptions, "cwd" | "agentDir">): boolean {
+	const { stamps, granularityMs } = entry.fingerprint;
+	const file = resolve(change.absPath);
+	const dir = dirname(file);
+	const dirStamp = stamps.get(dir);
+	if (change.newHash === null || change.oldHash === null || !dirStamp) return false;
+	const names = namesOf(dir);
+	if (names === undefined || names !== dirStamp.names) return false;
+	stamps.set(dir, { sig: sigOf(statOf(dir), granularityMs), racy: true, names });
+	if (!stamps.has(file)) return true;
+	const stat = statOf(file);
+	if (hashOf(file) !== change.newHash) return false;
+	stamps.set(file, { sig: sigOf(stat, granularityMs), racy: true, hash: change.newHash });
+	const index = entry.discovery.skills.findIndex((s) => s.filePath === file);
+	if (index === -1) return !entry.discovery.diagnostics.some((d) => d.path !== undefined && resolve(d.path) === file);
+	const loaded = loadSkills({ cwd: options.cwd, agentDir: options.agentDir, skillPaths: [file], includeDefaults: false });
+	const skill = loaded.skills[0];
+	const before = entry.discovery.diagnostics.filter((d) => d.path !== undefined && resolve(d.path) === file);
+	const same = (a: readonly { message: string }[], b: readonly { message: string }[]) => a.map((d) => d.message).join("\n") === b.map((d) => d.message).join("\n");
+	if (!skill || skill.name !== entry.discovery.skills[index].name || !same(before, loaded.diagnostics)) return false;
+	const skills = [...entry.discovery.skills];
+	skills[index] = { ...skills[index], description: skill.description };
+	entry.discovery = { ...entry.discovery, skills };
+	return true;
+}
+
+export interface DiscoveryCacheOptions {
+	/** Compare timestamps as if the filesystem kept them at this resolution (tests: a coarse clock). */
+	readonly timestampGranularityMs?: number;
+}
+
+export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): DiscoveryCache {
+	let entry: Entry | undefined;
+	const stats: DiscoveryCacheStats = { hits: 0, misses: 0, unkept: 0 };
+	return {
+		stats,
+		async discover(options) {
+			const key = keyOf(options);
+			if (entry && entry.key === key && isFresh(entry.fingerprint)) {
+				stats.hits++;
+				return entry.discovery;
+			}
+			stats.misses++;
+			entry = undefined;
+			const managers = createPackageManager(options);
+			const places = watchedPlaces(options, managers);
+			// Stamped before pi reads anything and checked after: a change in between is not kept.
+			const fingerprint = places && takeFingerprint(places, cacheOptions.timestampGranularityMs ?? 0);
+			const discovery = await discoverSkills(options, managers.packageManager);
+			const covered = fingerprint !== undefined && discovery.skills.every((s) => fingerprint.stamps.has(s.filePath));
+			if (fingerprint && covered && isFresh(fingerprint)) entry = { key, fingerprint, discovery };
+			else stats.unkept++;
+			return discovery;
+		},
+		noteLanded(changes, options) {
+			if (entry && !changes.every((change) => entry !== undefined && followWrite(entry, change, options))) entry = undefined;
+		},
+		clear() {
+			entry = undefined;
+		},
+	};
+}

@@ -1,0 +1,301 @@
+// discovery-cache.ts: a reused discovery must always equal a fresh one. Every place pi looks gets
+// a random walk of changes (new, removed, renamed and edited skills, ignore files, settings,
+// symlinks, the git root marker), each followed at once by a cached and a fresh discovery.
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { expect } from "chai";
+import type { LandedChange } from "../../src/commit.ts";
+import { createDiscoveryCache } from "../../src/discovery-cache.ts";
+import { discoverSkills, type DiscoverOptions, type Discovery } from "../../src/discovery.ts";
+import { sha256 } from "../../src/read-ledger.ts";
+import { loadSettings } from "../../src/settings.ts";
+import { buildLocations, type LocationsFixture } from "../fixtures/locations/build-locations.ts";
+import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
+
+function summary(discovery: Discovery): unknown {
+	return {
+		skills: discovery.skills.map((s) => [s.name, s.description, s.filePath, s.dir, s.patchable, s.reason, s.origin.kind]),
+		diagnostics: discovery.diagnostics.map((d) => [d.type, d.message, d.path]),
+		roots: discovery.roots.map((r) => [r.kind, r.path]),
+	};
+}
+
+function optionsFor(env: TempEnv, fixture: LocationsFixture): DiscoverOptions {
+	const settings = loadSettings({ cwd: fixture.cwd, agentDir: env.agentDir, trusted: true }).settings;
+	return { cwd: fixture.cwd, agentDir: env.agentDir, trusted: true, settings, runtimeSkillFiles: fixture.runtimeSkillFiles };
+}
+
+function skillText(name: string, description: string): string {
+	return `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`;
+}
+
+/** A tiny deterministic PRNG so a failing walk can be replayed from its seed. */
+function createRandom(seed: number): (n: number) => number {
+	let state = seed >>> 0;
+	return (n) => {
+		state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+		return (state >>> 16) % n; // The low bits of an LCG cycle quickly.
+	};
+}
+
+/** Every skill folder under `dir` (folders holding a SKILL.md), not following dot folders. */
+function skillDirs(dir: string): string[] {
+	if (!existsSync(dir)) return [];
+	const found: string[] = [];
+	for (const entry of readdirSync(dir, { withFileTypes: true })) {
+		if (entry.name.startsWith(".") || entry.name === "node_modules" || entry.isSymbolicLink() || !entry.isDirectory()) continue;
+		const child = join(dir, entry.name);
+		if (existsSync(join(child, "SKILL.md"))) found.push(child);
+		else found.push(...skillDirs(child));
+	}
+	return found;
+}
+
+function scannedPlaces(env: TempEnv, fixture: LocationsFixture): string[] {
+	return [
+		join(env.agentDir, "skills"),
+		join(fixture.cwd, ".pi", "skills"),
+		join(fixture.cwd, ".agents", "skills"),
+		join(fixture.gitRoot, ".agents", "skills"),
+		join(env.root, ".agents", "skills"),
+		join(env.home, ".agents", "skills"),
+		join(env.root, "local-pkg", "skills"),
+		join(fixture.cwd, "proj-local-pkg", "skills"),
+		join(fixture.cwd, "listed-project"),
+		join(env.root, "listed-global"),
+		join(env.root, "custom-skills"),
+		join(env.agentDir, "npm", "node_modules", "npm-global-fixture", "skills"),
+	];
+}
+
+type Change = (pick: (n: number) => number, step: number) => string;
+
+function createChanges(env: TempEnv, fixture: LocationsFixture): Change[] {
+	const places = scannedPlaces(env, fixture);
+	const anySkill = (pick: (n: number) => number) => {
+		const all = places.flatMap(skillDirs);
+		return all.length > 0 ? all[pick(all.length)] : undefined;
+	};
+	const settingsPath = join(env.agentDir, "settings.json");
+	return [
+		(pick, step) => {
+			const place = places[pick(places.length)];
+			const name = `new-skill-${step}`;
+			mkdirSync(join(place, name), { recursive: true });
+			writeFileSync(join(place, name, "SKILL.md"), skillText(name, `Added at step ${step}.`));
+			return `add ${name} in ${place}`;
+		},
+		(pick) => {
+			const dir = anySkill(pick);
+			if (dir) rmSync(dir, { recursive: true, force: true });
+			return `remove ${dir}`;
+		},
+		(pick, step) => {
+			const dir = anySkill(pick);
+			if (!dir) return "edit: none";
+			const file = join(dir, "SKILL.md");
+			const text = readFileSync(file, "utf8");
+			// Same length, different description, mtime put back: only ctime (or the content) tells.
+			const { mtime, atime } = statSync(file);
+			writeFileSync(file, text.replace(/description: .{4}/, `description: ${String(step % 10000).padStart(4, "0")}`));
+			utimesSync(file, atime, mtime);
+			return `edit ${file}`;
+		},
+		(pick, step) => {
+			const dir = anySkill(pick);
+			if (!dir) return "rename: none";
+			const name = readFileSync(join(dir, "SKILL.md"), "utf8").match(/name: (\S+)/)?.[1] ?? "x";
+			const target = join(dirname(dir), `${name}-moved-${step}`);
+			renameSync(dir, target);
+			return `rename ${dir} -> ${target}`;
+		},
+		(pick) => {
+			const place = places[pick(places.length)];
+			const ignore = join(place, ".gitignore");
+			if (existsSync(ignore) && pick(2) === 0) {
+				unlinkSync(ignore);
+				return `unignore ${place}`;
+			}
+			const names = existsSync(place) ? readdirSync(place).filter((n) => !n.startsWith(".")) : [];
+			if (names.length === 0) return "ignore: none";
+			// Rewritten in place when it exists: the folder does not change, only the file.
+			const victim = names[pick(names.length)];
+			writeFileSync(ignore, `${victim}/\n`);
+			return `ignore ${victim} in ${place}`;
+		},
+		() => {
+			const marker = join(fixture.gitRoot, ".git");
+			if (existsSync(marker)) rmSync(marker, { recursive: true });
+			else mkdirSync(marker);
+			return `toggle ${marker}`;
+		},
+		(pick) => {
+			const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
+			const extra = join(env.root, "late-package");
+			if (!existsSync(extra)) {
+				mkdirSync(join(extra, "skills", "late-skill"), { recursive: true });
+				writeFileSync(join(extra, "package.json"), JSON.stringify({ name: "late", pi: { skills: ["./skills"] } }));
+				writeFileSync(join(extra, "skills", "late-skill", "SKILL.md"), skillText("late-skill", "From a package added late."));
+			}
+			const has = settings.packages.includes("../late-package");
+			settings.packages = has ? settings.packages.filter((p: string) => p !== "../late-package") : [...settings.packages, "../late-package"];
+			if (pick(2) === 0) settings.skills = settings.skills.length > 1 ? ["../listed-global"] : ["../listed-global", "-**/agent-skill"];
+			writeFileSync(settingsPath, JSON.stringify(settings));
+			return `settings: packages ${settings.packages.join(",")}, skills ${settings.skills.join(",")}`;
+		},
+		(pick, step) => {
+			const link = join(env.agentDir, "skills", "linked-out-skill");
+			const target = join(env.root, "outside", `linked-${step}`);
+			mkdirSync(target, { recursive: true });
+			writeFileSync(join(target, "SKILL.md"), skillText(`linked-${pick(3)}-skill`, `Linked at step ${step}.`));
+			rmSync(link, { force: true, recursive: false });
+			symlinkSync(target, link);
+			return `relink ${link} -> ${target}`;
+		},
+		(pick, step) => {
+			const dir = anySkill(pick);
+			if (!dir) return "bundle: none";
+			mkdirSync(join(dir, "references"), { recursive: true });
+			writeFileSync(join(dir, "references", `note-${step}.md`), "A bundled note.\n");
+			return `bundled file in ${dir}`;
+		},
+		() => "nothing",
+	];
+}
+
+describe("discovery cache: a reused discovery always equals a fresh one", function () {
+	const getEnv = useTempEnv();
+
+	async function walk(seed: number, steps: number, settle: boolean): Promise<{ hits: number; misses: number }> {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const cache = createDiscoveryCache();
+		const options = optionsFor(env, fixture);
+		// Entries older than the racy window are trusted on their stat alone: let the tree age.
+		if (settle) await new Promise((done) => setTimeout(done, 3_500));
+		await cache.discover(options);
+		const changes = createChanges(env, fixture);
+		const pick = createRandom(seed);
+		for (let step = 0; step < steps; step++) {
+			const what = changes[pick(changes.length)](pick, step);
+			const cached = await cache.discover(options);
+			const fresh = await discoverSkills(options);
+			expect(summary(cached), `seed ${seed}, step ${step}: ${what}`).to.deep.equal(summary(fresh));
+			// A second look without a change must be served from the cache, and still be right.
+			const again = await cache.discover(options);
+			expect(summary(again), `seed ${seed}, step ${step} again`).to.deep.equal(summary(fresh));
+		}
+		return cache.stats;
+	}
+
+	it("over 80 random changes made at once, in every place pi looks", async function () {
+		const stats = await walk(7, 80, false);
+		expect(stats.hits, "the cache was never used").to.be.greaterThan(70);
+	});
+
+	it("over 50 random changes to a tree old enough to be trusted on its stat", async function () {
+		this.timeout(120_000);
+		const stats = await walk(11, 50, true);
+		expect(stats.hits).to.be.greaterThan(40);
+	});
+
+	it("sees a same-size edit that a coarse clock cannot date (racy entries are compared by content)", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		// As on a filesystem that keeps whole seconds: most rewrites below share a timestamp.
+		const cache = createDiscoveryCache({ timestampGranularityMs: 1000 });
+		const options = optionsFor(env, fixture);
+		const file = fixture.files.get("agent-skill") ?? "";
+		let sameSecond = 0;
+		for (let i = 0; i < 20; i++) {
+			const version = String(i).padStart(3, "0");
+			writeFileSync(file, skillText("agent-skill", `Version ${version} A.`));
+			await cache.discover(options);
+			const before = statSync(file);
+			writeFileSync(file, skillText("agent-skill", `Version ${version} B.`));
+			const after = statSync(file);
+			if (Math.floor(before.ctimeMs / 1000) === Math.floor(after.ctimeMs / 1000)) sameSecond++;
+			const skill = (await cache.discover(options)).skills.find((s) => s.name === "agent-skill");
+			expect(skill?.description, `round ${i}`).to.equal(`Version ${version} B.`);
+		}
+		expect(sameSecond, "no rewrite shared a second: the case was not exercised").to.be.greaterThan(0);
+	});
+
+	it("never keeps a discovery while a configured package is not installed, and finds it once it is", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const settingsPath = join(env.agentDir, "settings.json");
+		const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
+		writeFileSync(settingsPath, JSON.stringify({ ...settings, packages: [...settings.packages, "../not-yet"] }));
+		const cache = createDiscoveryCache();
+		const options = optionsFor(env, fixture);
+		await cache.discover(options);
+		await cache.discover(options);
+		expect(cache.stats).to.deep.include({ hits: 0, misses: 2, unkept: 2 });
+		mkdirSync(join(env.root, "not-yet", "skills", "arrived"), { recursive: true });
+		writeFileSync(join(env.root, "not-yet", "skills", "arrived", "SKILL.md"), skillText("arrived", "Installed late."));
+		const names = (await cache.discover(options)).skills.map((s) => s.name);
+		expect(names).to.include("arrived");
+		await cache.discover(options);
+		expect(cache.stats.hits).to.equal(1);
+	});
+
+	describe("following the tool's own writes", function () {
+		function landed(file: string, oldHash: string, newHash: string): LandedChange {
+			return { skill: "agent-skill", relPath: "SKILL.md", absPath: file, oldHash, newHash, backupId: null, backupPath: null };
+		}
+
+		it("keeps the entry with the new description when only the written file changed", async function () {
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const cache = createDiscoveryCache();
+			const options = optionsFor(env, fixture);
+			const file = fixture.files.get("agent-skill") ?? "";
+			await cache.discover(options);
+			const oldHash = sha256(readFileSync(file));
+			const text = skillText("agent-skill", "Rewritten by the tool.");
+			writeFileSync(file, text);
+			cache.noteLanded([landed(file, oldHash, sha256(text))], options);
+			const skill = (await cache.discover(options)).skills.find((s) => s.name === "agent-skill");
+			expect(skill?.description).to.equal("Rewritten by the tool.");
+			expect(cache.stats).to.deep.include({ hits: 1, misses: 1 });
+		});
+
+		it("drops the entry when something else changed in the same folder", async function () {
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const cache = createDiscoveryCache();
+			const options = optionsFor(env, fixture);
+			const file = fixture.files.get("agent-skill") ?? "";
+			await cache.discover(options);
+			const oldHash = sha256(readFileSync(file));
+			const text = skillText("agent-skill", "Rewritten by the tool.");
+			writeFileSync(file, text);
+			writeFileSync(join(dirname(file), ".ignore"), "SKILL.md\n");
+			cache.noteLanded([landed(file, oldHash, sha256(text))], options);
+			const discovery = await cache.discover(options);
+			expect(cache.stats.misses).to.equal(2);
+			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
+		});
+
+		it("drops the entry when the bytes on disk are not the ones the tool wrote, or the name changed", async function () {
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const cache = createDiscoveryCache();
+			const options = optionsFor(env, fixture);
+			const file = fixture.files.get("agent-skill") ?? "";
+			await cache.discover(options);
+			const oldHash = sha256(readFileSync(file));
+			writeFileSync(file, skillText("agent-skill", "Someone else's bytes."));
+			cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))], options);
+			await cache.discover(options);
+			expect(cache.stats.misses).to.equal(2);
+			const renamed = skillText("other-name", "Renamed.");
+			writeFileSync(file, renamed);
+			cache.noteLanded([landed(file, sha256(readFileSync(file)), sha256(renamed))], options);
+			const discovery = await cache.discover(options);
+			expect(cache.stats.misses).to.equal(3);
+			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
+		});
+	});
+});
