@@ -98,8 +98,12 @@ function hashOf(path: string): string | undefined {
 	}
 }
 
+function racyWindow(granularityMs: number): number {
+	return Math.max(RACY_MS, 2 * granularityMs);
+}
+
 function stampOf(path: string, stat: Stats | undefined, granularityMs: number, since: number, names?: string): Stamp {
-	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - Math.max(RACY_MS, 2 * granularityMs);
+	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - racyWindow(granularityMs);
 	const isDir = stat?.isDirectory() === true;
 	return { sig: sigOf(stat, granularityMs), racy, names: isDir ? (names ?? namesOf(path)) : undefined, hash: racy && !isDir ? hashOf(path) : undefined };
 }
@@ -132,11 +136,14 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 }
 
 function isFresh(fingerprint: Fingerprint): boolean {
+	const now = Date.now();
 	for (const [path, stamp] of fingerprint.stamps) {
 		const stat = statOf(path);
 		if (sigOf(stat, fingerprint.granularityMs, stamp.existenceOnly) !== stamp.sig) return false;
-		if (!stamp.racy) continue;
-		if (stat?.isDirectory() ? namesOf(path) !== stamp.names : hashOf(path) !== stamp.hash) return false;
+		if (!stamp.racy || !stat) continue;
+		if (stat.isDirectory() ? namesOf(path) !== stamp.names : hashOf(path) !== stamp.hash) return false;
+		// Same content, and its timestamp is now old enough that any later change must move it.
+		if (Math.max(stat.mtimeMs, stat.ctimeMs) < now - racyWindow(fingerprint.granularityMs)) fingerprint.stamps.set(path, { ...stamp, racy: false });
 	}
 	return true;
 }

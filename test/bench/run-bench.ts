@@ -20,6 +20,14 @@ const rows: GoalRow[] = [];
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 const wants = (section: string) => !only || only.includes(section);
 
+/**
+ * Skills on a real disk are older than the few seconds in which the discovery cache compares a
+ * just-changed entry by content (the file a patch just wrote always is): let a new tree age first.
+ */
+async function ageTree(): Promise<void> {
+	await new Promise((done) => setTimeout(done, 3_500));
+}
+
 function heading(title: string): void {
 	console.log(`\n== ${title}`);
 }
@@ -76,6 +84,7 @@ async function benchPatch(size: number): Promise<void> {
 		const [editFile, floorFile, durableFile] = copies.slice(0, 3).map((dir) => join(dir, "SKILL.md"));
 		for (const copy of [editFile, floorFile, durableFile]) copyFileSync(file, copy);
 		const edit = createEditToolDefinition(bench.env.projectDir);
+		await ageTree();
 		await expectOk(bench, { action: "read", skill: "bench-patch" });
 		const times = { patch: [] as number[], edit: [] as number[], floor: [] as number[], durable: [] as number[] };
 		const warmup = 5;
@@ -123,6 +132,7 @@ async function benchList(count: number): Promise<{ ours: number; pi: number }> {
 	const bench = createBenchEnv();
 	try {
 		buildTree(bench.roots, count);
+		await ageTree();
 		const { agentDir, projectDir } = bench.env;
 		const peer = () => loadSkills({ cwd: projectDir, agentDir, skillPaths: [...bench.roots], includeDefaults: false });
 		const listed = (await expectOk(bench, { action: "list" })).details.skills as unknown[];

@@ -211,6 +211,8 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			const version = String(i).padStart(3, "0");
 			writeFileSync(file, skillText("agent-skill", `Version ${version} A.`));
 			await cache.discover(options);
+			// A hit on unchanged content must not stop the content check while the entry is recent.
+			await cache.discover(options);
 			const before = statSync(file);
 			writeFileSync(file, skillText("agent-skill", `Version ${version} B.`));
 			const after = statSync(file);
