@@ -105,6 +105,29 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 		return entries;
 	};
 
+	/**
+	 * The store's own backups of one file by name alone, newest first: what store and prune need
+	 * on every write, without a stat per backup (a folder squatting on a backup name is skipped
+	 * where it matters: it is never read as a duplicate nor unlinked).
+	 */
+	const names = (skill: string, relPath: string): Array<{ id: string; path: string; stamp: string; hash: string }> => {
+		const dir = fileDir(skill, relPath);
+		return listDir(fs, dir)
+			.flatMap((id) => {
+				const match = ENTRY.exec(id);
+				return match ? [{ id, path: join(dir, id), stamp: match[1], hash: match[2] }] : [];
+			})
+			.sort((a, b) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp)));
+	};
+
+	const sameBytes = (path: string, bytes: Uint8Array): boolean => {
+		try {
+			return fs.lstat(path).isFile() && Buffer.compare(fs.readFile(path), Buffer.from(bytes)) === 0;
+		} catch {
+			return false;
+		}
+	};
+
 	const list = (skill: string, relPath: string): BackupEntry[] => {
 		const own = readEntries(fileDir(skill, relPath), false);
 		const legacy = relPath === "SKILL.md" ? readEntries(join(root, skillFolderName(skill)), true) : [];
@@ -136,11 +159,11 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			mkdirDurable(fs, dir);
 			const hash = sha256(bytes).slice(0, 10);
 			const ext = extname(relPath);
-			const existing = list(skill, relPath).filter((e) => !e.legacy);
+			const existing = names(skill, relPath);
 			const stamp = nextStamp(existing);
 			const id = `${stamp}-${hash}${ext}`;
 			const path = join(dir, id);
-			const same = existing.find((e) => e.hash === hash && Buffer.compare(fs.readFile(e.path), Buffer.from(bytes)) === 0);
+			const same = existing.find((e) => e.hash === hash && sameBytes(e.path, bytes));
 			if (same) {
 				fs.rename(same.path, path);
 				syncDir(fs, dir);
@@ -195,9 +218,9 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			// unreadable folder or a backup that cannot be removed is left for the next prune.
 			const removed: string[] = [];
 			try {
-				const own = list(skill, relPath).filter((e) => !e.legacy);
-				for (const entry of own.slice(Math.max(cap, 1))) {
+				for (const entry of names(skill, relPath).slice(Math.max(cap, 1))) {
 					try {
+						if (!fs.lstat(entry.path).isFile()) continue;
 						fs.unlink(entry.path);
 						removed.push(entry.id);
 					} catch {

@@ -10,13 +10,13 @@
 
 import { readdirSync, readFileSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { loadSkills } from "@mariozechner/pi-coding-agent";
+import { basename, dirname, join, resolve } from "node:path";
 import type { LandedChange } from "./commit.ts";
 import { createPackageManager, discoverSkills, type DiscoverOptions, type Discovery } from "./discovery.ts";
 import { sha256 } from "./read-ledger.ts";
 import { getUserAgentsSkillsDir } from "./roots.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
+import { checkSkillContent } from "./validation.ts";
 
 /** Wider than any filesystem's timestamp granularity (FAT: 2 s). */
 const RACY_MS = 3_000;
@@ -63,13 +63,14 @@ export interface DiscoveryCache {
 	 * writes when nothing else changed (same folder entries, the bytes it wrote, a SKILL.md
 	 * that loads with its old name and diagnostics), and is dropped otherwise.
 	 */
-	noteLanded(changes: readonly LandedChange[], options: Pick<DiscoverOptions, "cwd" | "agentDir">): void;
+	noteLanded(changes: readonly LandedChange[]): void;
 	clear(): void;
 }
 
 function statOf(path: string): Stats | undefined {
 	try {
-		return statSync(path);
+		// Most stamped paths that are missing stay missing: no exception for those.
+		return statSync(path, { throwIfNoEntry: false });
 	} catch {
 		return undefined;
 	}
@@ -90,12 +91,17 @@ function namesOf(dir: string): string | undefined {
 	}
 }
 
-function hashOf(path: string): string | undefined {
+function readOrUndefined(path: string): Buffer | undefined {
 	try {
-		return sha256(readFileSync(path));
+		return readFileSync(path);
 	} catch {
 		return undefined;
 	}
+}
+
+function hashOf(path: string): string | undefined {
+	const bytes = readOrUndefined(path);
+	return bytes && sha256(bytes);
 }
 
 function racyWindow(granularityMs: number): number {
@@ -205,7 +211,7 @@ function keyOf(options: DiscoverOptions): string {
 }
 
 /** The tool's own write, followed into the cache; false when the entry must be dropped instead. */
-function followWrite(entry: Entry, change: LandedChange, options: Pick<DiscoverOptions, "cwd" | "agentDir">): boolean {
+function followWrite(entry: Entry, change: LandedChange): boolean {
 	const { stamps, granularityMs } = entry.fingerprint;
 	const file = resolve(change.absPath);
 	const dir = dirname(file);
@@ -216,17 +222,19 @@ function followWrite(entry: Entry, change: LandedChange, options: Pick<DiscoverO
 	stamps.set(dir, { sig: sigOf(statOf(dir), granularityMs), racy: true, names });
 	if (!stamps.has(file)) return true;
 	const stat = statOf(file);
-	if (hashOf(file) !== change.newHash) return false;
+	const bytes = readOrUndefined(file);
+	if (!bytes || sha256(bytes) !== change.newHash) return false;
 	stamps.set(file, { sig: sigOf(stat, granularityMs), racy: true, hash: change.newHash });
 	const index = entry.discovery.skills.findIndex((s) => s.filePath === file);
-	if (index === -1) return !entry.discovery.diagnostics.some((d) => d.path !== undefined && resolve(d.path) === file);
-	const loaded = loadSkills({ cwd: options.cwd, agentDir: options.agentDir, skillPaths: [file], includeDefaults: false });
-	const skill = loaded.skills[0];
-	const before = entry.discovery.diagnostics.filter((d) => d.path !== undefined && resolve(d.path) === file);
-	const same = (a: readonly { message: string }[], b: readonly { message: string }[]) => a.map((d) => d.message).join("\n") === b.map((d) => d.message).join("\n");
-	if (!skill || skill.name !== entry.discovery.skills[index].name || !same(before, loaded.diagnostics)) return false;
+	const hasDiagnostics = entry.discovery.diagnostics.some((d) => d.path !== undefined && resolve(d.path) === file);
+	if (index === -1) return !hasDiagnostics;
+	const skill = entry.discovery.skills[index];
+	if (hasDiagnostics || skill.dir === undefined) return false;
+	// The bytes on disk are the ones gate 6 checked: pi's verdict on them is in the check cache.
+	const check = checkSkillContent(bytes.toString("utf8"), basename(skill.dir));
+	if (check.name !== skill.name || check.description === undefined || check.diagnostics.length > 0) return false;
 	const skills = [...entry.discovery.skills];
-	skills[index] = { ...skills[index], description: skill.description };
+	skills[index] = { ...skill, description: check.description };
 	entry.discovery = { ...entry.discovery, skills };
 	return true;
 }
@@ -259,8 +267,8 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			else stats.unkept++;
 			return discovery;
 		},
-		noteLanded(changes, options) {
-			if (entry && !changes.every((change) => entry !== undefined && followWrite(entry, change, options))) entry = undefined;
+		noteLanded(changes) {
+			if (entry && !changes.every((change) => entry !== undefined && followWrite(entry, change))) entry = undefined;
 		},
 		clear() {
 			entry = undefined;

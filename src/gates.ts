@@ -137,7 +137,8 @@ export interface ValidInput {
 	readonly path: string;
 	/** Names of the other discovered skills, for collisions when the name changes. */
 	readonly otherNames: readonly string[];
-	readonly previousDescription?: string;
+	/** For the corrected frontmatter of a refusal; only computed when there is one. */
+	readonly previousDescription?: () => string | undefined;
 }
 
 /** Gate 6: pi still loads the skill, with no diagnostic the file did not already have. */
@@ -149,6 +150,6 @@ export function checkValid(input: ValidInput): Refusal | undefined {
 		added.push({ type: "collision", message: `name "${after.name}" collides with another discovered skill` });
 	}
 	if (added.length === 0 && after.name !== undefined) return undefined;
-	const suggestion = suggestFrontmatter(input.after, input.dirName, input.previousDescription);
+	const suggestion = suggestFrontmatter(input.after, input.dirName, input.previousDescription?.());
 	return refusals.invalidSkill(input.path, added.length > 0 ? added : after.diagnostics, suggestion);
 }

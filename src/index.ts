@@ -2,9 +2,9 @@
 // /selfskills command, flags refusals as errors while keeping their details, injects the
 // standing-rules block before each prompt, and recovers interrupted batches at session start.
 
+import { basename, dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { descriptionOf } from "./actions/patch.ts";
 import { CHANGED_EVENT } from "./audit.ts";
 import { loadPolicy } from "./call-context.ts";
 import { COMMAND_NAME, completeArguments, handleCommand, type CommandDeps } from "./command.ts";
@@ -14,6 +14,7 @@ import type { MutationEffects } from "./mutate.ts";
 import { buildInjectedBlock } from "./prompt.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
 import { createSkillManageTool, TOOL_NAME } from "./tool.ts";
+import { checkSkillContent } from "./validation.ts";
 
 function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
 	const { settings } = loadPolicy(ctx, getAgentDir()).report;
@@ -38,7 +39,8 @@ function createEffects(pi: ExtensionAPI, state: SessionState): MutationEffects {
 			}
 			let description = "";
 			try {
-				description = descriptionOf(realFs.readFile(change.absPath).toString("utf8")) ?? "";
+				// Pi's own reading of the bytes gate 6 checked (a check-cache hit, no second parse).
+				description = checkSkillContent(realFs.readFile(change.absPath).toString("utf8"), basename(dirname(change.absPath))).description ?? "";
 			} catch {
 				// The change landed; a missing description only shortens the injected note.
 			}

@@ -161,7 +161,7 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 			changedCode: options.batch ? "conflict" : "stale",
 		});
 		if (!outcome.ok) return commitFailure(outcome, planned, options.batch);
-		ctx.discoveryCache?.noteLanded(outcome.landed, ctx);
+		ctx.discoveryCache?.noteLanded(outcome.landed);
 		for (const change of outcome.landed) {
 			if (change.newHash === null) ctx.ledger.forget(change.absPath);
 			else ctx.ledger.record(change.absPath, change.newHash);

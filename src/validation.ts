@@ -3,12 +3,13 @@
 // may not add a diagnostic the file did not already have. For the usual YAML pitfalls the
 // refusal carries a corrected frontmatter, built deterministically and re-checked by pi.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSkills, loadSkillsFromDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { SkillDiagnostic } from "./errors.ts";
 import { sha256 } from "./read-ledger.ts";
+import { isProcessAlive } from "./writer.ts";
 
 export const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const MAX_NAME = 64;
@@ -18,12 +19,40 @@ export const MAX_COMPATIBILITY = 500;
 let scratchRoot: string | undefined;
 const scratchParents = new Map<string, string>();
 
+/** Memory-backed /dev/shm where there is one (a check writes a file each time), else the temp folder. */
+function scratchBase(): string {
+	try {
+		if (statSync("/dev/shm").isDirectory()) {
+			accessSync("/dev/shm", constants.W_OK);
+			return "/dev/shm";
+		}
+	} catch {
+		// No /dev/shm here.
+	}
+	return tmpdir();
+}
+
+const SCRATCH_PREFIX = "selfskills-validate-";
+
+/** Removed at exit; a process killed before that leaves its folder to the next one's sweep. */
+function createScratchRoot(): string {
+	const base = scratchBase();
+	for (const name of readdirSync(base)) {
+		const pid = Number(/^selfskills-validate-(\d+)-/.exec(name)?.[1]);
+		if (pid && pid !== process.pid && !isProcessAlive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+	}
+	const root = mkdtempSync(join(base, `${SCRATCH_PREFIX}${process.pid}-`));
+	process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+	return root;
+}
+
 /**
- * A folder holding only `<dirName>/`, reused for every check under that name: creating and
- * removing a folder tree per check cost more than pi's loader itself.
+ * A private folder (mode 0700) holding only `<dirName>/SKILL.md`, reused for every check under
+ * that name and removed when the process exits: creating and removing files per check cost
+ * more than pi's loader itself.
  */
 function scratchParent(dirName: string): string {
-	scratchRoot ??= mkdtempSync(join(tmpdir(), "selfskills-validate-"));
+	scratchRoot ??= createScratchRoot();
 	let parent = scratchParents.get(dirName);
 	if (parent === undefined) {
 		parent = join(scratchRoot, String(scratchParents.size));
@@ -80,6 +109,8 @@ function strictDiagnostics(content: string, dirName: string): SkillDiagnostic[] 
 export interface SkillCheck {
 	/** The name pi would load the skill under, when it loads at all. */
 	readonly name: string | undefined;
+	/** The description pi would load, when it loads at all. */
+	readonly description: string | undefined;
 	readonly diagnostics: readonly SkillDiagnostic[];
 }
 
@@ -87,26 +118,21 @@ export interface SkillCheck {
 export function checkSkillContent(content: string, dirName: string): SkillCheck {
 	const key = `${dirName}\0${sha256(content)}`;
 	const cached = checkCache.get(key);
-	if (cached) return { name: cached.name, diagnostics: [...cached.diagnostics] };
+	if (cached) return { ...cached, diagnostics: [...cached.diagnostics] };
 	const check = loadScratchSkill(content, dirName);
 	if (checkCache.size >= CHECK_CACHE_SIZE) checkCache.delete(checkCache.keys().next().value ?? "");
 	checkCache.set(key, check);
-	return { name: check.name, diagnostics: [...check.diagnostics] };
+	return { ...check, diagnostics: [...check.diagnostics] };
 }
 
 function loadScratchSkill(content: string, dirName: string): SkillCheck {
 	const dir = scratchParent(dirName);
-	const file = join(dir, dirName, "SKILL.md");
-	try {
-		writeFileSync(file, content);
-		const { skills, diagnostics } = loadSkillsFromDir({ dir, source: "selfskills-validate" });
-		const piDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
-		if (skills.length !== 1) piDiagnostics.push({ type: "error", message: "pi does not load it as a skill" });
-		const strict = strictDiagnostics(content, dirName).filter((s) => !piDiagnostics.some((p) => p.message === s.message));
-		return { name: skills[0]?.name, diagnostics: [...piDiagnostics, ...strict] };
-	} finally {
-		rmSync(file, { force: true });
-	}
+	writeFileSync(join(dir, dirName, "SKILL.md"), content);
+	const { skills, diagnostics } = loadSkillsFromDir({ dir, source: "selfskills-validate" });
+	const piDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
+	if (skills.length !== 1) piDiagnostics.push({ type: "error", message: "pi does not load it as a skill" });
+	const strict = strictDiagnostics(content, dirName).filter((s) => !piDiagnostics.some((p) => p.message === s.message));
+	return { name: skills[0]?.name, description: skills[0]?.description, diagnostics: [...piDiagnostics, ...strict] };
 }
 
 /** Diagnostics in `after` that `before` did not have (compared by message). */

@@ -9,6 +9,7 @@ import type { Refusal } from "../errors.ts";
 import { checkOldString, checkRead, checkUnchanged, checkUnique, checkValid, checkWritable, replaceExact } from "../gates.ts";
 import { hashOrNull, type Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../target.ts";
+import { checkSkillContent } from "../validation.ts";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 
 export interface PatchArgs extends SkillSelector {
@@ -27,10 +28,13 @@ function frontmatterField(text: string, key: string): string | undefined {
 	}
 }
 
-export const descriptionOf = (text: string): string | undefined => frontmatterField(text, "description");
+const descriptionOf = (text: string): string | undefined => frontmatterField(text, "description");
 
 /** The name pi loads a skill file under: its frontmatter name, else its folder's name. */
 export const loadedNameOf = (text: string, dirName: string): string => frontmatterField(text, "name") || dirName;
+
+/** loadedNameOf for text gate 6 already checked: pi's own answer, from the check cache. */
+const loadedName = (text: string, dirName: string): string => checkSkillContent(text, dirName).name ?? loadedNameOf(text, dirName);
 
 /** Gates 2-4, shared by every action that changes an existing file it must have read. */
 export function checkReadUnchangedWritable(ctx: CallContext, target: FileTarget, input: PlanInput): Refusal | undefined {
@@ -75,12 +79,12 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 	if (large) return large;
 	const dirName = basename(target.skill.dir ?? target.absPath);
 	if (target.isSkillFile) {
-		const invalid = checkValid({ before: text, after, dirName, path: target.absPath, otherNames: otherSkillNames(ctx, target), previousDescription: descriptionOf(text) });
+		const invalid = checkValid({ before: text, after, dirName, path: target.absPath, otherNames: otherSkillNames(ctx, target), previousDescription: () => descriptionOf(text) });
 		if (invalid) return invalid;
 	}
 	return {
 		action: "patch",
 		skill: target.skill.name,
-		changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: bytes, after: encodeText(after), expectName: target.isSkillFile ? loadedNameOf(after, dirName) : undefined }],
+		changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: bytes, after: encodeText(after), expectName: target.isSkillFile ? loadedName(after, dirName) : undefined }],
 	};
 }

@@ -257,7 +257,7 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			const oldHash = sha256(readFileSync(file));
 			const text = skillText("agent-skill", "Rewritten by the tool.");
 			writeFileSync(file, text);
-			cache.noteLanded([landed(file, oldHash, sha256(text))], options);
+			cache.noteLanded([landed(file, oldHash, sha256(text))]);
 			const skill = (await cache.discover(options)).skills.find((s) => s.name === "agent-skill");
 			expect(skill?.description).to.equal("Rewritten by the tool.");
 			expect(cache.stats).to.deep.include({ hits: 1, misses: 1 });
@@ -274,7 +274,7 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			const text = skillText("agent-skill", "Rewritten by the tool.");
 			writeFileSync(file, text);
 			writeFileSync(join(dirname(file), ".ignore"), "SKILL.md\n");
-			cache.noteLanded([landed(file, oldHash, sha256(text))], options);
+			cache.noteLanded([landed(file, oldHash, sha256(text))]);
 			const discovery = await cache.discover(options);
 			expect(cache.stats.misses).to.equal(2);
 			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
@@ -289,12 +289,12 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			await cache.discover(options);
 			const oldHash = sha256(readFileSync(file));
 			writeFileSync(file, skillText("agent-skill", "Someone else's bytes."));
-			cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))], options);
+			cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))]);
 			await cache.discover(options);
 			expect(cache.stats.misses).to.equal(2);
 			const renamed = skillText("other-name", "Renamed.");
 			writeFileSync(file, renamed);
-			cache.noteLanded([landed(file, sha256(readFileSync(file)), sha256(renamed))], options);
+			cache.noteLanded([landed(file, sha256(readFileSync(file)), sha256(renamed))]);
 			const discovery = await cache.discover(options);
 			expect(cache.stats.misses).to.equal(3);
 			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));

@@ -120,7 +120,7 @@ describe("skill_manage actions", function () {
 			expect(created.ok, created.text).to.equal(true);
 			const file = join(getEnv().agentDir, "skills", "new-skill", "SKILL.md");
 			const text = readFileSync(file, "utf8");
-			expect(checkSkillContent(text, "new-skill")).to.deep.equal({ name: "new-skill", diagnostics: [] });
+			expect(checkSkillContent(text, "new-skill")).to.deep.equal({ name: "new-skill", description, diagnostics: [] });
 			expect(parseFrontmatter<{ description: string }>(text).frontmatter.description).to.equal(description);
 			expect(statSync(file).mode & 0o777).to.equal(0o644);
 		});

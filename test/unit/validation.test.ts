@@ -1,7 +1,14 @@
 // validation.ts: what a valid skill is, decided by the running pi's own loader plus the strict
 // rules, and the corrected frontmatter offered for the usual YAML pitfalls.
+import { execFile, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { expect } from "chai";
 import { checkSkillContent, newDiagnostics, nameProblems, suggestFrontmatter } from "../../src/validation.ts";
+import { REPO_ROOT } from "../support/pi-line.ts";
 
 const skill = (frontmatter: string, body = "# Body\n") => `---\n${frontmatter}\n---\n${body}`;
 
@@ -14,7 +21,7 @@ function applySuggestion(content: string, frontmatter: string): string {
 describe("validation", function () {
 	describe("checkSkillContent", function () {
 		it("accepts a well-formed skill with no diagnostic and the name pi loads it under", function () {
-			expect(checkSkillContent(skill("name: alpha\ndescription: Does alpha things."), "alpha")).to.deep.equal({ name: "alpha", diagnostics: [] });
+			expect(checkSkillContent(skill("name: alpha\ndescription: Does alpha things."), "alpha")).to.deep.equal({ name: "alpha", description: "Does alpha things.", diagnostics: [] });
 		});
 
 		it("reports pi's own 'description is required' and that pi would not load it", function () {
@@ -60,6 +67,48 @@ describe("validation", function () {
 		});
 	});
 
+	describe("the scratch folder pi's loader reads", function () {
+		const scratchFolders = () =>
+			new Set(
+				["/dev/shm", tmpdir()].flatMap((base) => {
+					try {
+						return readdirSync(base).filter((n) => n.startsWith("selfskills-validate-")).map((n) => join(base, n));
+					} catch {
+						return [];
+					}
+				}),
+			);
+
+		/** A child process that checks one skill and exits; returns the name pi loaded. */
+		async function checkInChild(): Promise<string> {
+			const module = pathToFileURL(join(REPO_ROOT, "src", "validation.ts")).href;
+			const script = `import { checkSkillContent } from ${JSON.stringify(module)};\nconsole.log(checkSkillContent("---\\nname: alpha\\ndescription: A.\\n---\\n", "alpha").name);`;
+			const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: REPO_ROOT });
+			return stdout.trim();
+		}
+
+		it("is removed when the process exits", async function () {
+			const before = scratchFolders();
+			expect(await checkInChild()).to.equal("alpha");
+			expect([...scratchFolders()].filter((dir) => !before.has(dir))).to.deep.equal([]);
+		});
+
+		it("left by a killed process is swept by the next one, and a live process's is kept", async function () {
+			const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+			const base = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+			const left = join(base, `selfskills-validate-${dead}-left`);
+			const live = join(base, `selfskills-validate-${process.pid}-live`);
+			for (const dir of [left, live]) mkdirSync(join(dir, "0", "alpha"), { recursive: true });
+			try {
+				expect(await checkInChild()).to.equal("alpha");
+				expect(existsSync(left), "the dead process's folder").to.equal(false);
+				expect(existsSync(live), "this live process's folder").to.equal(true);
+			} finally {
+				for (const dir of [left, live]) rmSync(dir, { recursive: true, force: true });
+			}
+		});
+	});
+
 	describe("suggestFrontmatter", function () {
 		const cases: Array<[string, string, string | undefined]> = [
 			["an unquoted ': ' in the description", skill("name: alpha\ndescription: Use when: the deploy fails"), undefined],
@@ -74,7 +123,9 @@ describe("validation", function () {
 				const suggestion = suggestFrontmatter(content, "alpha", previous);
 				expect(suggestion).to.be.a("string");
 				const fixed = applySuggestion(content, suggestion ?? "");
-				expect(checkSkillContent(fixed, "alpha")).to.deep.equal({ name: "alpha", diagnostics: [] });
+				const check = checkSkillContent(fixed, "alpha");
+				expect(check).to.deep.include({ name: "alpha", diagnostics: [] });
+				expect(check.description).to.be.a("string").that.is.not.empty;
 				expect(suggestFrontmatter(content, "alpha", previous), "deterministic").to.equal(suggestion);
 			});
 		}
