@@ -1,8 +1,9 @@
 // A session's last discovery, reused only while a stat fingerprint proves the disk still gives
 // the same answer. The fingerprint is a superset of what pi's resolver and loadSkills read: both
 // settings files, and under every place pi scans (agent and project skills, `.agents/skills` up
-// to the filesystem root, `~/.agents/skills`, the skillsDir, settings `skills` entries, every
-// configured package) every folder, every `.md`, `package.json` and ignore file. Adding,
+// to the filesystem root, `~/.agents/skills`, the skillsDir, settings `skills` entries, each
+// configured package's manifest entries and `skills/` folder) every folder, every `.md`,
+// `package.json` and ignore file. Adding,
 // removing or renaming an entry changes its folder's mtime; editing a file changes its own.
 // An entry changed shortly before it was stamped could change again within the same clock tick
 // and keep its mtime ("racy git"), so for those the content (folder names, file hash) is
@@ -167,18 +168,41 @@ type PackageManagers = ReturnType<typeof createPackageManager>;
 interface Places {
 	/** Stamped whole: every folder and watched file under each. */
 	readonly trees: string[];
+	/** Stamped alone (a package root: its entries, not everything under it). */
+	readonly folders: string[];
 	/** Stamped for existence only. */
 	readonly markers: string[];
+}
+
+/**
+ * Where pi looks for skills inside an installed package: each manifest `pi.skills` entry (up to
+ * its first glob) and the conventional `skills/` folder; the root and package.json are stamped
+ * too, so a new folder or a changed manifest is seen. Not the whole package: that may be a repo.
+ */
+function packagePlaces(root: string, places: Places): void {
+	places.folders.push(root);
+	places.trees.push(join(root, "package.json"), join(root, "skills"));
+	let entries: unknown;
+	try {
+		entries = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { pi?: { skills?: unknown } }).pi?.skills;
+	} catch {
+		return; // No manifest: pi uses the conventional folder only.
+	}
+	if (!Array.isArray(entries)) return;
+	for (const entry of entries) if (typeof entry === "string" && !/^[!+-]/.test(entry.trim())) places.trees.push(entryBase(entry, root));
 }
 
 /** Every place pi's resolver could find a skill for these options; undefined when one cannot be known (a package not installed). */
 function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManager }: PackageManagers): Places | undefined {
 	const { cwd, agentDir } = options;
-	const trees = [getGlobalSettingsPath(agentDir), getProjectSettingsPath(cwd), join(agentDir, "skills"), join(cwd, ".pi", "skills"), getUserAgentsSkillsDir(), options.settings.skillsDir, ...(options.runtimeSkillFiles ?? [])];
-	const markers: string[] = [];
+	const places: Places = {
+		trees: [getGlobalSettingsPath(agentDir), getProjectSettingsPath(cwd), join(agentDir, "skills"), join(cwd, ".pi", "skills"), getUserAgentsSkillsDir(), options.settings.skillsDir, ...(options.runtimeSkillFiles ?? [])],
+		folders: [],
+		markers: [],
+	};
 	for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-		trees.push(join(dir, ".agents", "skills"));
-		markers.push(join(dir, ".git"));
+		places.trees.push(join(dir, ".agents", "skills"));
+		places.markers.push(join(dir, ".git"));
 		if (dirname(dir) === dir) break;
 	}
 	const scopes = [
@@ -189,11 +213,11 @@ function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManag
 		for (const pkg of settings.packages ?? []) {
 			const installed = packageManager.getInstalledPath(typeof pkg === "string" ? pkg : pkg.source, scope);
 			if (!installed) return undefined;
-			trees.push(installed);
+			packagePlaces(resolve(installed), places);
 		}
-		for (const entry of settings.skills ?? []) trees.push(entryBase(entry, baseDir));
+		for (const entry of settings.skills ?? []) places.trees.push(entryBase(entry, baseDir));
 	}
-	return { trees: trees.map((p) => resolve(p)), markers };
+	return { ...places, trees: places.trees.map((p) => resolve(p)) };
 }
 
 function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
@@ -202,6 +226,8 @@ function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
 	for (const marker of places.markers) fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs, true), racy: false, existenceOnly: true });
 	const visited = new Set<string>();
 	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
+	// After the trees: a folder that is also a tree keeps its whole-tree stamps.
+	for (const folder of places.folders) if (!fingerprint.stamps.has(folder)) fingerprint.stamps.set(folder, stampOf(folder, statOf(folder), granularityMs, since));
 	return fingerprint;
 }
 

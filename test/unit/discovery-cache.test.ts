@@ -143,6 +143,16 @@ function createChanges(env: TempEnv, fixture: LocationsFixture): Change[] {
 			writeFileSync(settingsPath, JSON.stringify(settings));
 			return `settings: packages ${settings.packages.join(",")}, skills ${settings.skills.join(",")}`;
 		},
+		(pick) => {
+			// The manifest decides where pi looks inside a package: a plain entry, a glob, or none (skills/).
+			const pkg = join(env.root, "local-pkg");
+			mkdirSync(join(pkg, "more", "extra-skill"), { recursive: true });
+			writeFileSync(join(pkg, "more", "extra-skill", "SKILL.md"), skillText("extra-skill", "Only through the manifest."));
+			const manifests = [{ skills: ["./skills"] }, { skills: ["./more/*"] }, { skills: ["./skills", "!**/local-pkg-skill"] }, undefined];
+			const pi = manifests[pick(manifests.length)];
+			writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "local-pkg", version: "1.0.0", ...(pi ? { pi } : {}) }));
+			return `local-pkg manifest ${JSON.stringify(pi)}`;
+		},
 		(pick, step) => {
 			const link = join(env.agentDir, "skills", "linked-out-skill");
 			const target = join(env.root, "outside", `linked-${step}`);
