@@ -126,7 +126,7 @@ function missingDirs(fs: FsOps, dir: string): string[] {
 }
 
 function applyChange(ctx: CommitContext, change: FileChange): void {
-	ctx.guard.assertHeld();
+	ctx.guard.assertHeld(change.absPath);
 	const changed = recheckOne(ctx, change);
 	if (changed) throw new ChangedError(changed);
 	if (change.after === null) {
@@ -135,7 +135,7 @@ function applyChange(ctx: CommitContext, change: FileChange): void {
 	}
 	mkdirDurable(ctx.fs, dirname(change.absPath));
 	const options = change.before === null ? { mode: change.mode ?? 0o644 } : {};
-	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: () => ctx.guard.assertHeld() });
+	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: () => ctx.guard.assertHeld(change.absPath) });
 }
 
 /** Puts one written file back and checks its bytes; false when it is not back. */

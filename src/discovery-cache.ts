@@ -5,9 +5,9 @@
 // configured package's manifest entries and `skills/` folder) every folder, every `.md`,
 // `package.json` and ignore file. Adding,
 // removing or renaming an entry changes its folder's mtime; editing a file changes its own.
-// An entry changed shortly before it was stamped could change again within the same clock tick
-// and keep its mtime ("racy git"), so for those the content (folder names, file hash) is
-// compared as well. Any doubt means a fresh discovery: a miss costs time, never correctness.
+// An entry changed shortly before it was stamped (200 ms on a filesystem with sub-second
+// timestamps, 3 s otherwise) could change again within the same clock tick and keep its mtime
+// ("racy git"), so for those the content (folder names, file hash) is compared as well. Any doubt means a fresh discovery: a miss costs time, never correctness.
 
 import { readdirSync, readFileSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
@@ -22,12 +22,18 @@ import { checkSkillContent } from "./validation.ts";
 /** Wider than any filesystem's timestamp granularity (FAT: 2 s). */
 const RACY_MS = 3_000;
 
+/**
+ * For timestamps with a fraction of a second: a fine clock (ext4, xfs, btrfs, tmpfs, APFS keep
+ * nanoseconds, taken from a kernel clock that ticks every 10 ms or faster).
+ */
+const FINE_RACY_MS = 200;
+
 /** Files pi's skill walk may read: skill files, root-level .md skills, package manifests, ignore files. */
 const WATCHED_FILE = /(\.md|^package\.json|^\.gitignore|^\.ignore|^\.fdignore)$/;
 
 interface Stamp {
 	readonly sig: string;
-	/** Changed within RACY_MS of the stamp: compare the content too. */
+	/** Changed within the racy window of the stamp: compare the content too. */
 	readonly racy: boolean;
 	/** A folder's sorted entry names. */
 	readonly names?: string;
@@ -105,12 +111,14 @@ function hashOf(path: string): string | undefined {
 	return bytes && sha256(bytes);
 }
 
-function racyWindow(granularityMs: number): number {
-	return Math.max(RACY_MS, 2 * granularityMs);
+/** How long after its last change an entry could still change without a new timestamp. */
+function racyWindow(stat: Stats, granularityMs: number): number {
+	const fine = stat.mtimeMs % 1000 !== 0 && stat.ctimeMs % 1000 !== 0;
+	return Math.max(fine ? FINE_RACY_MS : RACY_MS, 2 * granularityMs);
 }
 
 function stampOf(path: string, stat: Stats | undefined, granularityMs: number, since: number, names?: string): Stamp {
-	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - racyWindow(granularityMs);
+	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - racyWindow(stat, granularityMs);
 	const isDir = stat?.isDirectory() === true;
 	return { sig: sigOf(stat, granularityMs), racy, names: isDir ? (names ?? namesOf(path)) : undefined, hash: racy && !isDir ? hashOf(path) : undefined };
 }
@@ -150,7 +158,7 @@ function isFresh(fingerprint: Fingerprint): boolean {
 		if (!stamp.racy || !stat) continue;
 		if (stat.isDirectory() ? namesOf(path) !== stamp.names : hashOf(path) !== stamp.hash) return false;
 		// Same content, and its timestamp is now old enough that any later change must move it.
-		if (Math.max(stat.mtimeMs, stat.ctimeMs) < now - racyWindow(fingerprint.granularityMs)) fingerprint.stamps.set(path, { ...stamp, racy: false });
+		if (Math.max(stat.mtimeMs, stat.ctimeMs) < now - racyWindow(stat, fingerprint.granularityMs)) fingerprint.stamps.set(path, { ...stamp, racy: false });
 	}
 	return true;
 }

@@ -11,8 +11,11 @@ import lockfile from "proper-lockfile";
 import { getSelfSkillsDir } from "./backup-store.ts";
 
 export interface LockGuard {
-	/** Throws when a cross-process lock was lost (taken over as stale) while held. */
-	assertHeld(): void;
+	/**
+	 * Throws when a cross-process lock was lost (taken over as stale) while held: the lock of
+	 * `path` (checked before each write; a batch holds up to 100), or every lock without one.
+	 */
+	assertHeld(path?: string): void;
 }
 
 /** The key pi's queue uses for a path: its realpath, or the resolved path of a missing file. */
@@ -34,7 +37,7 @@ async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[
 	const releases: Array<() => Promise<void>> = [];
 	// proper-lockfile notices a lost lock only on its update timer, which cannot run during a
 	// synchronous commit; so assertHeld also checks each lock folder is still the one we made.
-	const held: Array<{ path: string; id: string }> = [];
+	const held = new Map<string, { path: string; id: string }>();
 	try {
 		for (const key of keys) {
 			const lockPath = lockPathFor(agentDir, key);
@@ -48,11 +51,12 @@ async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[
 				},
 			});
 			releases.push(release);
-			held.push({ path: lockPath, id: identity(lockPath) });
+			held.set(key, { path: lockPath, id: identity(lockPath) });
 		}
 		return await fn({
-			assertHeld() {
-				if (!lost) lost = held.map(({ path, id }) => takenAway(path, id)).find((error) => error !== undefined);
+			assertHeld(path) {
+				const one = path === undefined ? undefined : held.get(queueKey(path));
+				if (!lost) lost = (one ? [one] : [...held.values()]).map((lock) => takenAway(lock.path, lock.id)).find((error) => error !== undefined);
 				if (lost) throw Object.assign(new Error(`lock lost: ${lost.message}`), { code: "ECOMPROMISED" });
 			},
 		});

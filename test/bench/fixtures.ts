@@ -11,7 +11,6 @@ import type { SkillManageArgs } from "../../src/arguments.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 export const MARK_A = "Marker: alpha step.";
-export const MARK_B = "Marker: bravo step.";
 
 /** A valid SKILL.md of exactly `bytes` bytes (ASCII) holding MARK_A once. */
 export function skillText(name: string, bytes: number): string {

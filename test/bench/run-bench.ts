@@ -13,7 +13,7 @@ import type { OperationArgs } from "../../src/arguments.ts";
 import { piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createTempEnv } from "../support/temp-env.ts";
-import { createBenchEnv, expectOk, MARK_A, MARK_B, writeSkill } from "./fixtures.ts";
+import { createBenchEnv, expectOk, MARK_A, writeSkill } from "./fixtures.ts";
 import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
 
 const rows: GoalRow[] = [];
@@ -174,11 +174,13 @@ async function benchOperations(): Promise<void> {
 		const names = Array.from({ length: count }, (_, i) => `ops-skill-${i}`);
 		for (const name of names) writeSkill(bench.roots[0], name, 2048);
 		for (const name of names) await expectOk(bench, { action: "read", skill: name });
-		let forward = true;
+		// Every round writes text never seen before, so no validation result can be reused.
+		let current = MARK_A;
+		let version = 0;
 		const flip = () => {
-			const pair = forward ? [MARK_A, MARK_B] : [MARK_B, MARK_A];
-			forward = !forward;
-			return pair;
+			const from = current;
+			current = `Marker: version ${++version}.`;
+			return [from, current];
 		};
 		const batched: number[] = [];
 		const separate: number[] = [];
