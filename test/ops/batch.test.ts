@@ -3,7 +3,7 @@
 // edited by another process between plan and commit, a rollback that cannot finish) leave every
 // file byte-for-byte as it was, with each op's fate reported and no audit line or event for it.
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { realFs } from "../../src/fs-ops.ts";
@@ -225,6 +225,30 @@ describe("operations: commit-time faults roll every written op back", function (
 		expect(fatesOf(result)).to.deep.equal(["rolled_back", "rolled_back", "not_written"]);
 		expect(textOf(result)).to.contain(f.script);
 		expectNothingLanded(env, f, before);
+	});
+
+	it("the lock of the last op's file taken over while op 1 lands: conflict at op 3, earlier ops rolled back", async function () {
+		const env = getEnv();
+		const f = await setUp(env);
+		const before = f.snapshot();
+		// Each write checks its own file's lock: the one taken here is found when op 3 comes to it.
+		const scriptLock = join(env.agentDir, "selfskills", "locks", `${sha(realpathSync(f.script)).slice(0, 24)}.lock`);
+		let stolen = false;
+		f.harness.fs = faultyFs((name, args) => {
+			if (name === "rename" && args[1] === f.alpha && !stolen) {
+				stolen = existsSync(scriptLock);
+				rmSync(scriptLock, { recursive: true, force: true });
+				mkdirSync(scriptLock);
+			}
+		});
+		const result = await f.harness.call({ action: "operations", operations: THREE_OPS });
+		expect(stolen, "the script's lock was held during the commit").to.equal(true);
+		expectRefused(result, "conflict");
+		expect(textOf(result)).to.match(/lock was lost/);
+		expect(result.details.operation).to.equal(2);
+		expect(fatesOf(result)).to.deep.equal(["rolled_back", "rolled_back", "not_written"]);
+		expectNothingLanded(env, f, before);
+		rmSync(scriptLock, { recursive: true, force: true });
 	});
 
 	it("a rollback that cannot finish says which file differs and where its backup is, and recovery finishes it", async function () {
