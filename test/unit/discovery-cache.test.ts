@@ -257,14 +257,18 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			return { skill: "agent-skill", relPath: "SKILL.md", absPath: file, oldHash, newHash, backupId: null, backupPath: null };
 		}
 
-		it("keeps the entry with the new description when only the written file changed", async function () {
-			const env = getEnv();
+		/** The locations fixture and a cache that has discovered it once; `file` is agent-skill's SKILL.md. */
+		async function primed(env: TempEnv) {
 			const fixture = buildLocations(env);
 			const cache = createDiscoveryCache();
 			const options = optionsFor(env, fixture);
 			const file = fixture.files.get("agent-skill") ?? "";
 			await cache.discover(options);
-			const oldHash = sha256(readFileSync(file));
+			return { cache, options, file, oldHash: sha256(readFileSync(file)) };
+		}
+
+		it("keeps the entry with the new description when only the written file changed", async function () {
+			const { cache, options, file, oldHash } = await primed(getEnv());
 			const text = skillText("agent-skill", "Rewritten by the tool.");
 			writeFileSync(file, text);
 			cache.noteLanded([landed(file, oldHash, sha256(text))]);
@@ -274,13 +278,7 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 		});
 
 		it("drops the entry when something else changed in the same folder", async function () {
-			const env = getEnv();
-			const fixture = buildLocations(env);
-			const cache = createDiscoveryCache();
-			const options = optionsFor(env, fixture);
-			const file = fixture.files.get("agent-skill") ?? "";
-			await cache.discover(options);
-			const oldHash = sha256(readFileSync(file));
+			const { cache, options, file, oldHash } = await primed(getEnv());
 			const text = skillText("agent-skill", "Rewritten by the tool.");
 			writeFileSync(file, text);
 			writeFileSync(join(dirname(file), ".ignore"), "SKILL.md\n");
@@ -291,13 +289,7 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 		});
 
 		it("drops the entry when the bytes on disk are not the ones the tool wrote, or the name changed", async function () {
-			const env = getEnv();
-			const fixture = buildLocations(env);
-			const cache = createDiscoveryCache();
-			const options = optionsFor(env, fixture);
-			const file = fixture.files.get("agent-skill") ?? "";
-			await cache.discover(options);
-			const oldHash = sha256(readFileSync(file));
+			const { cache, options, file, oldHash } = await primed(getEnv());
 			writeFileSync(file, skillText("agent-skill", "Someone else's bytes."));
 			cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))]);
 			await cache.discover(options);
