@@ -16,8 +16,16 @@ export const MAX_NAME = 64;
 export const MAX_DESCRIPTION = 1024;
 export const MAX_COMPATIBILITY = 500;
 
-let scratchRoot: string | undefined;
-const scratchParents = new Map<string, string>();
+/**
+ * One scratch folder per process, shared by every copy of this module (pi loads the extension
+ * afresh for each session and on /reload): one exit handler, one folder to remove.
+ */
+interface Scratch {
+	root?: string;
+	readonly parents: Map<string, string>;
+}
+const SCRATCH = Symbol.for("pi-selfskills.validation-scratch");
+const scratch: Scratch = ((globalThis as { [SCRATCH]?: Scratch })[SCRATCH] ??= { parents: new Map() });
 
 /** Memory-backed /dev/shm where there is one (a check writes a file each time), else the temp folder. */
 function scratchBase(): string {
@@ -52,11 +60,11 @@ function createScratchRoot(): string {
  * more than pi's loader itself.
  */
 function scratchParent(dirName: string): string {
-	scratchRoot ??= createScratchRoot();
-	let parent = scratchParents.get(dirName);
+	scratch.root ??= createScratchRoot();
+	let parent = scratch.parents.get(dirName);
 	if (parent === undefined) {
-		parent = join(scratchRoot, String(scratchParents.size));
-		scratchParents.set(dirName, parent);
+		parent = join(scratch.root, String(scratch.parents.size));
+		scratch.parents.set(dirName, parent);
 	}
 	mkdirSync(join(parent, dirName), { recursive: true });
 	return parent;
