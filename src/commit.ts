@@ -13,7 +13,7 @@ import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type Jour
 import type { LockGuard } from "./locks.ts";
 import { createDiskView, hashOrNull, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
-import { mkdirDurable, removeFileDurable, SymlinkTargetError, sweepTempFiles, writeFileAtomic } from "./writer.ts";
+import { mkdirDurable, removeFileDurable, makePrivate, SymlinkTargetError, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
@@ -187,16 +187,16 @@ interface TakenSnapshot {
  * The backup of one file: its copy inside a whole-skill snapshot when that copy holds exactly the
  * old bytes (an earlier op of the batch may have changed the file before the delete), else its own.
  */
-function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly TakenSnapshot[]): { id: string | null; path: string | null; inSnapshot: boolean } {
+function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly TakenSnapshot[]): { id: string | null; path: string | null; inSnapshot: boolean; linked: boolean } {
 	const before = change.before;
-	if (before === null) return { id: null, path: null, inSnapshot: false };
+	if (before === null) return { id: null, path: null, inSnapshot: false, linked: false };
 	for (const { plan, entry } of snapshots) {
 		const file = plan.files.find((f) => join(plan.dir, ...f.relPath.split("/")) === change.absPath);
-		if (file && before.equals(file.bytes)) return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")), inSnapshot: true };
+		if (file && before.equals(file.bytes)) return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")), inSnapshot: true, linked: false };
 	}
-	const entry = ctx.store.store(change.skill, change.relPath, before);
+	const entry = ctx.store.store(change.skill, change.relPath, before, change.absPath);
 	sweepTempFiles(ctx.fs, dirname(entry.path));
-	return { id: entry.id, path: entry.path, inSnapshot: false };
+	return { id: entry.id, path: entry.path, inSnapshot: false, linked: entry.linked === true };
 }
 
 interface Prepared {
@@ -205,6 +205,8 @@ interface Prepared {
 	readonly snapshots: SnapshotEntry[];
 	/** Files whose own backup folder gets pruned after the commit (not those kept in a snapshot). */
 	readonly pruned: FileChange[];
+	/** Backups made by linking: private once the files they were taken of are replaced. */
+	readonly linked: string[];
 }
 
 /** Gate 7 for every file before any target is touched: backups durable, rollback data known. */
@@ -213,16 +215,35 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
 	const landed: LandedChange[] = [];
 	const entries: JournalEntry[] = [];
 	const pruned: FileChange[] = [];
-	for (const change of plan.changes) {
-		const backup = takeBackup(ctx, change, taken);
-		if (change.before !== null && !backup.inSnapshot) pruned.push(change);
-		const oldHash = hashOrNull(change.before);
-		const newHash = hashOrNull(change.after);
-		landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path });
-		const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
-		entries.push({ absPath: change.absPath, beforeHash: oldHash, afterHash: newHash, backupPath: backup.path, mode: fileMode(ctx.fs, change.absPath), ...(createdDirs.length > 0 ? { createdDirs } : {}) });
+	const linked: string[] = [];
+	try {
+		for (const change of plan.changes) {
+			const backup = takeBackup(ctx, change, taken);
+			if (change.before !== null && !backup.inSnapshot) pruned.push(change);
+			if (backup.linked && backup.path !== null) linked.push(backup.path);
+			const oldHash = hashOrNull(change.before);
+			const newHash = hashOrNull(change.after);
+			landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path });
+			const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
+			entries.push({ absPath: change.absPath, beforeHash: oldHash, afterHash: newHash, backupPath: backup.path, mode: fileMode(ctx.fs, change.absPath), ...(createdDirs.length > 0 ? { createdDirs } : {}) });
+		}
+	} catch (error) {
+		unshareBackups(ctx, plan.changes, landed);
+		throw error;
 	}
-	return { landed, entries, snapshots: taken.map((t) => t.entry), pruned };
+	return { landed, entries, snapshots: taken.map((t) => t.entry), pruned, linked };
+}
+
+/** A failed commit's backups of files it left in place stop sharing them (writer.ts `unshareBackup`). */
+function unshareBackups(ctx: CommitContext, changes: readonly FileChange[], landed: readonly LandedChange[]): void {
+	landed.forEach(({ backupPath, absPath }, i) => {
+		const before = changes[i].before;
+		if (backupPath !== null && before !== null) unshareBackup(ctx.fs, backupPath, absPath, before);
+	});
+}
+
+function notWritten(plan: CommitPlan, error: unknown): CommitOutcome {
+	return { ok: false, refusal: failureRefusal(error, undefined), fates: plan.changes.map((c) => ({ path: c.absPath, fate: "not_written", backupPath: null })) };
 }
 
 export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome {
@@ -234,12 +255,17 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	for (const dir of new Set(plan.changes.map((c) => dirname(c.absPath)))) sweepTempFiles(ctx.fs, dir);
 
 	let prepared: Prepared;
-	let journal: string | undefined;
 	try {
 		prepared = backUpAll(ctx, plan);
+	} catch (error) {
+		return notWritten(plan, error);
+	}
+	let journal: string | undefined;
+	try {
 		if (plan.changes.length > 1) journal = writeJournal(ctx.fs, ctx.agentDir, prepared.entries);
 	} catch (error) {
-		return { ok: false, refusal: failureRefusal(error, undefined), fates: plan.changes.map((c) => ({ path: c.absPath, fate: "not_written", backupPath: null })) };
+		unshareBackups(ctx, plan.changes, prepared.landed);
+		return notWritten(plan, error);
 	}
 	const backupOf = (i: number) => prepared.landed[i].backupPath;
 
@@ -263,12 +289,14 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 			}
 			fates[i] = { path: change.absPath, fate: undoChange(ctx, change, entry) ? "rolled_back" : "rollback_failed", backupPath: backupOf(i) };
 		}
+		unshareBackups(ctx, plan.changes, prepared.landed);
 		if (journal && fates.every((f) => f.fate !== "rollback_failed")) forgetJournal(ctx, journal);
 		else if (journal) releaseJournal(journal);
 		const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
 		return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
 	}
 	removeEmptyDirs(ctx.fs, plan.removeDirs);
+	for (const path of prepared.linked) makePrivate(ctx.fs, path);
 	for (const change of prepared.pruned) ctx.store.prune(change.skill, change.relPath, ctx.backupCap);
 	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
 }

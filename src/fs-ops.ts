@@ -11,6 +11,7 @@ export interface FsOps {
 	fchmod(fd: number, mode: number): void;
 	close(fd: number): void;
 	rename(from: string, to: string): void;
+	link(existing: string, newPath: string): void;
 	unlink(path: string): void;
 	rmdir(path: string): void;
 	mkdir(path: string): void;
@@ -36,6 +37,7 @@ export const realFs: FsOps = {
 	fchmod: (fd, mode) => fs.fchmodSync(fd, mode),
 	close: (fd) => fs.closeSync(fd),
 	rename: (from, to) => fs.renameSync(from, to),
+	link: (existing, newPath) => fs.linkSync(existing, newPath),
 	unlink: (path) => fs.unlinkSync(path),
 	rmdir: (path) => fs.rmdirSync(path),
 	mkdir: (path) => void fs.mkdirSync(path),

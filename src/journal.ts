@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { getSelfSkillsDir } from "./backup-store.ts";
 import { sha256 } from "./read-ledger.ts";
-import { isProcessAlive, mkdirDurable, removeFileDurable, sweepTempFiles, writeFileAtomic } from "./writer.ts";
+import { isProcessAlive, mkdirDurable, removeFileDurable, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
 
 export interface JournalEntry {
 	readonly absPath: string;
@@ -95,6 +95,7 @@ function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {
 	const now = currentHash(fs, entry.absPath);
 	if (now === entry.beforeHash) {
 		if (entry.beforeHash === null) removeEmptyDirs(fs, entry.createdDirs ?? []);
+		else if (entry.backupPath !== null) unshareBackup(fs, entry.backupPath, entry.absPath, fs.readFile(entry.absPath));
 		return { fate: "untouched" };
 	}
 	if (now !== entry.afterHash) return { fate: "differs", reason: "it matches neither the old nor the new content (changed by someone else?)" };

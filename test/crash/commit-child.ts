@@ -4,6 +4,7 @@
 // with EIO, so the kill points also cover the rollback. Prints {"calls":n,"ok":…} when it ends.
 // Argv: <agentDir> <killAt> [failRenameTo]
 import { constants } from "node:fs";
+import { sep } from "node:path";
 import { createBackupStore } from "../../src/backup-store.ts";
 import { commitPlan } from "../../src/commit.ts";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";
@@ -13,9 +14,11 @@ const [agentDir, killAtText, failRenameTo] = process.argv.slice(2);
 const killAt = Number(killAtText);
 let calls = 0;
 let failedAt: number | undefined;
+/** The call that removes the commit journal: the commit point. */
+let journalRemovedAt: number | undefined;
 
 /** Calls that change what is on disk; reads and fsyncs change nothing a later process sees. */
-const MUTATING = ["open", "write", "fchmod", "rename", "unlink", "rmdir", "mkdir", "appendFile"] as const;
+const MUTATING = ["open", "write", "fchmod", "rename", "link", "unlink", "rmdir", "mkdir", "appendFile"] as const;
 
 function counting(fs: FsOps): FsOps {
 	const wrapped: FsOps = { ...fs };
@@ -25,6 +28,7 @@ function counting(fs: FsOps): FsOps {
 			// open() of a folder (for its fsync) changes nothing; open with O_CREAT does.
 			if (name !== "open" || (Number(args[1]) & constants.O_CREAT) !== 0) {
 				calls++;
+				if (name === "unlink" && String(args[0]).includes(`${sep}journal${sep}`)) journalRemovedAt ??= calls;
 				if (calls === killAt) process.kill(process.pid, "SIGKILL");
 			}
 			if (name === "rename" && failRenameTo && String(args[1]).endsWith(failRenameTo)) {
@@ -50,4 +54,4 @@ const outcome = commitPlan(scenarioPlan(agentDir), {
 	},
 	changedCode: "conflict",
 });
-process.stdout.write(`${JSON.stringify({ calls, failedAt, ok: outcome.ok })}\n`);
+process.stdout.write(`${JSON.stringify({ calls, failedAt, journalRemovedAt, ok: outcome.ok })}\n`);

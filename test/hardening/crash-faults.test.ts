@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, rmSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { checkOldOrNew, OLD_SKILL, prepareEnv, readSkill, runChild, SCENARIOS, tempFiles } from "./crash-support.ts";
+import { checkOldOrNew, OLD_SKILL, prepareEnv, readSkill, runChild, SCENARIOS, sharedBackups, tempFiles } from "./crash-support.ts";
 import { createHarness, expectOk, faultyFs, textOf } from "./support.ts";
 
 /** Up to `max` indexes spread over 0..count-1, always the first and the last. */
@@ -94,9 +94,9 @@ describe("hardening: crashes and faults", function () {
 						let lastOpen = "";
 						const fs = faultyFs({
 							open: (args) => void (lastOpen = String(args[0])),
-							// Taken away while the target's temp file is being written, after the backup was taken.
-							write: () => {
-								const targetTemp = lastOpen.startsWith(join(env.agentDir, "skills")) || scenario.next === null; // a delete writes only its backup
+							// Taken away while the target's temp file is synced, after the backup was taken.
+							fsync: () => {
+								const targetTemp = lastOpen.startsWith(join(env.agentDir, "skills")) || scenario.next === null; // a delete syncs only its backup
 								if (!armed || !targetTemp || stolen > 0) return undefined;
 								for (const name of readdirSync(locks)) {
 									rmSync(join(locks, name), { recursive: true, force: true });
@@ -114,6 +114,7 @@ describe("hardening: crashes and faults", function () {
 						expect(r.details.code, `${scenario.name}: ${textOf(r)}`).to.equal("conflict");
 						expect(textOf(r)).to.match(/lock was lost/);
 						expect(checkOldOrNew(env, scenario, `${scenario.name} lock lost`)).to.equal("old");
+						expect(sharedBackups(env), `${scenario.name}: a backup still linked to the file left in place`).to.deep.equal([]);
 						expect(tempFiles(env)).to.deep.equal([]);
 						totals.faults++;
 					} finally {

@@ -3,7 +3,7 @@
 // checks, and a child process that SIGKILLs itself before its N-th filesystem call.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
@@ -80,6 +80,17 @@ export function checkBackups(env: TempEnv): number {
 		expect(hash.startsWith(match?.[1] ?? "?"), `${file} does not match its hash`).to.equal(true);
 	}
 	return files.length;
+}
+
+/**
+ * Backups that are still hard links of a live skill file (a backup is linked to the file it was
+ * taken of until that file is replaced): once a call has returned there must be none.
+ */
+export function sharedBackups(env: { agentDir: string; projectDir?: string }): string[] {
+	const inode = (file: string) => `${lstatSync(file).dev}:${lstatSync(file).ino}`;
+	const roots = [join(env.agentDir, "skills"), ...(env.projectDir === undefined ? [] : [join(env.projectDir, ".pi", "skills")])];
+	const live = new Set(roots.flatMap(walkFiles).map(inode));
+	return walkFiles(join(env.agentDir, "selfskills", "backups")).filter((file) => live.has(inode(file)));
 }
 
 /** The backup of `old` exists whenever the target already holds the new bytes. */

@@ -1,11 +1,11 @@
 // Injected faults on every filesystem call of single actions (patch, write, delete, restore):
-// EACCES, ENOSPC, EIO, EPERM, EXDEV on open, write, fsync, fchmod, close, rename, unlink, mkdir,
+// EACCES, ENOSPC, EIO, EPERM, EXDEV on open, write, fsync, fchmod, close, rename, link, unlink, mkdir,
 // readFile, lstat, readdir, appendFile, one call at a time. After each: the target holds its old
 // or new bytes (a refusal means old, unless it reports a failed rollback), every backup matches
-// its hash, no temp file is left, and the host never throws.
+// its hash and none is still a hard link of a live file, no temp file is left, and the host never throws.
 import { expect } from "chai";
 import type { FsOps } from "../../src/fs-ops.ts";
-import { checkOldOrNew, prepareEnv, SCENARIOS, tempFiles } from "./crash-support.ts";
+import { checkOldOrNew, prepareEnv, SCENARIOS, sharedBackups, tempFiles } from "./crash-support.ts";
 import { createHarness, errno, expectOk, faultyFs, textOf } from "./support.ts";
 
 describe("hardening: every fault on every call", function () {
@@ -20,6 +20,8 @@ describe("hardening: every fault on every call", function () {
 			{ op: "close", code: "EIO" },
 			{ op: "rename", code: "EPERM" },
 			{ op: "rename", code: "EXDEV" },
+			{ op: "link", code: "EXDEV" },
+			{ op: "link", code: "EIO" },
 			{ op: "unlink", code: "EACCES" },
 			{ op: "mkdir", code: "ENOSPC" },
 			{ op: "readFile", code: "EIO" },
@@ -66,6 +68,7 @@ describe("hardening: every fault on every call", function () {
 								if (!rolledBackFailed) expect(fate, `${where}: refused but the new bytes stayed: ${textOf(r)}`).to.equal("old");
 							} else expect(fate, where).to.equal("new");
 							if (fault.op !== "unlink") expect(tempFiles(env), where).to.deep.equal([]);
+							expect(sharedBackups(env), `${where}: a backup still shares its file`).to.deep.equal([]);
 							outcomes.set(label, (outcomes.get(label) ?? 0) + 1);
 							cases++;
 						} finally {

@@ -10,6 +10,7 @@ import { realFs } from "../../src/fs-ops.ts";
 import { recoverJournals } from "../../src/journal.ts";
 import { MAX_OPERATIONS } from "../../src/mutate.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
+import { checkBackups, sharedBackups } from "../hardening/crash-support.ts";
 import { auditLines, createHarness, errno, faultyFs, journals, skillText, textOf, writeFile, type Harness, type Result } from "./support.ts";
 
 const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
@@ -148,6 +149,8 @@ describe("operations: commit-time faults roll every written op back", function (
 		expect(auditLines(env), "no audit line for a rolled-back op").to.deep.equal([]);
 		expect(f.harness.events, "no event for a rolled-back op").to.deep.equal([]);
 		expect(journals(env), "no journal left").to.deep.equal([]);
+		checkBackups(env);
+		expect(sharedBackups(env), "a backup still linked to a file the batch left in place").to.deep.equal([]);
 		for (const dir of [join(env.agentDir, "skills", "alpha"), join(env.agentDir, "skills", "alpha", "references"), join(env.agentDir, "skills", "beta", "scripts")]) {
 			expect(readdirSync(dir).filter((n) => n.includes("selfskills-tmp")), `temp files in ${dir}`).to.deep.equal([]);
 		}
@@ -189,12 +192,13 @@ describe("operations: commit-time faults roll every written op back", function (
 		expectNothingLanded(env, f, before);
 	});
 
-	it("ENOSPC while a backup is written: nothing is written, no temp file is left", async function () {
+	it("ENOSPC while a backup is written (neither linked nor copied): nothing is written, no temp file is left", async function () {
 		const env = getEnv();
 		const f = await setUp(env);
 		const before = f.snapshot();
 		let backupOpen = false;
 		f.harness.fs = faultyFs((name, args) => {
+			if (name === "link" && String(args[1]).includes(join("selfskills", "backups", "beta"))) throw errno("ENOSPC", "no space left on device");
 			if (name === "open") backupOpen = String(args[0]).includes(join("selfskills", "backups", "beta"));
 			if (name === "write" && backupOpen) throw errno("ENOSPC", "no space left on device");
 		});

@@ -8,6 +8,7 @@ import { expect } from "chai";
 import { realFs } from "../../src/fs-ops.ts";
 import { getJournalDir, recoverJournals } from "../../src/journal.ts";
 import { expectedTree, snapshotTree, writeOldTree } from "../crash/scenario.ts";
+import { sharedBackups } from "../hardening/crash-support.ts";
 import { runChild, useCrashChild } from "./support.ts";
 
 /** Runs `fn` over `items` with at most `limit` at a time, results in order. */
@@ -35,6 +36,8 @@ interface KillResult {
 	readonly restored: number;
 	readonly tree: Record<string, string>;
 	readonly journalsLeft: string[];
+	/** Backups still linked to a skill file after a journal was recovered (none may be). */
+	readonly sharedAfterRecovery: string[];
 }
 
 describe("operations: SIGKILL at every disk-changing call of a multi-file commit", function () {
@@ -53,8 +56,9 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 		const side = same("old") ? "old" : same("new") ? "new" : "torn";
 		const journalDir = getJournalDir(agentDir);
 		const journalsLeft = existsSync(journalDir) ? readdirSync(journalDir) : [];
+		const sharedAfterRecovery = reports.length > 0 ? sharedBackups({ agentDir }) : [];
 		rmSync(agentDir, { recursive: true, force: true });
-		return { killAt, killed, side, restored: reports.reduce((n, r) => n + r.restored.length, 0), tree, journalsLeft };
+		return { killAt, killed, side, restored: reports.reduce((n, r) => n + r.restored.length, 0), tree, journalsLeft, sharedAfterRecovery };
 	}
 
 	/** Kills at every disk-changing call from `from` on (1: the whole commit), and once never. */
@@ -70,6 +74,7 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 		for (const r of results) {
 			expect(r.side, `kill point ${r.killAt}/${calls}: the tree is neither all-old nor all-new:\n${JSON.stringify(r.tree, null, 1)}`).to.not.equal("torn");
 			expect(r.journalsLeft, `kill point ${r.killAt}: journal left after recovery`).to.deep.equal([]);
+			expect(r.sharedAfterRecovery, `kill point ${r.killAt}: a backup still linked to a file after recovery`).to.deep.equal([]);
 		}
 		expect(results.filter((r) => r.killed)).to.have.length(points.length - 1);
 		return { calls, results };

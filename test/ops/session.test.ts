@@ -58,9 +58,9 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 		writeOldTree(agentDir);
 		const count = mkdtempSync(join(getChild().root, "count-"));
 		writeOldTree(count);
-		const { calls } = JSON.parse((await runChild(getChild().script, [count, "0"])).stdout) as { calls: number };
-		// The last disk change is the journal's removal: killed right before it, every file is new.
-		const killed = await runChild(getChild().script, [agentDir, String(calls)]);
+		const { journalRemovedAt } = JSON.parse((await runChild(getChild().script, [count, "0"])).stdout) as { journalRemovedAt: number };
+		// Killed right before the journal's removal (the commit point), every file is new.
+		const killed = await runChild(getChild().script, [agentDir, String(journalRemovedAt)]);
 		expect(killed.signal).to.equal("SIGKILL");
 		expect(canonical(snapshotTree(agentDir))).to.equal(canonical({ ...expectedTree("new") }));
 		expect(readdirSync(getJournalDir(agentDir)).filter((n) => n.endsWith(".json"))).to.have.length(1);

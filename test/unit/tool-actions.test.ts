@@ -1,7 +1,7 @@
 // Every action through executeSkillManage on the real filesystem: happy paths, refusals with
 // their codes, dry runs, backups before every change, whole-skill delete and restore, and the
 // post-write verification that rolls a change back when the landed file no longer loads.
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
@@ -69,6 +69,28 @@ describe("skill_manage actions", function () {
 			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
 			const change = (landed.details.changes as Array<{ backup: string }>)[0];
 			expect(readFileSync(join(BACKUPS(getEnv()), "alpha", "SKILL.md", change.backup)).equals(before)).to.equal(true);
+		});
+
+		it("keeps the old file itself as the backup (a hard link, made private) and lands the new bytes as a new file", async function () {
+			await tool.call({ action: "read", skill: "alpha" });
+			const old = statSync(skillFile());
+			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			const backup = statSync(join(BACKUPS(getEnv()), "alpha", "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup));
+			expect([backup.ino, backup.nlink, backup.mode & 0o777]).to.deep.equal([old.ino, 1, 0o600]);
+			expect(statSync(skillFile()).ino).to.not.equal(old.ino);
+			expect(statSync(skillFile()).mode & 0o777).to.equal(old.mode & 0o777);
+		});
+
+		it("copies instead when SKILL.md has another name, which keeps the old bytes and never shares the backup", async function () {
+			const other = join(getEnv().projectDir, "elsewhere.md");
+			linkSync(skillFile(), other);
+			await tool.call({ action: "read", skill: "alpha" });
+			const before = readFileSync(skillFile());
+			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			const backupPath = join(BACKUPS(getEnv()), "alpha", "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup);
+			expect(statSync(backupPath).ino).to.not.equal(statSync(other).ino);
+			writeFileSync(other, "edited through the other name\n");
+			expect(readFileSync(backupPath).equals(before)).to.equal(true);
 		});
 
 		it("refuses a patch that breaks the frontmatter with invalid_skill and a corrected frontmatter", async function () {
