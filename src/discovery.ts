@@ -104,9 +104,10 @@ function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoo
 	const real = (path: string): string => {
 		let hit = memo.get(path);
 		if (hit === undefined) {
-			// A file that is no symlink resolves to its folder's real path plus its own name.
+			// A path that is no symlink resolves to its folder's real path plus its own name: one
+			// lstat per skill folder and file instead of a realpath() walking every component.
 			const parent = dirname(path);
-			hit = parent !== path && memo.has(parent) && !isSymlink(path) ? join(memo.get(parent) ?? parent, basename(path)) : resolveReal(path);
+			hit = parent !== path && !isSymlink(path) ? join(real(parent), basename(path)) : resolveReal(path);
 			memo.set(path, hit);
 		}
 		return hit;
