@@ -1,12 +1,12 @@
-// What a valid skill is, decided by the running pi's own loader (loadSkillsFromDir on a temp
-// copy named like the real folder), plus the stricter rules both pi lines must agree on. A change
+// What a valid skill is, decided by the running pi's own loader (loadSkills on a temp copy
+// named like the real folder), plus the stricter rules both pi lines must agree on. A change
 // may not add a diagnostic the file did not already have. For the usual YAML pitfalls the
 // refusal carries a corrected frontmatter, built deterministically and re-checked by pi.
 
 import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSkills, loadSkillsFromDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { loadSkills, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { SkillDiagnostic } from "./errors.ts";
 import { sha256 } from "./read-ledger.ts";
 import { isProcessAlive } from "./writer.ts";
@@ -135,8 +135,10 @@ export function checkSkillContent(content: string, dirName: string): SkillCheck 
 
 function loadScratchSkill(content: string, dirName: string): SkillCheck {
 	const dir = scratchParent(dirName);
-	writeFileSync(join(dir, dirName, "SKILL.md"), content);
-	const { skills, diagnostics } = loadSkillsFromDir({ dir, source: "selfskills-validate" });
+	const file = join(dir, dirName, "SKILL.md");
+	writeFileSync(file, content);
+	// The file itself, as a settings `skills` entry naming it: pi's per-file loader without a folder walk.
+	const { skills, diagnostics } = loadSkills({ cwd: dir, agentDir: dir, skillPaths: [file], includeDefaults: false });
 	const piDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
 	if (skills.length !== 1) piDiagnostics.push({ type: "error", message: "pi does not load it as a skill" });
 	const strict = strictDiagnostics(content, dirName).filter((s) => !piDiagnostics.some((p) => p.message === s.message));
