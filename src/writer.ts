@@ -123,13 +123,16 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 		renamed = true;
 		syncDir(fs, realDir);
 	} finally {
-		if (!renamed) {
-			try {
-				fs.unlink(temp);
-			} catch {
-				// The first error is the one worth reporting; a leftover temp file is swept later.
-			}
-		}
+		if (!renamed) unlinkQuietly(fs, temp);
+	}
+}
+
+/** Removes a name this module just made; cleanup never hides the error that happened first. */
+function unlinkQuietly(fs: FsOps, path: string): void {
+	try {
+		fs.unlink(path);
+	} catch {
+		// A leftover temp file is swept later; a leftover backup name is checked against its hash when read.
 	}
 }
 
@@ -159,13 +162,7 @@ export function linkDurable(fs: FsOps, from: string, to: string, expected: Uint8
 		kept = true;
 		return true;
 	} finally {
-		if (!kept) {
-			try {
-				fs.unlink(to);
-			} catch {
-				// The first error is the one worth reporting; the name holds the expected bytes or is swept by prune.
-			}
-		}
+		if (!kept) unlinkQuietly(fs, to);
 	}
 }
 
