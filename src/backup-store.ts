@@ -7,8 +7,8 @@
 //
 // The stamp is UTC, the hash is sha256 of the stored bytes (first 10 hex), stored bytes are the
 // file exactly as it was. Identical content is kept once (re-stamped as the newest). Where it can,
-// a backup is a hard link to the file it is taken of (the file is then replaced by a rename, so the
-// backup keeps the old bytes and their mode); otherwise it is a copy.
+// a backup is a hard link to the file it is taken of: the file is then replaced by a rename, so the
+// backup keeps the old bytes (and is made owner-only, as a copy is); otherwise it is a copy.
 
 import { extname, join } from "node:path";
 import * as refusals from "./errors.ts";

@@ -13,7 +13,7 @@ import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type Jour
 import type { LockGuard } from "./locks.ts";
 import { createDiskView, hashOrNull, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
-import { mkdirDurable, removeFileDurable, makePrivate, SymlinkTargetError, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
+import { makePrivate, mkdirDurable, removeFileDurable, SymlinkTargetError, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
@@ -238,7 +238,7 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
 function unshareBackups(ctx: CommitContext, changes: readonly FileChange[], landed: readonly LandedChange[]): void {
 	landed.forEach(({ backupPath, absPath }, i) => {
 		const before = changes[i].before;
-		if (backupPath !== null && before !== null) unshareBackup(ctx.fs, backupPath, absPath, before);
+		if (backupPath !== null && before !== null) unshareBackup(ctx.fs, backupPath, absPath, () => before);
 	});
 }
 

@@ -95,7 +95,7 @@ function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {
 	const now = currentHash(fs, entry.absPath);
 	if (now === entry.beforeHash) {
 		if (entry.beforeHash === null) removeEmptyDirs(fs, entry.createdDirs ?? []);
-		else if (entry.backupPath !== null) unshareBackup(fs, entry.backupPath, entry.absPath, fs.readFile(entry.absPath));
+		else if (entry.backupPath !== null) unshareBackup(fs, entry.backupPath, entry.absPath, () => fs.readFile(entry.absPath));
 		return { fate: "untouched" };
 	}
 	if (now !== entry.afterHash) return { fate: "differs", reason: "it matches neither the old nor the new content (changed by someone else?)" };

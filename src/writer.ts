@@ -168,13 +168,13 @@ export function linkDurable(fs: FsOps, from: string, to: string, expected: Uint8
 
 /**
  * When `backup` is still a hard link of `file` (the commit that took it did not replace the file),
- * makes it a copy of `bytes` of its own, so a later in-place edit of the file cannot change it.
- * Best effort: until then the link holds those bytes too.
+ * makes it a copy of the old bytes of its own, so a later in-place edit of the file cannot change
+ * it. Best effort: until then the link holds those bytes too.
  */
-export function unshareBackup(fs: FsOps, backup: string, file: string, bytes: Uint8Array): void {
+export function unshareBackup(fs: FsOps, backup: string, file: string, oldBytes: () => Uint8Array): void {
 	try {
 		const [x, y] = [fs.lstat(backup), fs.lstat(file)];
-		if (x.ino === y.ino && x.dev === y.dev) writeFileAtomic(fs, backup, bytes, { mode: 0o600 });
+		if (x.ino === y.ino && x.dev === y.dev) writeFileAtomic(fs, backup, oldBytes(), { mode: 0o600 });
 	} catch {
 		// Still linked, and still the old bytes.
 	}

@@ -1,7 +1,7 @@
 // Child process of the crash tests: runs the scenario's multi-file commit with a filesystem that
 // counts every call that changes the disk and SIGKILLs its own process right before call number
 // <killAt> (0: never). With <failRenameTo>, the rename onto the file whose path ends with it fails
-// with EIO, so the kill points also cover the rollback. Prints {"calls":n,"ok":…} when it ends.
+// with EIO, so the kill points also cover the rollback. Prints {"calls":n,"journalRemovedAt":k,"ok":…} when it ends.
 // Argv: <agentDir> <killAt> [failRenameTo]
 import { constants } from "node:fs";
 import { sep } from "node:path";

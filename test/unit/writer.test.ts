@@ -230,7 +230,7 @@ describe("writer", function () {
 			const { target, backup, original } = linkSetup();
 			linkDurable(realFs, target, backup, original);
 			writeFileSync(target, "edited in place\n");
-			unshareBackup(realFs, backup, target, original);
+			unshareBackup(realFs, backup, target, () => original);
 			expect(statSync(backup).ino).to.not.equal(statSync(target).ino);
 			expect(readFileSync(backup, "utf8")).to.equal("original\n");
 			expect(readFileSync(target, "utf8")).to.equal("edited in place\n");
