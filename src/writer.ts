@@ -3,7 +3,7 @@
 // the rename survives a power loss. Cleanup never hides the first error. Modelled on npm
 // write-file-atomic, plus the directory sync and symlink refusal it lacks.
 
-import { constants, realpathSync } from "node:fs";
+import { constants, realpathSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 
@@ -136,6 +136,11 @@ function unlinkQuietly(fs: FsOps, path: string): void {
 	}
 }
 
+/** Two names of one file (hard links): the same inode on the same device. */
+function sameFile(a: Stats, b: Stats): boolean {
+	return a.ino === b.ino && a.dev === b.dev;
+}
+
 /**
  * Gives the regular file `from` a second, durable name `to`, when `from` is its file's only name
  * and holds exactly `expected`: a backup that copies no bytes, and the rename that later replaces
@@ -144,7 +149,7 @@ function unlinkQuietly(fs: FsOps, path: string): void {
  * no hard links, or the file at `from` changed under us.
  */
 export function linkDurable(fs: FsOps, from: string, to: string, expected: Uint8Array): boolean {
-	let source: ReturnType<FsOps["lstat"]>;
+	let source: Stats;
 	try {
 		source = fs.lstat(from);
 		if (!source.isFile() || source.nlink !== 1) return false;
@@ -155,7 +160,7 @@ export function linkDurable(fs: FsOps, from: string, to: string, expected: Uint8
 	let kept = false;
 	try {
 		const linked = fs.lstat(to);
-		if (linked.ino !== source.ino || linked.dev !== source.dev || !fs.readFile(to).equals(expected)) return false;
+		if (!sameFile(linked, source) || !fs.readFile(to).equals(expected)) return false;
 		const fd = fs.open(to, constants.O_RDONLY | constants.O_NOFOLLOW, 0);
 		withFd(fs, fd, () => fs.fsync(fd));
 		syncDir(fs, dirname(to));
@@ -173,8 +178,7 @@ export function linkDurable(fs: FsOps, from: string, to: string, expected: Uint8
  */
 export function unshareBackup(fs: FsOps, backup: string, file: string, oldBytes: () => Uint8Array): void {
 	try {
-		const [x, y] = [fs.lstat(backup), fs.lstat(file)];
-		if (x.ino === y.ino && x.dev === y.dev) writeFileAtomic(fs, backup, oldBytes(), { mode: 0o600 });
+		if (sameFile(fs.lstat(backup), fs.lstat(file))) writeFileAtomic(fs, backup, oldBytes(), { mode: 0o600 });
 	} catch {
 		// Still linked, and still the old bytes.
 	}
