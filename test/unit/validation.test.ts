@@ -1,9 +1,9 @@
 // validation.ts: what a valid skill is, decided by the running pi's own loader plus the strict
 // rules, and the corrected frontmatter offered for the usual YAML pitfalls.
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { expect } from "chai";
@@ -68,29 +68,30 @@ describe("validation", function () {
 	});
 
 	describe("the scratch folder pi's loader reads", function () {
-		const scratchFolders = () =>
-			new Set(
-				["/dev/shm", tmpdir()].flatMap((base) => {
-					try {
-						return readdirSync(base).filter((n) => n.startsWith("selfskills-validate-")).map((n) => join(base, n));
-					} catch {
-						return [];
-					}
-				}),
-			);
-
-		/** A child process that checks one skill and exits; returns the name pi loaded. */
-		async function checkInChild(): Promise<string> {
+		/**
+		 * A child process that checks one skill and exits; returns the name pi loaded and the scratch
+		 * folder the child made (read from its own module state, so other pi processes on the machine
+		 * and their scratch folders never enter the test).
+		 */
+		async function checkInChild(): Promise<{ name: string; root: string; pid: number }> {
 			const module = pathToFileURL(join(REPO_ROOT, "src", "validation.ts")).href;
-			const script = `import { checkSkillContent } from ${JSON.stringify(module)};\nconsole.log(checkSkillContent("---\\nname: alpha\\ndescription: A.\\n---\\n", "alpha").name);`;
+			const script = [
+				`import { checkSkillContent } from ${JSON.stringify(module)};`,
+				`const name = checkSkillContent("---\\nname: alpha\\ndescription: A.\\n---\\n", "alpha").name;`,
+				`const root = globalThis[Symbol.for("pi-selfskills.validation-scratch")].root;`,
+				`console.log(JSON.stringify({ name, root, pid: process.pid, existed: (await import("node:fs")).existsSync(root) }));`,
+			].join("\n");
 			const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: REPO_ROOT });
-			return stdout.trim();
+			const seen = JSON.parse(stdout.trim()) as { name: string; root: string; pid: number; existed: boolean };
+			expect(seen.existed, "the child's scratch folder while it ran").to.equal(true);
+			return seen;
 		}
 
 		it("is removed when the process exits", async function () {
-			const before = scratchFolders();
-			expect(await checkInChild()).to.equal("alpha");
-			expect([...scratchFolders()].filter((dir) => !before.has(dir))).to.deep.equal([]);
+			const { name, root, pid } = await checkInChild();
+			expect(name).to.equal("alpha");
+			expect(basename(root)).to.match(new RegExp(`^selfskills-validate-${pid}-`));
+			expect(existsSync(root), root).to.equal(false);
 		});
 
 		it("left by a killed process is swept by the next one, and a live process's is kept", async function () {
@@ -100,7 +101,7 @@ describe("validation", function () {
 			const live = join(base, `selfskills-validate-${process.pid}-live`);
 			for (const dir of [left, live]) mkdirSync(join(dir, "0", "alpha"), { recursive: true });
 			try {
-				expect(await checkInChild()).to.equal("alpha");
+				expect((await checkInChild()).name).to.equal("alpha");
 				expect(existsSync(left), "the dead process's folder").to.equal(false);
 				expect(existsSync(live), "this live process's folder").to.equal(true);
 			} finally {
