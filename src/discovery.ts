@@ -6,10 +6,10 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
-import { getWritableRoots, findWritableRootOfReal, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, resolveReal, type WritableRoot } from "./roots.ts";
+import { getWritableRoots, findWritableRootOfReal, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, type WritableRoot } from "./roots.ts";
+import { isWithin, resolveReal } from "./paths.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
-import { isWithin } from "./trust.ts";
 
 export type SkillOriginKind = "auto" | "settings" | "package" | "skills-dir" | "runtime";
 

@@ -8,9 +8,9 @@ import { dirname } from "node:path";
 import * as refusals from "./errors.ts";
 import type { NearLine, Refusal } from "./errors.ts";
 import type { ReadLedger } from "./read-ledger.ts";
-import { findWritableRoot, isProtected, resolveReal, type WritableRoot } from "./roots.ts";
+import { isWithin, resolveReal } from "./paths.ts";
+import { findWritableRoot, isProtected, type WritableRoot } from "./roots.ts";
 import type { FileTarget } from "./target.ts";
-import { isWithin } from "./trust.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "./validation.ts";
 
 /** Gate 1: a non-empty old_string that differs from new_string. */

@@ -2,11 +2,10 @@
 // patchable or read-only with the reason. Containment is decided on resolved (symlink-free)
 // paths, segment by segment, never by string prefix.
 
-import { existsSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, dirname, join, resolve, sep } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "./paths.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
-import { findProjectRoot, isWithin } from "./trust.ts";
 
 export type RootKind = "agent-skills" | "project-pi" | "project-agents" | "local-package" | "skills-dir";
 
@@ -18,29 +17,8 @@ export interface WritableRoot {
 	readonly realPath: string;
 }
 
-/**
- * Resolves every symlink of `path`; for a path that does not exist yet, resolves the nearest
- * existing ancestor and appends the rest, so a new file's containment is decided correctly.
- */
-export function resolveReal(path: string): string {
-	const absolute = resolve(path);
-	const missing: string[] = [];
-	let current = absolute;
-	for (;;) {
-		try {
-			const real = realpathSync.native(current);
-			return missing.length > 0 ? join(real, ...missing.reverse()) : real;
-		} catch {
-			const parent = dirname(current);
-			if (parent === current) return absolute;
-			missing.push(basename(current));
-			current = parent;
-		}
-	}
-}
-
 export function getUserAgentsSkillsDir(): string {
-	return join(process.env.HOME || homedir(), ".agents", "skills");
+	return join(getHomeDir(), ".agents", "skills");
 }
 
 /** `.agents/skills` in cwd and each ancestor up to the git root (cwd only outside git). */

@@ -3,8 +3,8 @@
 // type-checked; a bad one falls back to its default and is reported, never thrown.
 
 import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { expandHome } from "./paths.ts";
 
 export interface SelfSkillsSettings {
 	readonly enabled: boolean;
@@ -54,12 +54,6 @@ export function readSettingsFile(path: string): { json: JsonObject; problem?: st
 	} catch (error) {
 		return { json: {}, problem: `${path}: invalid JSON (${error instanceof Error ? error.message : String(error)})` };
 	}
-}
-
-export function expandHome(path: string): string {
-	if (path === "~") return homedir();
-	if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-	return path;
 }
 
 function defaults(agentDir: string): SelfSkillsSettings {

@@ -7,8 +7,7 @@ import { basename, join, normalize, resolve } from "node:path";
 import type { DiscoveredSkill } from "./discovery.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
-import { resolveReal } from "./roots.ts";
-import { isWithin } from "./trust.ts";
+import { isWithin, resolveReal } from "./paths.ts";
 
 export const SKILL_FILE = "SKILL.md";
 

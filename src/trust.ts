@@ -2,8 +2,9 @@
 // (`ctx.isProjectTrusted()`, pi 0.79+), otherwise the GLOBAL `selfskills.trustedProjects` list.
 // Only the global settings file can hold that list, so a project can never trust itself.
 
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { findProjectRoot, isWithin, resolveReal } from "./paths.ts";
 import lockfile from "proper-lockfile";
 import { getGlobalSettingsPath, isJsonObject, readSettingsFile } from "./settings.ts";
 
@@ -15,34 +16,9 @@ export interface ProjectTrust {
 	readonly projectRoot: string;
 }
 
-/** The git root above cwd, or cwd itself outside a repository. */
-export function findProjectRoot(cwd: string): string {
-	let dir = resolve(cwd);
-	for (;;) {
-		if (existsSync(join(dir, ".git"))) return dir;
-		const parent = dirname(dir);
-		if (parent === dir) return resolve(cwd);
-		dir = parent;
-	}
-}
-
-export function realpathOrSelf(path: string): string {
-	try {
-		return realpathSync.native(path);
-	} catch {
-		return resolve(path);
-	}
-}
-
-/** True when `child` is `parent` or lies below it (segment-wise, never a string prefix). */
-export function isWithin(parent: string, child: string): boolean {
-	const rel = relative(parent, child);
-	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
-
 export function isListedTrusted(projectRoot: string, trustedProjects: readonly string[]): boolean {
-	const root = realpathOrSelf(projectRoot);
-	return trustedProjects.some((listed) => isWithin(realpathOrSelf(listed), root));
+	const root = resolveReal(projectRoot);
+	return trustedProjects.some((listed) => isWithin(resolveReal(listed), root));
 }
 
 export interface TrustContext {

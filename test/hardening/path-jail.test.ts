@@ -5,7 +5,7 @@
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "chai";
-import { isWithin } from "../../src/trust.ts";
+import { isWithin } from "../../src/paths.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { createHarness, expectOk, expectRefused, expectSameTree, faultyFs, fingerprint, skillText, textOf, writeSkill, type Harness } from "./support.ts";
 

@@ -3,7 +3,8 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { findProjectRoot, isListedTrusted, isWithin, resolveProjectTrust, setListedTrust } from "../../src/trust.ts";
+import { findProjectRoot, isWithin } from "../../src/paths.ts";
+import { isListedTrusted, resolveProjectTrust, setListedTrust } from "../../src/trust.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 describe("trust", function () {
