@@ -27,7 +27,8 @@ export type RefusalCode =
 	| "too_many_operations"
 	| "backup_corrupt"
 	| "aborted"
-	| "disabled";
+	| "disabled"
+	| "deleted_in_batch";
 
 export interface Refusal {
 	readonly code: RefusalCode;
@@ -263,4 +264,22 @@ export function forOperation(index: number, inner: Refusal): Refusal {
 		message: `${inner.code}: operations[${index}] failed, nothing was written. ${inner.message.slice(inner.code.length + 2)}`,
 		data: { ...inner.data, operation: index },
 	};
+}
+
+/** An op of a batch that needs what an earlier op of the same batch deletes. */
+export function deletedInBatch(what: string, deletedBy: number, action: string): Refusal {
+	return refusal(
+		"deleted_in_batch",
+		`${what} is deleted by operations[${deletedBy}] earlier in this batch, so a ${action} after it has nothing to work on. Move this op before operations[${deletedBy}], or drop one of the two.`,
+		{ what, deletedBy, action },
+	);
+}
+
+/** A restore whose backup the file already holds; `other` is the newest backup that differs. */
+export function restoreNoChange(skill: string, file: string, backup: string, other: string | undefined): Refusal {
+	const fileArg = file === "SKILL.md" ? "" : `,"file":${quote(file)}`;
+	const next = other
+		? `Restore the newest backup that differs: {"action":"restore","skill":"${skill}"${fileArg},"backup":"${other}"}.`
+		: `No backup differs from it; {"action":"history","skill":"${skill}"${fileArg}} lists them.`;
+	return refusal("no_change", `${skill}/${file} already holds backup ${backup}, so restoring it changes nothing. ${next}`, { skill, file, backup, other });
 }
