@@ -14,11 +14,14 @@ export interface FsOps {
 	link(existing: string, newPath: string): void;
 	unlink(path: string): void;
 	rmdir(path: string): void;
-	mkdir(path: string): void;
+	/** `mode` (default 0o777 less the umask): the lock folder is made 0700 from the start. */
+	mkdir(path: string, mode?: number): void;
 	readFile(path: string): Buffer;
 	lstat(path: string): fs.Stats;
 	readdir(path: string): string[];
 	appendFile(path: string, text: string): void;
+	/** Throws (EACCES) when this user may not use `path` as `mode` asks (fs.constants.W_OK, ...). */
+	access(path: string, mode: number): void;
 }
 
 /** The names in `dir`, or none when it cannot be listed (missing, not a folder, unreadable). */
@@ -40,9 +43,24 @@ export const realFs: FsOps = {
 	link: (existing, newPath) => fs.linkSync(existing, newPath),
 	unlink: (path) => fs.unlinkSync(path),
 	rmdir: (path) => fs.rmdirSync(path),
-	mkdir: (path) => void fs.mkdirSync(path),
+	mkdir: (path, mode) => void fs.mkdirSync(path, mode === undefined ? undefined : { mode }),
 	readFile: (path) => fs.readFileSync(path),
 	lstat: (path) => fs.lstatSync(path),
 	readdir: (path) => fs.readdirSync(path),
 	appendFile: (path, text) => fs.appendFileSync(path, text),
+	access: (path, mode) => fs.accessSync(path, mode),
 };
+
+/**
+ * The errno code when this user cannot create or rename entries in `dir` (write and search
+ * permission), or undefined. Through `fs` so tests running as root can inject EACCES.
+ */
+export function folderWriteError(ops: FsOps, dir: string): string | undefined {
+	try {
+		ops.access(dir, fs.constants.W_OK | fs.constants.X_OK);
+		return undefined;
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		return typeof code === "string" ? code : "EACCES";
+	}
+}
