@@ -1,0 +1,62 @@
+// What a new user meets when installing: a local-path install without `npm install --omit=dev` fails
+// with one line naming the fix (real pi CLI), pi's banner names the extension after the package, and
+// the pi 1.6 test install is quiet (its .npmrc) while npm errors still show.
+import { expect } from "chai";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { InteractiveMode } from "@mariozechner/pi-coding-agent";
+import { piInstall, runPiPrint } from "../support/pi-cli.ts";
+import { getPiLine, PI16_DIR, REPO_ROOT } from "../support/pi-line.ts";
+import { createPiSession, type PiSession } from "../support/pi-session.ts";
+import { useTempEnv } from "../support/temp-env.ts";
+import { missingDependencyMessage } from "../../src/selfskills.ts";
+
+interface LoadedExtension {
+	path: string;
+	sourceInfo?: unknown;
+}
+type LabelFn = (extensions: LoadedExtension[]) => string[];
+
+describe(`installing the package (pi ${getPiLine()})`, function () {
+	this.timeout(60000);
+	const getEnv = useTempEnv();
+	let pi: PiSession | undefined;
+	afterEach(() => pi?.dispose());
+
+	it("fails with one line naming `npm install --omit=dev` when a local checkout has no node_modules", async function () {
+		const env = getEnv();
+		const checkout = join(env.root, "pi-selfskills");
+		for (const entry of ["src", "skills", "package.json"]) cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
+		await piInstall(env, checkout);
+		const run = await runPiPrint({ env, prompt: "/selfskills" });
+		expect(run.exitCode).to.not.equal(0);
+		const ours = run.stderr.split("\n").filter((line) => line.includes("pi-selfskills") || line.includes("Require stack") || line.includes("    at "));
+		expect(ours, run.stderr).to.have.length(1);
+		expect(ours[0]).to.contain(missingDependencyMessage("proper-lockfile", checkout));
+	});
+
+	it("is named after the package in pi's banner, not `src`", async function () {
+		const env = getEnv();
+		pi = await createPiSession({ env, packageDir: REPO_ROOT });
+		const extensions = pi.session.resourceLoader.getExtensions().extensions as LoadedExtension[];
+		const ours = extensions.filter((e) => e.path.startsWith(join(REPO_ROOT, "src")));
+		expect(ours.map((e) => e.path)).to.deep.equal([join(REPO_ROOT, "src", "selfskills.ts")]);
+		// pi's own label function (interactive mode, both lines) on the loaded list
+		const labels = (Reflect.get(InteractiveMode.prototype, "getCompactExtensionLabels") as LabelFn).call(Object.create(InteractiveMode.prototype), extensions);
+		expect(labels[extensions.indexOf(ours[0])]).to.equal("selfskills.ts");
+	});
+
+	it("installs pi 1.6 for the tests without npm's EBADENGINE and install-scripts warnings, but shows npm errors", function () {
+		const npm = (args: string[]) => spawnSync("npm", args, { cwd: REPO_ROOT, encoding: "utf8" });
+		expect(npm(["config", "get", "loglevel", "--prefix", PI16_DIR]).stdout.trim()).to.equal("error");
+		const env = getEnv();
+		const broken = join(env.root, "pi16-copy");
+		mkdirSync(broken);
+		copyFileSync(join(PI16_DIR, ".npmrc"), join(broken, ".npmrc"));
+		writeFileSync(join(broken, "package.json"), JSON.stringify({ name: "no-lockfile", version: "1.0.0" }));
+		const failed = npm(["ci", "--prefix", broken, "--no-audit", "--no-fund"]);
+		expect(failed.status).to.not.equal(0);
+		expect(failed.stderr).to.match(/^npm error/m);
+	});
+});
