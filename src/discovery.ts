@@ -115,14 +115,21 @@ function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoo
 	return { options, roots, real, userAgentsReal: real(getUserAgentsSkillsDir()), projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)) };
 }
 
+/** "npm" or "git" for a package pi installed (its next update replaces the files), nothing for a local one. */
+function getInstalledKind(source: string, realPath: string): "npm" | "git" | undefined {
+	if (source.startsWith("npm:")) return "npm";
+	if (REMOTE_SOURCE.test(source)) return "git";
+	return isInsideNodeModules(realPath) ? "npm" : undefined;
+}
+
 /** The policy reason a skill is read-only before containment is even considered. */
 function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput): string | undefined {
 	const { trusted, settings } = input.options;
 	if (origin.scope === "project" && !trusted) return "untrusted project (the user can run /selfskills trust)";
 	if (origin.kind === "runtime") return "added by a --skill flag or another extension";
 	if (origin.kind === "package") {
-		const remote = REMOTE_SOURCE.test(origin.packageSource ?? "") || isInsideNodeModules(input.real(filePath));
-		if (remote) return "installed npm/git package (an update would overwrite the change)";
+		const installed = getInstalledKind(origin.packageSource ?? "", input.real(filePath));
+		if (installed) return `installed ${installed} package: an update would overwrite the change`;
 		if (!settings.patchPackages) return "local package skills are off (patchPackages: false)";
 		return undefined;
 	}

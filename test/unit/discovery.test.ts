@@ -16,7 +16,7 @@ const SETTINGS = "read-only: listed in a settings `skills` entry";
 const UNTRUSTED = "read-only: untrusted project (the user can run /selfskills trust)";
 const AGENTS_OFF = "read-only: project .agents/skills are off (patchProjectAgents: false)";
 const PACKAGES_OFF = "read-only: local package skills are off (patchPackages: false)";
-const NPM = "read-only: installed npm/git package (an update would overwrite the change)";
+const NPM = "read-only: installed npm package: an update would overwrite the change";
 const USER_AGENTS = "read-only: user-level ~/.agents/skills is shared with other agents";
 const OUTSIDE = "read-only: outside every writable root (after resolving symlinks)";
 const RUNTIME = "read-only: added by a --skill flag or another extension";
@@ -139,5 +139,16 @@ describe("discovery: edge cases", function () {
 		const { skills, roots } = await discover(projectDir, false);
 		expect(skills[0]).to.deep.include({ name: "vendored-skill", patchable: false, reason: NPM.slice("read-only: ".length) });
 		expect(roots.map((r) => r.kind)).to.not.include("local-package");
+	});
+
+	it("names a git package as git, not npm, in its read-only reason", async function () {
+		const { agentDir, projectDir } = getEnv();
+		const pkg = join(agentDir, "git", "example.com", "team", "skills-pkg");
+		mkdirSync(pkg, { recursive: true });
+		writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "skills-pkg", pi: { skills: ["./skills"] } }));
+		skill(join(pkg, "skills"), "git-skill");
+		writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ packages: ["git:example.com/team/skills-pkg"] }));
+		const { skills } = await discover(projectDir, false);
+		expect(skills.find((s) => s.name === "git-skill")).to.deep.include({ patchable: false, reason: "installed git package: an update would overwrite the change" });
 	});
 });
