@@ -10,7 +10,7 @@ import { clipDiff, diffChanges } from "./diff.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { withFileLocks } from "./locks.ts";
-import { createDiskView, createOverlay, hashOrNull, mergeChanges, type FileChange, type Plan } from "./plan.ts";
+import { createDiskView, createOverlay, hashOrNull, mergeChanges, type FileChange, type FileView, type Plan } from "./plan.ts";
 import { checkLanded } from "./validation.ts";
 
 export const MAX_OPERATIONS = 100;
@@ -53,18 +53,29 @@ interface OperationRecord extends ChangeRecord {
 	readonly operation?: number;
 }
 
+/**
+ * An op that needs what an earlier op of the batch deleted: anything in a skill deleted whole, or
+ * the text a patch edits. (A write may re-create a deleted file; a second delete of one finds no file.)
+ */
+function deletedEarlier(view: FileView, op: PreparedMutation): Refusal | undefined {
+	for (const path of op.paths) {
+		const by = view.skillDeletedBy(path);
+		if (by !== undefined) return refusals.deletedInBatch(`skill "${op.skill}"`, by, op.action);
+	}
+	const by = op.action === "patch" && op.paths.length === 1 ? view.deletedBy(op.paths[0]) : undefined;
+	return by === undefined ? undefined : refusals.deletedInBatch(`${op.skill}/${op.file}`, by, op.action);
+}
+
 function planAll(ctx: CallContext, prepared: readonly PreparedMutation[], batch: boolean): Planned | Refusal {
 	const disk = createDiskView(ctx.fs);
 	const overlay = createOverlay(disk);
 	const touched = new Set<string>();
 	const plans: Plan[] = [];
 	for (const [index, op] of prepared.entries()) {
-		const plan = op.plan({ view: overlay, disk, touched });
+		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched });
 		if ("code" in plan) return batch ? refusals.forOperation(index, plan) : plan;
-		for (const change of plan.changes) {
-			overlay.apply(change);
-			touched.add(change.absPath);
-		}
+		overlay.apply(plan, index);
+		for (const change of plan.changes) touched.add(change.absPath);
 		plans.push(plan);
 	}
 	return { plans, changes: mergeChanges(plans.flatMap((p) => p.changes)) };

@@ -4,6 +4,7 @@
 
 import { dirname } from "node:path";
 import type { FsOps } from "./fs-ops.ts";
+import { isWithin } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
 
 export interface FileChange {
@@ -17,6 +18,8 @@ export interface FileChange {
 	readonly mode?: number;
 	/** Set for SKILL.md changes: the name pi must load it under after the write. */
 	readonly expectName?: string;
+	/** Bytes the agent has not seen (a restore): the file no longer counts as read once they land. */
+	readonly unseen?: boolean;
 }
 
 export interface SnapshotPlan {
@@ -44,6 +47,10 @@ export function hashOrNull(bytes: Buffer | null): string | null {
 export interface FileView {
 	read(absPath: string): Buffer | null;
 	mode(absPath: string): number | undefined;
+	/** The earlier op of a batch that deleted this file (it is absent now), or undefined. */
+	deletedBy(absPath: string): number | undefined;
+	/** The earlier op of a batch that deleted the whole skill folder holding this path, or undefined. */
+	skillDeletedBy(absPath: string): number | undefined;
 }
 
 export function createDiskView(fs: FsOps): FileView {
@@ -63,17 +70,26 @@ export function createDiskView(fs: FsOps): FileView {
 				return undefined;
 			}
 		},
+		deletedBy: () => undefined,
+		skillDeletedBy: () => undefined,
 	};
 }
 
-/** A view that shows earlier planned changes over the base view. */
-export function createOverlay(base: FileView): FileView & { apply(change: FileChange): void } {
-	const written = new Map<string, Buffer | null>();
+/** A view that shows earlier planned ops (their changes, and the skill folders they deleted) over the base view. */
+export function createOverlay(base: FileView): FileView & { apply(plan: Plan, index: number): void } {
+	const written = new Map<string, { bytes: Buffer | null; by: number }>();
+	const deletedDirs: Array<{ dir: string; by: number }> = [];
 	return {
-		read: (absPath) => (written.has(absPath) ? (written.get(absPath) ?? null) : base.read(absPath)),
+		read: (absPath) => (written.has(absPath) ? (written.get(absPath)?.bytes ?? null) : base.read(absPath)),
 		mode: (absPath) => base.mode(absPath),
-		apply(change) {
-			written.set(change.absPath, change.after);
+		deletedBy(absPath) {
+			const entry = written.get(absPath);
+			return entry && entry.bytes === null ? entry.by : undefined;
+		},
+		skillDeletedBy: (absPath) => deletedDirs.find(({ dir }) => isWithin(dir, absPath))?.by,
+		apply(plan, index) {
+			for (const change of plan.changes) written.set(change.absPath, { bytes: change.after, by: index });
+			if (plan.snapshot) deletedDirs.push({ dir: plan.snapshot.dir, by: index });
 		},
 	};
 }

@@ -1,13 +1,14 @@
 // `delete`: remove one bundled file (backed up first), or a whole skill when `file` is omitted:
 // the full tree is snapshotted under __deleted__/<stamp>/ before anything is removed.
 
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import type { FsOps } from "../fs-ops.ts";
 import { checkRead, checkUnchanged, checkWritable } from "../gates.ts";
+import { isWithin } from "../paths.ts";
 import { hashOrNull, type FileChange, type Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
 
@@ -73,6 +74,15 @@ function walkTree(fs: FsOps, root: string): { files: TreeEntry[]; dirs: string[]
 	return { files, dirs, symlinks };
 }
 
+/** Files an earlier op of the batch created in the folder: deleted with it, so no folder is left behind. */
+function writtenEarlier(input: PlanInput, dir: string, known: readonly TreeEntry[]): TreeEntry[] {
+	const onDisk = new Set(known.map((f) => f.absPath));
+	return [...input.touched]
+		.filter((absPath) => !onDisk.has(absPath) && isWithin(dir, absPath) && input.view.read(absPath) !== null)
+		.sort()
+		.map((absPath) => ({ relPath: relative(dir, absPath).split(sep).join("/"), absPath, mode: 0o644 }));
+}
+
 function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedMutation | Refusal {
 	if (!skill.dir) return refusals.invalidArguments("delete", `"${skill.name}" is a single-file skill; it cannot be deleted as a folder`);
 	const dir = skill.dir;
@@ -97,7 +107,7 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 		plan: (input) => {
 			const gated = checkRead(ctx.ledger, target) ?? checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)));
 			if (gated) return gated;
-			const files = tree.files.map((f) => ({ ...f, bytes: input.view.read(f.absPath) }));
+			const files = [...tree.files, ...writtenEarlier(input, dir, tree.files)].map((f) => ({ ...f, bytes: input.view.read(f.absPath) }));
 			const missing = files.find((f) => f.bytes === null);
 			if (missing) return refusals.conflict(missing.absPath, "the file vanished while the delete was planned");
 			const changes: FileChange[] = files.map((f) => ({ skill: skill.name, relPath: f.relPath, absPath: f.absPath, before: f.bytes, after: null }));
