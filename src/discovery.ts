@@ -7,7 +7,7 @@ import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { getWritableRoots, findWritableRootOfReal, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, type WritableRoot } from "./roots.ts";
-import { isWithin, resolveReal } from "./paths.ts";
+import { getForbiddenReason, getPiPlaces, isWithin, resolveReal, type PiPlaces } from "./paths.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
 
@@ -97,6 +97,7 @@ interface PolicyInput {
 	readonly real: (path: string) => string;
 	readonly userAgentsReal: string;
 	readonly projectAgentsDirs: readonly string[];
+	readonly places: PiPlaces;
 }
 
 function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoot[]): PolicyInput {
@@ -112,7 +113,7 @@ function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoo
 		}
 		return hit;
 	};
-	return { options, roots, real, userAgentsReal: real(getUserAgentsSkillsDir()), projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)) };
+	return { options, roots, real, userAgentsReal: real(getUserAgentsSkillsDir()), projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)), places: getPiPlaces(options.agentDir) };
 }
 
 /** "npm" or "git" for a package pi installed (its next update replaces the files), nothing for a local one. */
@@ -153,6 +154,9 @@ function classify(filePath: string, dir: string | undefined, origin: SkillOrigin
 	if (!findWritableRootOfReal(input.roots, realDir) || !findWritableRootOfReal(input.roots, input.real(filePath))) {
 		return { patchable: false, reason: "outside every writable root (after resolving symlinks)" };
 	}
+	// A root that holds pi's own places (skillsDir set to a parent of them) still never reaches into them.
+	const forbidden = getForbiddenReason(input.places, realDir);
+	if (forbidden) return { patchable: false, reason: forbidden };
 	return { patchable: true, reason: undefined };
 }
 

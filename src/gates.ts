@@ -8,8 +8,8 @@ import { dirname } from "node:path";
 import * as refusals from "./errors.ts";
 import type { NearLine, Refusal } from "./errors.ts";
 import type { ReadLedger } from "./read-ledger.ts";
-import { isWithin, resolveReal } from "./paths.ts";
-import { findWritableRoot, isProtected, type WritableRoot } from "./roots.ts";
+import { getForbiddenReason, getPiPlaces, isWithin, resolveReal } from "./paths.ts";
+import { findWritableRoot, type WritableRoot } from "./roots.ts";
 import type { FileTarget } from "./target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "./validation.ts";
 
@@ -55,9 +55,8 @@ export function checkWritable(input: WritableInput, target: FileTarget): Refusal
 	const rootPaths = input.roots.map((r) => r.path);
 	const { skill } = target;
 	if (!skill.patchable) return refusals.notWritable(target.absPath, skill.reason ?? "read-only", rootPaths);
-	if (isProtected(input.agentDir, target.absPath)) {
-		return refusals.notWritable(target.absPath, "the package's own settings, backups and logs are not writable through this tool", rootPaths);
-	}
+	const forbidden = getForbiddenReason(getPiPlaces(input.agentDir), resolveReal(target.absPath));
+	if (forbidden) return refusals.notWritable(target.absPath, forbidden, rootPaths);
 	if (!findWritableRoot(input.roots, target.absPath)) {
 		return refusals.notWritable(target.absPath, "outside every writable root (after resolving symlinks)", rootPaths);
 	}

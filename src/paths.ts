@@ -4,7 +4,7 @@
 
 import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** True when `child` is `parent` or lies below it (segment-wise, never a string prefix). */
 export function isWithin(parent: string, child: string): boolean {
@@ -54,4 +54,68 @@ export function findProjectRoot(cwd: string): string {
 		if (parent === dir) return resolve(cwd);
 		dir = parent;
 	}
+}
+
+const isInside = (segments: readonly string[], name: string): boolean => segments.includes(name);
+
+/** A `.pi` folder's content other than `.pi/skills`: a project's settings, extensions and packages. */
+function inDotPiOutsideSkills(segments: readonly string[]): boolean {
+	return segments.some((segment, i) => segment === ".pi" && i + 1 < segments.length && segments[i + 1] !== "skills");
+}
+
+/**
+ * Why no write may ever land at `real` (a symlink-free path), whatever a root or a setting says:
+ * pi's own agent folder outside its `skills/` (settings, extensions, prompts, themes, sessions,
+ * packages, this package's store), a project's `.pi/` outside `.pi/skills`, installed code under
+ * `node_modules`, and files directly in the home folder. Undefined when none of these holds.
+ */
+export function getForbiddenReason(places: PiPlaces, real: string): string | undefined {
+	if (isWithin(places.agentDirReal, real)) {
+		if (isWithin(places.storeReal, real) || real === join(places.agentDirReal, "settings.json")) {
+			return "the package's own settings, backups and logs are not writable through this tool";
+		}
+		if (isWithin(places.agentSkillsReal, real)) return undefined;
+		return `inside pi's own folder ${places.agentDir} (settings, extensions, packages, sessions): only its skills/ folder is writable`;
+	}
+	if (isWithin(places.agentSkillsReal, real)) return undefined;
+	const segments = real.split(sep);
+	if (inDotPiOutsideSkills(segments)) return "inside a project's .pi folder, where pi keeps its settings, extensions and packages: only .pi/skills is writable";
+	if (isInside(segments, "node_modules")) return "inside node_modules (installed code: an update would overwrite the change)";
+	const parent = dirname(real);
+	if (parent === places.homeReal || dirname(parent) === parent) return "directly in the home folder or the filesystem root";
+	return undefined;
+}
+
+/** pi's own places, symlinks resolved once for a run of checks (a discovery classifies thousands). */
+export interface PiPlaces {
+	readonly agentDir: string;
+	readonly agentDirReal: string;
+	readonly agentSkillsReal: string;
+	/** `<agentDir>/selfskills`: this package's backups, journal, locks and audit log. */
+	readonly storeReal: string;
+	readonly homeReal: string;
+}
+
+export function getPiPlaces(agentDir: string): PiPlaces {
+	return {
+		agentDir,
+		agentDirReal: resolveReal(agentDir),
+		agentSkillsReal: resolveReal(join(agentDir, "skills")),
+		storeReal: resolveReal(join(agentDir, "selfskills")),
+		homeReal: resolveReal(getHomeDir()),
+	};
+}
+
+/**
+ * Why `root` can never be a writable root (a `skillsDir` or a local package's folder): it is or
+ * holds the home folder or pi's agent folder, or it lies where getForbiddenReason forbids writes.
+ */
+export function getRootProblem(places: PiPlaces, root: string): string | undefined {
+	const real = resolveReal(root);
+	if (isWithin(real, places.homeReal)) return `${root} is (or holds) the home folder`;
+	if (isWithin(real, places.agentDirReal)) return `${root} is (or holds) pi's own folder ${places.agentDir}`;
+	if (basename(real) === ".pi") return `${root} is a project's .pi folder (only .pi/skills may hold skills)`;
+	// A skill folder inside the root: forbidden there means forbidden anywhere in the root.
+	const reason = getForbiddenReason(places, join(real, "skill"));
+	return reason === undefined ? undefined : `${root}: ${reason}`;
 }

@@ -4,7 +4,7 @@
 
 import { existsSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "./paths.ts";
+import { findProjectRoot, getHomeDir, getPiPlaces, getRootProblem, isWithin, resolveReal } from "./paths.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
 
 export type RootKind = "agent-skills" | "project-pi" | "project-agents" | "local-package" | "skills-dir";
@@ -60,12 +60,15 @@ export function getWritableRoots(input: RootsInput): WritableRoot[] {
 			for (const dir of getProjectAgentsDirs(input.cwd)) roots.push(makeRoot("project-agents", dir));
 		}
 	}
+	const places = getPiPlaces(input.agentDir);
 	if (input.settings.patchPackages) {
 		for (const dir of input.localPackageDirs) {
-			if (!isInsideNodeModules(resolveReal(dir)) && existsSync(dir)) roots.push(makeRoot("local-package", dir));
+			// A package folder in pi's own places (or holding them) is never a root: its skills stay read-only.
+			if (existsSync(dir) && getRootProblem(places, dir) === undefined) roots.push(makeRoot("local-package", dir));
 		}
 	}
-	roots.push(makeRoot("skills-dir", input.settings.skillsDir));
+	// settings.ts already replaced a skillsDir with a root problem by the default (and reported it).
+	if (getRootProblem(places, input.settings.skillsDir) === undefined) roots.push(makeRoot("skills-dir", input.settings.skillsDir));
 	return roots;
 }
 
@@ -77,15 +80,4 @@ export function findWritableRoot(roots: readonly WritableRoot[], path: string): 
 /** findWritableRoot for a path already resolved with resolveReal. */
 export function findWritableRootOfReal(roots: readonly WritableRoot[], real: string): WritableRoot | undefined {
 	return roots.find((root) => real !== root.realPath && isWithin(root.realPath, real));
-}
-
-/** Folders the agent must never write through this tool, whatever the roots say. */
-export function getProtectedDirs(agentDir: string): string[] {
-	return [join(agentDir, "selfskills")].map(resolveReal);
-}
-
-export function isProtected(agentDir: string, path: string): boolean {
-	const real = resolveReal(path);
-	const settingsFile = resolveReal(join(agentDir, "settings.json"));
-	return real === settingsFile || getProtectedDirs(agentDir).some((dir) => isWithin(dir, real));
 }

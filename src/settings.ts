@@ -4,7 +4,7 @@
 
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { expandHome } from "./paths.ts";
+import { expandHome, findProjectRoot, getPiPlaces, getRootProblem, isWithin, resolveReal } from "./paths.ts";
 
 export interface SelfSkillsSettings {
 	readonly enabled: boolean;
@@ -105,6 +105,25 @@ export interface LoadSettingsOptions {
 	readonly trusted: boolean;
 }
 
+/** A skillsDir in pi's own places (or holding them) is never writable: reported, and the default used. */
+function checkSkillsDir(skillsDir: string, origin: string, options: LoadSettingsOptions, problems: string[]): string {
+	const problem = getRootProblem(getPiPlaces(options.agentDir), skillsDir);
+	if (problem === undefined) return skillsDir;
+	const fallback = join(options.agentDir, "skills");
+	problems.push(`${origin}: selfskills.skillsDir ${problem}, where nothing may be written; ${fallback} used`);
+	return fallback;
+}
+
+/** A project's skillsDir must lie inside that project (symlinks resolved), or a repository could aim writes anywhere. */
+function checkProjectSkillsDir(skillsDir: string, origin: string, fallback: string, options: LoadSettingsOptions, problems: string[]): string {
+	const projectRoot = findProjectRoot(options.cwd);
+	if (!isWithin(resolveReal(projectRoot), resolveReal(skillsDir))) {
+		problems.push(`${origin}: selfskills.skillsDir ${skillsDir} lies outside the project ${projectRoot} (a project's skillsDir must stay inside it); ${fallback} used`);
+		return fallback;
+	}
+	return checkSkillsDir(skillsDir, origin, options, problems) === skillsDir ? skillsDir : fallback;
+}
+
 export function loadSettings(options: LoadSettingsOptions): SettingsReport {
 	const problems: string[] = [];
 	const base = defaults(options.agentDir);
@@ -126,10 +145,11 @@ export function loadSettings(options: LoadSettingsOptions): SettingsReport {
 			}
 		}
 	}
-	const skillsDirBase = source === globalPath || source === undefined ? options.agentDir : join(options.cwd, ".pi");
+	const fromProject = source !== globalPath && source !== undefined;
+	const globalSkillsDir = checkSkillsDir(resolve(options.agentDir, expandHome(globalSettings.skillsDir)), globalPath, options, problems);
 	const settings: SelfSkillsSettings = {
 		...chosen,
-		skillsDir: resolve(skillsDirBase, expandHome(chosen.skillsDir)),
+		skillsDir: !fromProject ? globalSkillsDir : chosen.skillsDir === base.skillsDir ? base.skillsDir : checkProjectSkillsDir(resolve(options.cwd, ".pi", expandHome(chosen.skillsDir)), source ?? "", globalSkillsDir, options, problems),
 		trustedProjects: globalSettings.trustedProjects.map((p) => resolve(expandHome(p))),
 	};
 	return { settings, source, problems };

@@ -61,9 +61,11 @@ describe("hardening: trust, protected files and content", function () {
 		writeJson(join(env.agentDir, "settings.json"), { packages: [env.agentDir], selfskills: { skillsDir: env.agentDir } });
 		const self = join(env.agentDir, "selfskills");
 		const takeOver = { action: "create", name: "selfskills", description: "Use when taking over.", body: "Body." };
-		// The lock folder under selfskills/ exists by planning time, so "exists" may answer first.
+		// A skillsDir that holds pi's own folder is never a root: create falls back to <agentDir>/skills.
 		const first = await tool.call(takeOver);
-		expect(["not_writable", "exists"], textOf(first)).to.include(first.details.code);
+		expectOk(first);
+		expect(existsSync(join(env.agentDir, "skills", "selfskills", "SKILL.md"))).to.equal(true);
+		expect(existsSync(join(self, "SKILL.md"))).to.equal(false);
 		mkdirSync(join(self, "backups"), { recursive: true });
 		writeFileSync(join(self, "audit.jsonl"), "");
 		expectRefused(await tool.call(takeOver), "exists");

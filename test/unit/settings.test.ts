@@ -1,6 +1,6 @@
 // settings.ts on the real filesystem: which file wins, when the project counts, and how every bad
 // value falls back to its default with a problem reported instead of a crash.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { loadSettings, readSettingsFile } from "../../src/settings.ts";
@@ -198,9 +198,63 @@ describe("settings", function () {
 
 	it("resolves a relative skillsDir against the folder of the settings file that set it", function () {
 		const env = getEnv();
-		writeGlobal(env, { selfskills: { skillsDir: "mine" } });
-		expect(load(env, false).settings.skillsDir).to.equal(join(env.agentDir, "mine"));
-		writeProject(env, { selfskills: { skillsDir: "mine" } });
-		expect(load(env, true).settings.skillsDir).to.equal(join(env.projectDir, ".pi", "mine"));
+		writeGlobal(env, { selfskills: { skillsDir: "../mine" } });
+		expect(load(env, false).settings.skillsDir).to.equal(join(env.root, "mine"));
+		writeProject(env, { selfskills: { skillsDir: "../team-skills" } });
+		expect(load(env, true).settings.skillsDir).to.equal(join(env.projectDir, "team-skills"));
+	});
+
+	describe("a skillsDir in pi's own places is never a writable root", function () {
+		const cases: Array<[string, (env: TempEnv) => string, RegExp]> = [
+			["pi's extensions folder", (env) => join(env.agentDir, "extensions"), /pi's own folder/],
+			["the agent folder itself", (env) => env.agentDir, /is \(or holds\) pi's own folder/],
+			["a folder of the agent folder", (env) => join(env.agentDir, "mine"), /pi's own folder/],
+			["the home folder", (env) => env.home, /home folder/],
+			["a parent of the home folder", (env) => env.root, /home folder/],
+			["a node_modules folder", (env) => join(env.root, "lib", "node_modules", "x"), /node_modules/],
+			["another project's .pi folder", (env) => join(env.root, "other", ".pi"), /\.pi folder/],
+			["another project's .pi/extensions", (env) => join(env.root, "other", ".pi", "extensions"), /\.pi folder/],
+		];
+		for (const [what, dir, reason] of cases) {
+			it(`falls back to <agentDir>/skills and says why for ${what}`, function () {
+				const env = getEnv();
+				const path = writeGlobal(env, { selfskills: { skillsDir: dir(env) } });
+				const report = load(env, false);
+				expect(report.settings.skillsDir).to.equal(join(env.agentDir, "skills"));
+				expect(report.problems).to.have.length(1);
+				expect(report.problems[0]).to.include(path).and.match(reason).and.include(join(env.agentDir, "skills"));
+			});
+		}
+
+		it("keeps a trusted project's skillsDir inside that project, through symlinks too", function () {
+			const env = getEnv();
+			writeGlobal(env, { selfskills: { skillsDir: "../mine" } });
+			mkdirSync(join(env.root, "outside"));
+			symlinkSync(join(env.root, "outside"), join(env.projectDir, "escape"));
+			for (const skillsDir of [join(env.agentDir, "extensions"), "../../outside", "../escape", env.home]) {
+				const path = writeProject(env, { selfskills: { skillsDir } });
+				const report = load(env, true);
+				expect(report.settings.skillsDir, skillsDir).to.equal(join(env.root, "mine"));
+				expect(report.problems.join("\n"), skillsDir).to.include(path).and.match(/outside the project|pi's own folder|home folder/);
+			}
+		});
+
+		it("reports nothing about skillsDir when a trusted project's block does not set it", function () {
+			const env = getEnv();
+			writeProject(env, { selfskills: { backupCap: 3 } });
+			const report = load(env, true);
+			expect(report.problems).to.deep.equal([]);
+			expect(report.settings.skillsDir).to.equal(join(env.agentDir, "skills"));
+		});
+
+		it("refuses the project's own .pi folder other than .pi/skills", function () {
+			const env = getEnv();
+			const path = writeProject(env, { selfskills: { skillsDir: "extensions" } });
+			const report = load(env, true);
+			expect(report.settings.skillsDir).to.equal(join(env.agentDir, "skills"));
+			expect(report.problems.join("\n")).to.include(path).and.match(/\.pi folder/);
+			writeProject(env, { selfskills: { skillsDir: "skills" } });
+			expect(load(env, true).settings.skillsDir).to.equal(join(env.projectDir, ".pi", "skills"));
+		});
 	});
 });
