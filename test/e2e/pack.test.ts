@@ -1,0 +1,90 @@
+// What `npm pack` ships: the extension entries of package.json "pi" and every module they import, the
+// skills, README, CHANGELOG, LICENSE and package.json — and nothing else (no tests, fixtures, bench, .ci, docs).
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, normalize } from "node:path";
+import { expect } from "chai";
+import { REPO_ROOT } from "../support/pi-line.ts";
+import { runNpm } from "../support/registry.ts";
+
+interface Manifest {
+	files: string[];
+	pi: { extensions: string[]; skills: string[]; image?: string };
+	dependencies: Record<string, string>;
+}
+
+const DOCUMENTS = ["package.json", "README.md", "CHANGELOG.md", "LICENSE"];
+/** Relative module specifiers in import/export statements, dynamic imports included. */
+const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
+
+function readManifest(): Manifest {
+	return JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as Manifest;
+}
+
+function packedFiles(): string[] {
+	const stdout = runNpm(["pack", "--dry-run", "--json"], { cwd: REPO_ROOT });
+	const [entry] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+	return entry.files.map((file) => file.path).sort();
+}
+
+/** The entry files and every module reachable from them through relative imports (repo-relative paths). */
+function importClosure(entries: readonly string[]): Set<string> {
+	const seen = new Set<string>();
+	const pending = entries.map((entry) => normalize(entry));
+	while (pending.length > 0) {
+		const file = pending.pop() as string;
+		if (seen.has(file)) continue;
+		seen.add(file);
+		const source = readFileSync(join(REPO_ROOT, file), "utf8");
+		for (const match of source.matchAll(RELATIVE_IMPORT)) pending.push(normalize(join(dirname(file), match[1])));
+	}
+	return seen;
+}
+
+function filesUnder(dir: string): string[] {
+	return readdirSync(join(REPO_ROOT, dir), { recursive: true, encoding: "utf8" })
+		.map((name) => join(dir, name))
+		.filter((path) => statSync(join(REPO_ROOT, path)).isFile());
+}
+
+describe("npm pack: what the published package holds", function () {
+	this.timeout(60000);
+	let packed: string[];
+	let manifest: Manifest;
+
+	before(function () {
+		packed = packedFiles();
+		manifest = readManifest();
+	});
+
+	it("ships every extension entry of package.json and every module it imports", function () {
+		const needed = importClosure(manifest.pi.extensions);
+		expect(needed.size).to.be.greaterThan(manifest.pi.extensions.length);
+		for (const file of needed) expect(existsSync(join(REPO_ROOT, file)), `${file} is imported but missing`).to.equal(true);
+		expect([...needed].filter((file) => !packed.includes(file))).to.deep.equal([]);
+	});
+
+	it("ships the doc-skill and the documents a user reads", function () {
+		const skills = manifest.pi.skills.flatMap((dir) => filesUnder(normalize(dir)));
+		expect(skills).to.include(join("skills", "selfskills", "SKILL.md"));
+		expect([...skills, ...DOCUMENTS].filter((file) => !packed.includes(file))).to.deep.equal([]);
+	});
+
+	it("ships nothing else: no module the extension never imports, no tests, fixtures, bench, .ci or docs", function () {
+		const wanted = new Set([...importClosure(manifest.pi.extensions), ...manifest.pi.skills.flatMap((dir) => filesUnder(normalize(dir))), ...DOCUMENTS]);
+		expect(packed.filter((file) => !wanted.has(file))).to.deep.equal([]);
+		expect(packed.filter((file) => /^(test|bench|\.ci|docs|node_modules)\//.test(file) || /\.test\.ts$/.test(file))).to.deep.equal([]);
+	});
+
+	it("keeps the runtime dependencies to what src imports, and the pi peers out of them", function () {
+		const imported = new Set<string>();
+		for (const file of importClosure(manifest.pi.extensions)) {
+			const source = readFileSync(join(REPO_ROOT, file), "utf8");
+			for (const match of source.matchAll(/^\s*import\s(?!type\s)[^;]*?from\s*["']([^"'.][^"']*)["']/gm)) {
+				const name = match[1].startsWith("@") ? match[1].split("/").slice(0, 2).join("/") : match[1].split("/")[0];
+				if (!name.startsWith("node:")) imported.add(name);
+			}
+		}
+		const peers = ["@mariozechner/pi-ai", "@mariozechner/pi-coding-agent", "@mariozechner/pi-tui", "typebox"];
+		expect(Object.keys(manifest.dependencies).sort()).to.deep.equal([...imported].filter((name) => !peers.includes(name)).sort());
+	});
+});
