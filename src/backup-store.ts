@@ -6,16 +6,16 @@
 //   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md           (old flat layout)
 //
 // The stamp is UTC, the hash is sha256 of the stored bytes (first 10 hex), stored bytes are the
-// file exactly as it was. Identical content is kept once (re-stamped as the newest). Where it can,
-// a backup is a hard link to the file it is taken of: the file is then replaced by a rename, so the
-// backup keeps the old bytes (and is made owner-only, as a copy is); otherwise it is a copy.
+// file exactly as it was. Identical content is kept once (re-stamped as the newest). A backup is
+// always a copy, never a hard link of the skill file: a program that rewrites that file in place
+// would change a linked backup too, and a copy of a few KiB costs no more than the link's fsyncs.
 
 import { extname, join } from "node:path";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { sha256 } from "./read-ledger.ts";
-import { linkDurable, mkdirDurable, syncDir, writeFileAtomic } from "./writer.ts";
+import { mkdirDurable, syncDir, writeFileAtomic } from "./writer.ts";
 
 export const DELETED_DIR = "__deleted__";
 const ENTRY = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
@@ -30,8 +30,6 @@ export interface BackupEntry {
 	readonly hash: string;
 	readonly size: number;
 	readonly legacy: boolean;
-	/** Stored by linking the file it was taken of: it shares that file's mode until made private. */
-	readonly linked?: boolean;
 }
 
 export interface SnapshotEntry {
@@ -67,11 +65,8 @@ export function stampToIso(stamp: string): string {
 
 export interface BackupStore {
 	readonly root: string;
-	/**
-	 * Stores `bytes` as the newest backup of skill/relPath durably; returns its entry. With `source`
-	 * (the file holding `bytes`, about to be replaced by a rename or removed), the backup links it.
-	 */
-	store(skill: string, relPath: string, bytes: Uint8Array, source?: string): BackupEntry;
+	/** Stores a copy of `bytes` as the newest backup of skill/relPath durably; returns its entry. */
+	store(skill: string, relPath: string, bytes: Uint8Array): BackupEntry;
 	/** Backups of skill/relPath, newest first (old flat backups count for SKILL.md). */
 	list(skill: string, relPath: string): BackupEntry[];
 	/** Reads a backup and checks its bytes still match the hash in its name. */
@@ -161,7 +156,7 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	return {
 		root,
 		list,
-		store(skill, relPath, bytes, source) {
+		store(skill, relPath, bytes) {
 			const dir = fileDir(skill, relPath);
 			mkdirDurable(fs, dir);
 			const hash = sha256(bytes).slice(0, 10);
@@ -171,16 +166,13 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			const id = `${stamp}-${hash}${ext}`;
 			const path = join(dir, id);
 			const same = existing.find((e) => e.hash === hash && sameBytes(e.path, bytes));
-			let linked = false;
 			if (same) {
 				fs.rename(same.path, path);
 				syncDir(fs, dir);
-			} else if (source !== undefined && linkDurable(fs, source, path, bytes)) {
-				linked = true;
 			} else {
 				writeFileAtomic(fs, path, bytes, { mode: 0o600 });
 			}
-			return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false, ...(linked ? { linked } : {}) };
+			return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
 		},
 		read(entry) {
 			const bytes = fs.readFile(entry.path);

@@ -8,12 +8,12 @@ import { dirname, join } from "node:path";
 import { DELETED_DIR, type BackupStore, type SnapshotEntry } from "./backup-store.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
-import { listDir, type FsOps } from "./fs-ops.ts";
+import type { FsOps } from "./fs-ops.ts";
 import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "./journal.ts";
 import type { LockGuard } from "./locks.ts";
 import { createDiskView, hashOrNull, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
-import { makePrivate, mkdirDurable, removeFileDurable, SymlinkTargetError, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
+import { mkdirDurable, removeFileDurable, SymlinkTargetError, sweepTempFiles, writeFileAtomic } from "./writer.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
@@ -65,8 +65,6 @@ class VerifyError extends Error {
 	constructor(
 		readonly path: string,
 		readonly diagnostics: ReadonlyArray<{ type: string; message: string }>,
-		/** The refusal to answer with, when not pi's verdict on the file (invalid_skill). */
-		readonly refusal?: Refusal,
 	) {
 		super(`${path} no longer loads as a skill`);
 	}
@@ -162,36 +160,9 @@ function verify(ctx: CommitContext, change: FileChange): void {
 	if (!landed.loaded || landed.name !== change.expectName) throw new VerifyError(change.absPath, landed.diagnostics);
 }
 
-/** The SKILL.md of the skill a change belongs to (its relPath is relative to the skill folder). */
-function skillFileOf(change: FileChange): string {
-	return change.relPath === "SKILL.md" ? change.absPath : join(change.absPath, ...change.relPath.split("/").map(() => ".."), "SKILL.md");
-}
-
-/**
- * Every skill the commit touched still loads, or, deleted whole, is gone entirely: a folder left
- * without its SKILL.md is a skill neither restore nor create can bring back.
- */
-function checkSkills(ctx: CommitContext, plan: CommitPlan): void {
-	const deleted = new Set(plan.snapshots.map((s) => s.dir));
-	const checked = new Set(plan.changes.filter((c) => c.expectName !== undefined && c.after !== null).map((c) => c.absPath));
-	for (const change of plan.changes) {
-		const skillFile = skillFileOf(change);
-		if (checked.has(skillFile)) continue;
-		checked.add(skillFile);
-		const dir = dirname(skillFile);
-		if (deleted.has(dir)) {
-			if (fileMode(ctx.fs, dir) === undefined) continue;
-			const left = listDir(ctx.fs, dir);
-			throw new VerifyError(skillFile, [], refusals.conflict(dir, `the folder still holds ${left.join(", ") || "entries"} after the whole-skill delete, which the delete did not plan for; the skill was put back as it was`));
-		}
-		const landed = ctx.checkLanded(skillFile);
-		if (!landed.loaded) throw new VerifyError(skillFile, landed.diagnostics);
-	}
-}
-
 function failureRefusal(error: unknown, change: FileChange | undefined): Refusal {
 	if (error instanceof ChangedError) return error.refusal;
-	if (error instanceof VerifyError) return error.refusal ?? refusals.invalidSkill(error.path, [...error.diagnostics, { type: "error", message: "the written file did not load again; it was rolled back" }]);
+	if (error instanceof VerifyError) return refusals.invalidSkill(error.path, [...error.diagnostics, { type: "error", message: "the written file did not load again; it was rolled back" }]);
 	if (error instanceof SymlinkTargetError) return refusals.conflict(error.path, "it became a symbolic link");
 	const code = refusals.errnoCode(error);
 	if (code === "ECOMPROMISED") return refusals.conflict(change?.absPath ?? "(lock)", "the cross-process lock was lost");
@@ -216,16 +187,16 @@ interface TakenSnapshot {
  * The backup of one file: its copy inside a whole-skill snapshot when that copy holds exactly the
  * old bytes (an earlier op of the batch may have changed the file before the delete), else its own.
  */
-function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly TakenSnapshot[]): { id: string | null; path: string | null; inSnapshot: boolean; linked: boolean } {
+function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly TakenSnapshot[]): { id: string | null; path: string | null; inSnapshot: boolean } {
 	const before = change.before;
-	if (before === null) return { id: null, path: null, inSnapshot: false, linked: false };
+	if (before === null) return { id: null, path: null, inSnapshot: false };
 	for (const { plan, entry } of snapshots) {
 		const file = plan.files.find((f) => join(plan.dir, ...f.relPath.split("/")) === change.absPath);
-		if (file && before.equals(file.bytes)) return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")), inSnapshot: true, linked: false };
+		if (file && before.equals(file.bytes)) return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")), inSnapshot: true };
 	}
-	const entry = ctx.store.store(change.skill, change.relPath, before, change.absPath);
+	const entry = ctx.store.store(change.skill, change.relPath, before);
 	sweepTempFiles(ctx.fs, dirname(entry.path));
-	return { id: entry.id, path: entry.path, inSnapshot: false, linked: entry.linked === true };
+	return { id: entry.id, path: entry.path, inSnapshot: false };
 }
 
 interface Prepared {
@@ -234,8 +205,6 @@ interface Prepared {
 	readonly snapshots: SnapshotEntry[];
 	/** Files whose own backup folder gets pruned after the commit (not those kept in a snapshot). */
 	readonly pruned: FileChange[];
-	/** Backups made by linking: private once the files they were taken of are replaced. */
-	readonly linked: string[];
 }
 
 /** Gate 7 for every file before any target is touched: backups durable, rollback data known. */
@@ -244,31 +213,16 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
 	const landed: LandedChange[] = [];
 	const entries: JournalEntry[] = [];
 	const pruned: FileChange[] = [];
-	const linked: string[] = [];
-	try {
-		for (const change of plan.changes) {
-			const backup = takeBackup(ctx, change, taken);
-			if (change.before !== null && !backup.inSnapshot) pruned.push(change);
-			if (backup.linked && backup.path !== null) linked.push(backup.path);
-			const oldHash = hashOrNull(change.before);
-			const newHash = hashOrNull(change.after);
-			landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path });
-			const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
-			entries.push({ absPath: change.absPath, beforeHash: oldHash, afterHash: newHash, backupPath: backup.path, mode: fileMode(ctx.fs, change.absPath), ...(createdDirs.length > 0 ? { createdDirs } : {}) });
-		}
-	} catch (error) {
-		unshareBackups(ctx, plan.changes, landed);
-		throw error;
+	for (const change of plan.changes) {
+		const backup = takeBackup(ctx, change, taken);
+		if (change.before !== null && !backup.inSnapshot) pruned.push(change);
+		const oldHash = hashOrNull(change.before);
+		const newHash = hashOrNull(change.after);
+		landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path });
+		const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
+		entries.push({ absPath: change.absPath, beforeHash: oldHash, afterHash: newHash, backupPath: backup.path, mode: fileMode(ctx.fs, change.absPath), ...(createdDirs.length > 0 ? { createdDirs } : {}) });
 	}
-	return { landed, entries, snapshots: taken.map((t) => t.entry), pruned, linked };
-}
-
-/** A failed commit's backups of files it left in place stop sharing them (writer.ts `unshareBackup`). */
-function unshareBackups(ctx: CommitContext, changes: readonly FileChange[], landed: readonly LandedChange[]): void {
-	landed.forEach(({ backupPath, absPath }, i) => {
-		const before = changes[i].before;
-		if (backupPath !== null && before !== null) unshareBackup(ctx.fs, backupPath, absPath, () => before);
-	});
+	return { landed, entries, snapshots: taken.map((t) => t.entry), pruned };
 }
 
 function notWritten(plan: CommitPlan, error: unknown): CommitOutcome {
@@ -293,7 +247,6 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	try {
 		if (plan.changes.length > 1) journal = writeJournal(ctx.fs, ctx.agentDir, prepared.entries);
 	} catch (error) {
-		unshareBackups(ctx, plan.changes, prepared.landed);
 		return notWritten(plan, error);
 	}
 	const backupOf = (i: number) => prepared.landed[i].backupPath;
@@ -302,8 +255,6 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	try {
 		for (; done < plan.changes.length; done++) applyChange(ctx, plan.changes[done]);
 		for (const change of plan.changes) verify(ctx, change);
-		removeEmptyDirs(ctx.fs, plan.removeDirs);
-		checkSkills(ctx, plan);
 		// The commit point: from here on a crash leaves all-new; before it, recovery rolls back.
 		if (journal) removeJournal(ctx.fs, journal);
 	} catch (error) {
@@ -320,13 +271,12 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 			}
 			fates[i] = { path: change.absPath, fate: undoChange(ctx, change, entry) ? "rolled_back" : "rollback_failed", backupPath: backupOf(i) };
 		}
-		unshareBackups(ctx, plan.changes, prepared.landed);
 		if (journal && fates.every((f) => f.fate !== "rollback_failed")) forgetJournal(ctx, journal);
 		else if (journal) releaseJournal(journal);
 		const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
 		return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
 	}
-	for (const path of prepared.linked) makePrivate(ctx.fs, path);
+	removeEmptyDirs(ctx.fs, plan.removeDirs);
 	for (const change of prepared.pruned) ctx.store.prune(change.skill, change.relPath, ctx.backupCap);
 	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
 }

@@ -142,55 +142,15 @@ function sameFile(a: Stats, b: Stats): boolean {
 }
 
 /**
- * Gives the regular file `from` a second, durable name `to`, when `from` is its file's only name
- * and holds exactly `expected`: a backup that copies no bytes, and the rename that later replaces
- * `from` then frees nothing. False, leaving nothing behind, where a copy must do instead: another
- * name already shares the file (editing that one would change the backup), another filesystem or
- * no hard links, or the file at `from` changed under us.
- */
-export function linkDurable(fs: FsOps, from: string, to: string, expected: Uint8Array): boolean {
-	let source: Stats;
-	try {
-		source = fs.lstat(from);
-		if (!source.isFile() || source.nlink !== 1) return false;
-		fs.link(from, to);
-	} catch {
-		return false;
-	}
-	let kept = false;
-	try {
-		const linked = fs.lstat(to);
-		if (!sameFile(linked, source) || !fs.readFile(to).equals(expected)) return false;
-		const fd = fs.open(to, constants.O_RDONLY | constants.O_NOFOLLOW, 0);
-		withFd(fs, fd, () => fs.fsync(fd));
-		syncDir(fs, dirname(to));
-		kept = true;
-		return true;
-	} finally {
-		if (!kept) unlinkQuietly(fs, to);
-	}
-}
-
-/**
- * When `backup` is still a hard link of `file` (the commit that took it did not replace the file),
- * makes it a copy of the old bytes of its own, so a later in-place edit of the file cannot change
- * it. Best effort: until then the link holds those bytes too.
+ * When `backup` is a hard link of `file` (a backup that an earlier version of this package took by
+ * linking, left behind by a crash), makes it a copy of the old bytes of its own, so an in-place
+ * edit of the file cannot change it. Best effort: until then the link holds those bytes too.
  */
 export function unshareBackup(fs: FsOps, backup: string, file: string, oldBytes: () => Uint8Array): void {
 	try {
 		if (sameFile(fs.lstat(backup), fs.lstat(file))) writeFileAtomic(fs, backup, oldBytes(), { mode: 0o600 });
 	} catch {
 		// Still linked, and still the old bytes.
-	}
-}
-
-/** Owner-only access for a file of ours, not followed if it became a symlink; best effort. */
-export function makePrivate(fs: FsOps, path: string): void {
-	try {
-		const fd = fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW, 0);
-		withFd(fs, fd, () => fs.fchmod(fd, 0o600));
-	} catch {
-		// It keeps the mode the file had, which is what the skill itself showed.
 	}
 }
 

@@ -1,10 +1,10 @@
 // writer.ts with faults injected through FsOps, the way write-file-atomic's own tests do it: the
 // target stays untouched, no temp file is left behind, and the first error is the one thrown.
-import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";
-import { existingMode, linkDurable, makePrivate, removeFileDurable, sweepTempFiles, SymlinkTargetError, TEMP_MARK, unshareBackup, writeFileAtomic } from "../../src/writer.ts";
+import { existingMode, removeFileDurable, sweepTempFiles, SymlinkTargetError, TEMP_MARK, unshareBackup, writeFileAtomic } from "../../src/writer.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 const fail = (code: string, what = code) => () => {
@@ -177,58 +177,12 @@ describe("writer", function () {
 		expect(readdirSync(dir).sort()).to.deep.equal([alive, "SKILL.md"].sort());
 	});
 
-	describe("backups by hard link", function () {
-		const linkSetup = () => {
+	describe("backups left linked by an earlier version", function () {
+		it("turns a backup still linked to a file into a copy of the old bytes, even after an in-place edit", function () {
 			const { dir, target } = setup();
-			const backups = join(dir, "backups");
-			mkdirSync(backups);
-			return { dir, target, backup: join(backups, "b.md"), original: Buffer.from("original\n") };
-		};
-
-		it("links a file that is its own only name and holds the expected bytes; a rename over it then leaves the backup the old file", function () {
-			const { target, backup, original } = linkSetup();
-			const ino = statSync(target).ino;
-			expect(linkDurable(realFs, target, backup, original)).to.equal(true);
-			expect(statSync(backup).ino).to.equal(ino);
-			writeFileAtomic(realFs, target, Buffer.from("new\n"));
-			expect(statSync(target).ino).to.not.equal(ino);
-			expect(readFileSync(backup, "utf8")).to.equal("original\n");
-			expect(statSync(backup).nlink).to.equal(1);
-			makePrivate(realFs, backup);
-			expect(statSync(backup).mode & 0o777).to.equal(0o600);
-			expect(statSync(target).mode & 0o777).to.equal(0o644);
-		});
-
-		it("declines, leaving nothing, when another name shares the file: an edit through it would change the backup", function () {
-			const { dir, target, backup, original } = linkSetup();
-			linkSync(target, join(dir, "elsewhere.md"));
-			expect(linkDurable(realFs, target, backup, original)).to.equal(false);
-			expect(existsSync(backup)).to.equal(false);
-		});
-
-		it("declines, leaving nothing, when the file no longer holds the expected bytes", function () {
-			const { target, backup } = linkSetup();
-			expect(linkDurable(realFs, target, backup, Buffer.from("what the plan read\n"))).to.equal(false);
-			expect(existsSync(backup)).to.equal(false);
-		});
-
-		it("declines when hard links fail (another filesystem, or none), and leaves the file alone", function () {
-			const { dir, target, backup, original } = linkSetup();
-			expect(linkDurable(withFaults({ link: fail("EXDEV") }), target, backup, original)).to.equal(false);
-			expect(readdirSync(join(dir, "backups"))).to.deep.equal([]);
-			expect(statSync(target).nlink).to.equal(1);
-		});
-
-		it("removes the new name again and throws when the backup cannot be synced", function () {
-			const { target, backup, original } = linkSetup();
-			expect(thrown(() => linkDurable(withFaults({ fsync: fail("EIO") }), target, backup, original)).code).to.equal("EIO");
-			expect(existsSync(backup)).to.equal(false);
-			expect(readFileSync(target, "utf8")).to.equal("original\n");
-		});
-
-		it("turns a backup still linked to a file left in place into a copy of the old bytes, even after an in-place edit", function () {
-			const { target, backup, original } = linkSetup();
-			linkDurable(realFs, target, backup, original);
+			const original = readFileSync(target);
+			const backup = join(dir, "b.md");
+			linkSync(target, backup);
 			writeFileSync(target, "edited in place\n");
 			unshareBackup(realFs, backup, target, () => original);
 			expect(statSync(backup).ino).to.not.equal(statSync(target).ino);
