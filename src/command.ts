@@ -12,7 +12,7 @@ import { listDir, type FsOps } from "./fs-ops.ts";
 import { pendingJournals } from "./journal.ts";
 import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
-import { setListedTrust, type TrustContext } from "./trust.ts";
+import { getTrustRefusal, setListedTrust, type TrustContext } from "./trust.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = ["status", "history", "restore", "trust", "untrust"];
@@ -111,15 +111,27 @@ async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 	output(ctx, isRefusal(done) ? done.message : done.text, isRefusal(done) ? "error" : "info");
 }
 
-async function trust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: boolean): Promise<void> {
+/** `--yes`: the explicit confirmation print mode needs, where nobody can be asked. */
+const CONFIRM_FLAG = "--yes";
+
+async function trust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: boolean, args: readonly string[]): Promise<void> {
 	const { trust: current } = loadPolicy(ctx, deps.agentDir());
 	if (current.source === "pi") {
 		return output(ctx, `This pi decides project trust itself (now: ${current.trusted ? "trusted" : "untrusted"}); change it with pi's own trust settings.`, "warning");
 	}
+	const refusal = trusted ? getTrustRefusal(current.projectRoot) : undefined;
+	if (refusal) return output(ctx, `Not trusted: ${refusal}. Start pi in the project's own folder and run /selfskills trust there.`, "error");
 	const verb = trusted ? "Trust" : "Stop trusting";
-	const question = `${verb} ${current.projectRoot}? ${trusted ? "Its .pi/settings.json then configures selfskills and its .pi/skills and .agents/skills become writable." : ""}`;
-	if (ctx.hasUI && !(await ctx.ui.confirm(`${verb} this project?`, question))) return output(ctx, "nothing changed");
-	const list = setListedTrust(deps.agentDir(), current.projectRoot, trusted);
+	const effect = trusted
+		? "Its .pi/settings.json then configures selfskills, and the .pi/skills and .agents/skills folders of it and of every folder below it become writable by the agent."
+		: "The agent can then no longer change its .pi/skills and .agents/skills, nor those of any folder below it.";
+	const question = `${verb} ${current.projectRoot} and every folder below it? ${effect}`;
+	if (ctx.hasUI) {
+		if (!(await ctx.ui.confirm(`${verb} this project?`, question))) return output(ctx, "nothing changed");
+	} else if (!args.includes(CONFIRM_FLAG)) {
+		return output(ctx, `${question}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${trusted ? "trust" : "untrust"} ${CONFIRM_FLAG}`, "warning");
+	}
+	const list = setListedTrust(deps.agentDir(), current.projectRoot, trusted, deps.fs);
 	output(ctx, `${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\nselfskills.trustedProjects: ${list.join(", ") || "(empty)"}`);
 }
 
@@ -134,9 +146,9 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 			case "restore":
 				return await restore(deps, ctx, rest);
 			case "trust":
-				return await trust(deps, ctx, true);
+				return await trust(deps, ctx, true, rest);
 			case "untrust":
-				return await trust(deps, ctx, false);
+				return await trust(deps, ctx, false, rest);
 			default:
 				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
 		}

@@ -22,6 +22,8 @@ export interface FsOps {
 	appendFile(path: string, text: string): void;
 	/** Throws (EACCES) when this user may not use `path` as `mode` asks (fs.constants.W_OK, ...). */
 	access(path: string, mode: number): void;
+	/** Every symlink of an existing path resolved (the settings write follows a symlinked settings.json). */
+	realpath(path: string): string;
 }
 
 /** The names in `dir`, or none when it cannot be listed (missing, not a folder, unreadable). */
@@ -49,6 +51,7 @@ export const realFs: FsOps = {
 	readdir: (path) => fs.readdirSync(path),
 	appendFile: (path, text) => fs.appendFileSync(path, text),
 	access: (path, mode) => fs.accessSync(path, mode),
+	realpath: (path) => fs.realpathSync.native(path),
 };
 
 /**

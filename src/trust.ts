@@ -2,11 +2,13 @@
 // (`ctx.isProjectTrusted()`, pi 0.79+), otherwise the GLOBAL `selfskills.trustedProjects` list.
 // Only the global settings file can hold that list, so a project can never trust itself.
 
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, type Stats } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { findProjectRoot, isWithin, resolveReal } from "./paths.ts";
+import { type FsOps, realFs } from "./fs-ops.ts";
+import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "./paths.ts";
 import lockfile from "proper-lockfile";
 import { getGlobalSettingsPath, isJsonObject, readSettingsFile } from "./settings.ts";
+import { mkdirDurable, writeFileAtomic } from "./writer.ts";
 
 export type TrustSource = "pi" | "selfskills-list";
 
@@ -43,17 +45,39 @@ export function resolveProjectTrust(ctx: TrustContext, trustedProjects: readonly
 }
 
 /**
- * Adds or removes a project root in the global `selfskills.trustedProjects`, under the same
- * lock pi's SettingsManager takes on settings.json, written through a temp file and rename.
+ * The file a settings write must replace: the path itself, or the final target of a symlinked
+ * settings.json (dotfile managers link it), so the link survives and its target is replaced
+ * atomically. A dangling link is refused: writing would create a file where the user keeps none.
  */
-export function setListedTrust(agentDir: string, projectRoot: string, trusted: boolean): readonly string[] {
+function settingsWriteTarget(fs: FsOps, path: string): string {
+	let stat: Stats;
+	try {
+		stat = fs.lstat(path);
+	} catch {
+		return path;
+	}
+	if (!stat.isSymbolicLink()) return path;
+	try {
+		return fs.realpath(path);
+	} catch {
+		throw new Error(`${path} is a symbolic link to a missing file; fix the link or replace it with a file, then run the command again`);
+	}
+}
+
+/**
+ * Adds or removes a project root in the global `selfskills.trustedProjects`, under the same
+ * lock pi's SettingsManager takes on settings.json, with the same durable atomic write as every
+ * other file the package writes (through a symlinked settings.json to its target).
+ */
+export function setListedTrust(agentDir: string, projectRoot: string, trusted: boolean, fs: FsOps = realFs): readonly string[] {
 	const path = getGlobalSettingsPath(agentDir);
-	mkdirSync(dirname(path), { recursive: true });
-	if (!existsSync(path)) writeFileSync(path, "{}\n");
+	mkdirDurable(fs, dirname(path));
+	const target = settingsWriteTarget(fs, path);
+	if (!existsSync(target)) writeFileAtomic(fs, target, Buffer.from("{}\n"));
 	const release = lockfile.lockSync(path, { realpath: false });
 	try {
-		const { json, problem } = readSettingsFile(path);
-		if (problem && readFileSync(path, "utf8").trim() !== "") throw new Error(`refusing to rewrite ${problem}`);
+		const { json, problem } = readSettingsFile(target);
+		if (problem && readFileSync(target, "utf8").trim() !== "") throw new Error(`refusing to rewrite ${problem}`);
 		const block = isJsonObject(json.selfskills) ? { ...json.selfskills } : {};
 		const current = Array.isArray(block.trustedProjects)
 			? block.trustedProjects.filter((p): p is string => typeof p === "string")
@@ -63,11 +87,20 @@ export function setListedTrust(agentDir: string, projectRoot: string, trusted: b
 			? [...current.filter((p) => resolve(p) !== root), root]
 			: current.filter((p) => resolve(p) !== root && !isWithin(resolve(p), root));
 		block.trustedProjects = next;
-		const temp = `${path}.selfskills-${process.pid}.tmp`;
-		writeFileSync(temp, `${JSON.stringify({ ...json, selfskills: block }, null, 2)}\n`);
-		renameSync(temp, path);
+		writeFileAtomic(fs, target, Buffer.from(`${JSON.stringify({ ...json, selfskills: block }, null, 2)}\n`));
 		return next;
 	} finally {
 		release();
 	}
+}
+
+/**
+ * Why `projectRoot` may never be trusted: the filesystem root or the home folder itself would
+ * trust every project below it at once. Undefined when it may be.
+ */
+export function getTrustRefusal(projectRoot: string): string | undefined {
+	const real = resolveReal(projectRoot);
+	if (dirname(real) === real) return `${projectRoot} is the filesystem root: trusting it would trust every project on this machine`;
+	if (real === resolveReal(getHomeDir())) return `${projectRoot} is your home folder: trusting it would trust every project below it`;
+	return undefined;
 }

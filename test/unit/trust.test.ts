@@ -1,10 +1,11 @@
 // trust.ts: which projects count as trusted on a pi without native trust (the GLOBAL list), and
 // that pi's own decision wins where the running pi has one.
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { findProjectRoot, isWithin } from "../../src/paths.ts";
-import { isListedTrusted, resolveProjectTrust, setListedTrust } from "../../src/trust.ts";
+import { type FsOps, realFs } from "../../src/fs-ops.ts";
+import { getTrustRefusal, isListedTrusted, resolveProjectTrust, setListedTrust } from "../../src/trust.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 describe("trust", function () {
@@ -129,6 +130,55 @@ describe("trust", function () {
 			writeFileSync(path, "{ broken");
 			expect(() => setListedTrust(agentDir, projectDir, true)).to.throw(/refusing to rewrite/);
 			expect(readFileSync(path, "utf8")).to.equal("{ broken");
+		});
+
+		it("writes through a symlinked settings.json to its target, keeping the link (dotfile managers)", function () {
+			const { root, agentDir, projectDir } = getEnv();
+			const target = join(root, "dotfiles", "pi-settings.json");
+			mkdirSync(join(root, "dotfiles"));
+			writeFileSync(target, JSON.stringify({ theme: "dark" }));
+			const path = join(agentDir, "settings.json");
+			symlinkSync(target, path);
+			setListedTrust(agentDir, projectDir, true);
+			expect(lstatSync(path).isSymbolicLink(), "the link is kept").to.equal(true);
+			expect(JSON.parse(readFileSync(target, "utf8"))).to.deep.equal({ theme: "dark", selfskills: { trustedProjects: [projectDir] } });
+			expect(readdirSync(join(root, "dotfiles")), "no temp file left").to.deep.equal(["pi-settings.json"]);
+		});
+
+		it("refuses a dangling settings.json link instead of creating a file there", function () {
+			const { root, agentDir, projectDir } = getEnv();
+			const path = join(agentDir, "settings.json");
+			symlinkSync(join(root, "missing.json"), path);
+			expect(() => setListedTrust(agentDir, projectDir, true)).to.throw(/symbolic link to a missing file/);
+			expect(readlinkSync(path)).to.equal(join(root, "missing.json"));
+		});
+
+		it("writes through the FsOps seam: temp file fsynced, renamed, folder fsynced; a failed rename changes nothing", function () {
+			const { agentDir, projectDir } = getEnv();
+			const path = join(agentDir, "settings.json");
+			writeFileSync(path, JSON.stringify({ theme: "dark" }));
+			const calls: string[] = [];
+			const spy = Object.fromEntries(
+				Object.entries(realFs).map(([key, fn]) => [key, (...args: unknown[]) => (calls.push(key), (fn as (...a: unknown[]) => unknown)(...args))]),
+			) as unknown as FsOps;
+			setListedTrust(agentDir, projectDir, true, spy);
+			expect(calls).to.include.members(["open", "write", "fsync", "rename"]);
+			expect(calls.filter((c) => c === "fsync").length, "file and folder synced").to.be.at.least(2);
+			const failing: FsOps = { ...realFs, rename: () => { throw Object.assign(new Error("EIO: rename"), { code: "EIO" }); } };
+			const before = readFileSync(path, "utf8");
+			expect(() => setListedTrust(agentDir, join(projectDir, "other"), true, failing)).to.throw(/EIO/);
+			expect(readFileSync(path, "utf8")).to.equal(before);
+			expect(readdirSync(agentDir).filter((n) => n.includes("selfskills-tmp")), "temp file removed").to.deep.equal([]);
+		});
+	});
+
+	describe("getTrustRefusal", function () {
+		it("refuses the filesystem root and the home folder, and nothing below them", function () {
+			const { home, projectDir } = getEnv();
+			expect(getTrustRefusal("/")).to.match(/filesystem root/);
+			expect(getTrustRefusal(home)).to.match(/home folder/);
+			expect(getTrustRefusal(join(home, "work"))).to.equal(undefined);
+			expect(getTrustRefusal(projectDir)).to.equal(undefined);
 		});
 	});
 });
