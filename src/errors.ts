@@ -283,3 +283,47 @@ export function restoreNoChange(skill: string, file: string, backup: string, oth
 		: `No backup differs from it; {"action":"history","skill":"${skill}"${fileArg}} lists them.`;
 	return refusal("no_change", `${skill}/${file} already holds backup ${backup}, so restoring it changes nothing. ${next}`, { skill, file, backup, other });
 }
+
+/** A refusal raised where only a throw gets out (deep in lock acquisition); withFileLocks turns it back into data. */
+export class RefusalError extends Error {
+	constructor(readonly refusal: Refusal) {
+		super(refusal.message);
+		this.name = "RefusalError";
+	}
+}
+
+/** The folder that receives the write (or the nearest one that exists) is not writable by this user. */
+export function folderNotWritable(path: string, folder: string, errno: string, writableRoots: readonly string[]): Refusal {
+	return refusal(
+		"not_writable",
+		`${path} is read-only: folder not writable by you (${folder}, ${errno}). Nothing was changed. The user must make that folder writable (e.g. chmod u+w ${JSON.stringify(folder)}) before it can change; until then leave this skill as it is, or create a skill of your own with {"action":"create"}.`,
+		{ path, reason: "folder not writable by you", folder, errno, writableRoots },
+	);
+}
+
+/** The package's own folder under the agent dir (backups, journal, audit) cannot be written: nothing may land unbacked. */
+export function storeNotWritable(folder: string, errno: string): Refusal {
+	return refusal(
+		"io_error",
+		`the backup store ${folder} is not writable by you (${errno}); every change is backed up there before it lands, so nothing was changed. The user must make that folder writable (e.g. chmod u+w ${JSON.stringify(folder)}), then retry the same call.`,
+		{ path: folder, folder, errno },
+	);
+}
+
+/** The per-user folder of cross-process locks is missing, foreign or open to others. */
+export function lockFolderUnusable(folder: string, problem: string, errno: string): Refusal {
+	return refusal(
+		"io_error",
+		`the lock folder ${folder} ${problem}; pi-selfskills serialises every writer there and uses it only when it is a private folder of yours (mode 0700, not a symbolic link). Nothing was changed. The user must remove or fix that folder (or point XDG_RUNTIME_DIR at a private folder), then retry the same call.`,
+		{ path: folder, folder, problem, errno },
+	);
+}
+
+/** Another process held the target's lock for the whole wait. */
+export function lockBusy(path: string, waitedMs: number): Refusal {
+	return refusal(
+		"io_error",
+		`${path} stayed locked by another pi process for ${Math.round(waitedMs / 1000)} s; nothing was changed. Retry the same call in a moment.`,
+		{ path, errno: "ELOCKED", waitedMs },
+	);
+}

@@ -1,14 +1,23 @@
 // Serialising writers: pi's in-process withFileMutationQueue (shared with the built-in edit and
-// write tools) and a cross-process proper-lockfile lock per file, kept in a private folder
-// under <agentDir>/selfskills/locks (never next to the skill). Several paths are always taken
-// in one sorted order, each once, so two calls can never deadlock.
+// write tools) and a cross-process proper-lockfile lock per real file, kept in ONE private folder
+// per user (not per agent dir), so every pi process on the machine meets on the same lock:
+//
+//   $XDG_RUNTIME_DIR/pi-selfskills/locks/<sha256(real path)[:24]>.lock/owner    (when that dir is private)
+//   <os.tmpdir()>/pi-selfskills-<uid>/locks/<sha256(real path)[:24]>.lock/owner  (otherwise)
+//
+// `owner` records the holder (pid, host, boot, pid namespace, process start time): a holder proven
+// dead on this host is taken over at once; one on another host only by proper-lockfile's timed
+// stale rule. Several paths are always taken in one sorted order, each once, so no two calls deadlock.
 
-import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, realpathSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { createHash, randomBytes } from "node:crypto";
+import * as nodeFs from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
 import { withFileMutationQueue } from "@mariozechner/pi-coding-agent";
 import lockfile from "proper-lockfile";
-import { getSelfSkillsDir } from "./backup-store.ts";
+import * as refusals from "./errors.ts";
+import { RefusalError, type Refusal } from "./errors.ts";
+import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
 
 export interface LockGuard {
 	/**
@@ -18,73 +27,280 @@ export interface LockGuard {
 	assertHeld(path?: string): void;
 }
 
+export interface LockOptions {
+	/** A lock not refreshed for this long, whose holder cannot be checked (another host), is taken over. */
+	readonly stale?: number;
+	/** How long to wait for a held lock before refusing with io_error ELOCKED. */
+	readonly wait?: number;
+	/** For the lock folder's checks (tests inject EACCES or a foreign owner). */
+	readonly fs?: FsOps;
+	/** Where XDG_RUNTIME_DIR and TMPDIR are read (default process.env). */
+	readonly env?: NodeJS.ProcessEnv;
+}
+
+const STALE_MS = 10_000;
+const UPDATE_MS = 2_000;
+const WAIT_MS = 30_000;
+const OWNER = "owner";
+
 /** The key pi's queue uses for a path: its realpath, or the resolved path of a missing file. */
 export function queueKey(path: string): string {
 	try {
-		return realpathSync.native(resolve(path));
+		return nodeFs.realpathSync.native(resolve(path));
 	} catch {
 		return resolve(path);
 	}
 }
 
-function lockPathFor(agentDir: string, key: string): string {
-	return join(getSelfSkillsDir(agentDir), "locks", `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.lock`);
-}
-
-async function withCrossProcessLocks<T>(agentDir: string, keys: readonly string[], fn: (guard: LockGuard) => Promise<T>): Promise<T> {
-	mkdirSync(join(getSelfSkillsDir(agentDir), "locks"), { recursive: true });
-	let lost: Error | undefined;
-	const releases: Array<() => Promise<void>> = [];
-	// proper-lockfile notices a lost lock only on its update timer, which cannot run during a
-	// synchronous commit; so assertHeld also checks each lock folder is still the one we made.
-	const held = new Map<string, { path: string; id: string }>();
+/** The real path of `path`, or of its nearest existing folder plus the rest: a missing file is keyed the same however it is named. */
+export function realKey(path: string): string {
+	const absolute = resolve(path);
 	try {
-		for (const key of keys) {
-			const lockPath = lockPathFor(agentDir, key);
-			const release = await acquire(key, {
-				realpath: false,
-				lockfilePath: lockPath,
-				stale: 10_000,
-				update: 2_000,
-				onCompromised: (error) => {
-					lost = error;
-				},
-			});
-			releases.push(release);
-			held.set(key, { path: lockPath, id: identity(lockPath) });
-		}
-		return await fn({
-			assertHeld(path) {
-				const one = path === undefined ? undefined : held.get(queueKey(path));
-				if (!lost) lost = (one ? [one] : [...held.values()]).map((lock) => takenAway(lock.path, lock.id)).find((error) => error !== undefined);
-				if (lost) throw Object.assign(new Error(`lock lost: ${lost.message}`), { code: "ECOMPROMISED" });
-			},
-		});
-	} finally {
-		for (const release of releases.reverse()) await release().catch(() => undefined);
+		return nodeFs.realpathSync.native(absolute);
+	} catch {
+		const parent = dirname(absolute);
+		return parent === absolute ? absolute : join(realKey(parent), basename(absolute));
 	}
 }
 
-type LockOptions = NonNullable<Parameters<typeof lockfile.lock>[1]>;
+const getUid = (): number | undefined => process.getuid?.();
+
+/** Why `dir` cannot hold our locks (a link, foreign, open to others, unwritable), or undefined. */
+function privateFolderProblem(fs: FsOps, dir: string): { problem: string; errno: string } | undefined {
+	const stat = fs.lstat(dir);
+	const uid = getUid();
+	if (stat.isSymbolicLink()) return { problem: "is a symbolic link", errno: "ELOOP" };
+	if (!stat.isDirectory()) return { problem: "is not a folder", errno: "ENOTDIR" };
+	if (uid !== undefined && stat.uid !== uid) return { problem: `is owned by uid ${stat.uid}, not by you (uid ${uid})`, errno: "EPERM" };
+	if ((stat.mode & 0o077) !== 0) return { problem: `is open to other users (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")})`, errno: "EPERM" };
+	const denied = folderWriteError(fs, dir);
+	return denied ? { problem: "is not writable by you", errno: denied } : undefined;
+}
+
+/** Makes `dir` (0700) when missing, then proves it private; throws a RefusalError otherwise. */
+function ensurePrivateFolder(fs: FsOps, dir: string): void {
+	try {
+		try {
+			fs.lstat(dir);
+		} catch (error) {
+			if (refusals.errnoCode(error) !== "ENOENT") throw error;
+			try {
+				fs.mkdir(dir, 0o700);
+			} catch (made) {
+				if (refusals.errnoCode(made) !== "EEXIST") throw made;
+			}
+		}
+		const found = privateFolderProblem(fs, dir);
+		if (found) throw new RefusalError(refusals.lockFolderUnusable(dir, found.problem, found.errno));
+	} catch (error) {
+		if (error instanceof RefusalError) throw error;
+		const errno = refusals.errnoCode(error) ?? "EUNKNOWN";
+		throw new RefusalError(refusals.lockFolderUnusable(dir, `cannot be made or checked (${errno})`, errno));
+	}
+}
+
+/** A private XDG_RUNTIME_DIR, as the XDG spec requires it to be; anything else falls back to tmpdir. */
+function privateRuntimeDir(fs: FsOps, env: NodeJS.ProcessEnv): string | undefined {
+	const dir = env.XDG_RUNTIME_DIR;
+	if (!dir || resolve(dir) !== dir) return undefined;
+	try {
+		return privateFolderProblem(fs, dir) ? undefined : dir;
+	} catch {
+		return undefined;
+	}
+}
 
 /**
- * An uncontended lock is taken synchronously (one mkdir, no thread-pool round trips); only a
- * held lock falls back to the async API, which retries with backoff until the holder is done.
+ * The per-user lock folder, made and checked on each call: a shared /tmp invites a folder planted
+ * by another user (or a link to one), and a lock there would be theirs to break.
  */
-async function acquire(key: string, options: LockOptions): Promise<() => Promise<void>> {
+export function getLockDir(options: Pick<LockOptions, "fs" | "env"> = {}): string {
+	const fs = options.fs ?? realFs;
+	const env = options.env ?? process.env;
+	const runtime = privateRuntimeDir(fs, env);
+	const base = runtime ? join(runtime, "pi-selfskills") : join(env.TMPDIR ? resolve(env.TMPDIR) : tmpdir(), `pi-selfskills-${getUid() ?? "user"}`);
+	const locks = join(base, "locks");
+	ensurePrivateFolder(fs, base);
+	ensurePrivateFolder(fs, locks);
+	return locks;
+}
+
+/** The lock folder proper-lockfile makes for `path`, the same for every process and agent dir. */
+export function getLockPath(path: string, options: Pick<LockOptions, "fs" | "env"> = {}): string {
+	return join(getLockDir(options), `${createHash("sha256").update(realKey(path)).digest("hex").slice(0, 24)}.lock`);
+}
+
+interface Holder {
+	readonly pid: number;
+	readonly host: string;
+	readonly boot: string | null;
+	readonly pidns: string | null;
+	/** Field 22 of /proc/<pid>/stat (clock ticks after boot): a reused pid has another. */
+	readonly start: string | null;
+}
+
+function readOr<T>(read: () => T, fallback: T): T {
 	try {
-		const release = lockfile.lockSync(key, options);
-		return async () => release();
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code !== "ELOCKED") throw error;
+		return read();
+	} catch {
+		return fallback;
 	}
-	return lockfile.lock(key, { ...options, retries: { retries: 200, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true } });
+}
+
+/** State (field 3) and start time (field 22) of a process, from /proc; undefined off Linux or when gone. */
+function procStat(pid: number): { state: string; start: string } | undefined {
+	const text = readOr(() => nodeFs.readFileSync(`/proc/${pid}/stat`, "latin1"), "");
+	// The command name (field 2) may hold spaces and parentheses: fields 3.. start after the last ")".
+	const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+	return fields.length > 19 ? { state: fields[0], start: fields[19] } : undefined;
+}
+
+const BOOT_ID = readOr(() => nodeFs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(), null);
+const PID_NS = readOr(() => nodeFs.readlinkSync("/proc/self/ns/pid"), null);
+
+function thisHolder(): Holder {
+	return { pid: process.pid, host: hostname(), boot: BOOT_ID, pidns: PID_NS, start: procStat(process.pid)?.start ?? null };
+}
+
+function readHolder(lockPath: string): Holder | undefined {
+	const parsed = readOr((): unknown => JSON.parse(nodeFs.readFileSync(join(lockPath, OWNER), "utf8")), undefined);
+	if (typeof parsed !== "object" || parsed === null) return undefined;
+	const h = parsed as Record<string, unknown>;
+	const strOrNull = (v: unknown) => (typeof v === "string" ? v : null);
+	if (typeof h.pid !== "number" || !Number.isInteger(h.pid) || h.pid <= 0 || typeof h.host !== "string") return undefined;
+	return { pid: h.pid, host: h.host, boot: strOrNull(h.boot), pidns: strOrNull(h.pidns), start: strOrNull(h.start) };
+}
+
+/** Same host name, boot and pid namespace: only then does its pid mean a process we can see. */
+function onThisMachine(holder: Holder, me: Holder): boolean {
+	return holder.host === me.host && holder.boot === me.boot && holder.pidns === me.pidns;
+}
+
+/**
+ * True only when the holder ran on this machine, in this boot and pid namespace, and its pid is
+ * gone, a zombie, or now another process (another start time). Anything unprovable is alive.
+ */
+function isHolderDead(holder: Holder): boolean {
+	const me = thisHolder();
+	if (!onThisMachine(holder, me) || holder.pid === me.pid) return false;
+	try {
+		process.kill(holder.pid, 0);
+	} catch (error) {
+		return refusals.errnoCode(error) === "ESRCH";
+	}
+	const now = procStat(holder.pid);
+	if (!now) return false;
+	return now.state === "Z" || now.state === "X" || (holder.start !== null && now.start !== holder.start);
 }
 
 /** Inode plus birth time: a folder removed and made again may get the same inode number back. */
 function identity(path: string): string {
-	const stat = lstatSync(path);
+	const stat = nodeFs.lstatSync(path);
 	return `${stat.ino}:${stat.birthtimeMs}`;
+}
+
+function removeLockFolder(path: string): void {
+	readOr(() => nodeFs.unlinkSync(join(path, OWNER)), undefined);
+	readOr(() => nodeFs.rmdirSync(path), undefined);
+}
+
+/**
+ * Takes over the lock folder judged abandoned (`judged`: its identity then). Renaming it away is
+ * atomic, so of several takers exactly one wins; a folder that is no longer the judged one (it was
+ * released and taken again meanwhile) is put back, or its holder finds its lock gone at assertHeld.
+ */
+function takeOver(lockPath: string, judged: string): boolean {
+	const grave = `${lockPath}.taken-${process.pid}-${randomBytes(4).toString("hex")}`;
+	try {
+		nodeFs.renameSync(lockPath, grave);
+	} catch {
+		return false;
+	}
+	if (readOr(() => identity(grave), "") === judged) {
+		removeLockFolder(grave);
+		return true;
+	}
+	try {
+		nodeFs.renameSync(grave, lockPath);
+	} catch {
+		removeLockFolder(grave);
+	}
+	return false;
+}
+
+/** Whether the held lock at `lockPath` may be taken over now (holder dead here, or stale and unprovable). */
+function abandoned(lockPath: string, pastStale: boolean): string | undefined {
+	const id = readOr(() => identity(lockPath), undefined);
+	if (id === undefined) return undefined;
+	const holder = readHolder(lockPath);
+	if (!holder) return pastStale ? id : undefined;
+	if (isHolderDead(holder)) return id;
+	// Past the stale time a holder on another host loses the lock; one alive on this host keeps
+	// it, however slow it is (it finds out at assertHeld if it is ever taken).
+	return pastStale && !onThisMachine(holder, thisHolder()) ? id : undefined;
+}
+
+/**
+ * Writes the owner record into a lock just taken. proper-lockfile treats any other change of the
+ * folder's mtime as a lost lock, so the time it set is put back. Without a record (a failed write)
+ * the lock is still valid, and only the timed stale rule can free it.
+ */
+function recordHolder(lockPath: string): void {
+	readOr(() => {
+		const { atime, mtime } = nodeFs.lstatSync(lockPath);
+		nodeFs.writeFileSync(join(lockPath, OWNER), JSON.stringify(thisHolder()), { flag: "wx", mode: 0o600 });
+		nodeFs.utimesSync(lockPath, atime, mtime);
+	}, undefined);
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+interface Held {
+	readonly path: string;
+	readonly id: string;
+	release(): void;
+}
+
+/**
+ * Takes the lock of `key`: synchronously when free (one mkdir, no thread-pool round trips), else
+ * retrying with backoff until its holder is done, is proven dead, or `wait` runs out.
+ */
+async function acquire(key: string, lockPath: string, timing: Required<Pick<LockOptions, "stale" | "wait">>, onCompromised: (error: Error) => void): Promise<Held> {
+	const started = Date.now();
+	let delay = 5;
+	for (;;) {
+		let pastStale = false;
+		try {
+			const release = lockfile.lockSync(key, { realpath: false, lockfilePath: lockPath, stale: timing.stale, update: UPDATE_MS, onCompromised });
+			recordHolder(lockPath);
+			const id = identity(lockPath);
+			return {
+				path: lockPath,
+				id,
+				release() {
+					// A lock taken over meanwhile is its new holder's: its folder and record stay.
+					if (takenAway(lockPath, id)) return;
+					// The record goes first: proper-lockfile removes the folder with rmdir.
+					readOr(() => nodeFs.unlinkSync(join(lockPath, OWNER)), undefined);
+					readOr(release, undefined);
+				},
+			};
+		} catch (error) {
+			const code = refusals.errnoCode(error);
+			// proper-lockfile found the lock stale and could not rmdir it: it holds an owner record.
+			if (code === "ENOTEMPTY" || code === "EEXIST") pastStale = true;
+			else if (code !== "ELOCKED") {
+				const errno = code ?? "EUNKNOWN";
+				throw new RefusalError(refusals.lockFolderUnusable(dirname(lockPath), `refused the lock ${basename(lockPath)} (${errno})`, errno));
+			}
+		}
+		const judged = abandoned(lockPath, pastStale);
+		if (judged !== undefined && takeOver(lockPath, judged)) continue;
+		const waited = Date.now() - started;
+		if (waited >= timing.wait) throw new RefusalError(refusals.lockBusy(key, waited));
+		await sleep(delay + Math.random() * delay);
+		delay = Math.min(delay * 1.5, 100);
+	}
 }
 
 function takenAway(path: string, id: string): Error | undefined {
@@ -95,10 +311,46 @@ function takenAway(path: string, id: string): Error | undefined {
 	}
 }
 
-/** Runs `fn` holding pi's mutation queue and a cross-process lock for every path. */
-export async function withFileLocks<T>(agentDir: string, paths: readonly string[], fn: (guard: LockGuard) => Promise<T>): Promise<T> {
+async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions): Promise<T> {
+	const dir = getLockDir(options);
+	const timing = { stale: options.stale ?? STALE_MS, wait: options.wait ?? WAIT_MS };
+	let lost: Error | undefined;
+	// proper-lockfile notices a lost lock only on its update timer, which cannot run during a
+	// synchronous commit; so assertHeld also checks each lock folder is still the one we made.
+	const held = new Map<string, Held>();
+	try {
+		for (const key of keys) {
+			const lockPath = join(dir, `${createHash("sha256").update(realKey(key)).digest("hex").slice(0, 24)}.lock`);
+			held.set(key, await acquire(key, lockPath, timing, (error) => {
+				lost = error;
+			}));
+		}
+		return await fn({
+			assertHeld(path) {
+				const one = path === undefined ? undefined : held.get(queueKey(path));
+				if (!lost) lost = (one ? [one] : [...held.values()]).map((lock) => takenAway(lock.path, lock.id)).find((error) => error !== undefined);
+				if (lost) throw Object.assign(new Error(`lock lost: ${lost.message}`), { code: "ECOMPROMISED" });
+			},
+		});
+	} finally {
+		for (const lock of [...held.values()].reverse()) lock.release();
+	}
+}
+
+/**
+ * Runs `fn` holding pi's mutation queue and a cross-process lock for every path; a lock that
+ * cannot be had (unusable lock folder, held past `wait`) comes back as an io_error refusal, before
+ * `fn` ran. `_agentDir` no longer decides where locks live (one per-user folder serves every agent
+ * dir); callers still pass it.
+ */
+export async function withFileLocks<T>(_agentDir: string, paths: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions = {}): Promise<T | Refusal> {
 	const keys = [...new Set(paths.map(queueKey))].sort();
 	const nest = (index: number): Promise<T> =>
-		index === keys.length ? withCrossProcessLocks(agentDir, keys, fn) : withFileMutationQueue(keys[index], () => nest(index + 1));
-	return nest(0);
+		index === keys.length ? withCrossProcessLocks(keys, fn, options) : withFileMutationQueue(keys[index], () => nest(index + 1));
+	try {
+		return await nest(0);
+	} catch (error) {
+		if (error instanceof RefusalError) return error.refusal;
+		throw error;
+	}
 }

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, rmSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { getLockDir } from "../../src/locks.ts";
 import { checkOldOrNew, OLD_SKILL, prepareEnv, readSkill, runChild, SCENARIOS, sharedBackups, tempFiles } from "./crash-support.ts";
 import { createHarness, expectOk, faultyFs, textOf } from "./support.ts";
 
@@ -90,7 +91,7 @@ describe("hardening: crashes and faults", function () {
 					try {
 						let armed = false;
 						let stolen = 0;
-						const locks = join(env.agentDir, "selfskills", "locks");
+						const locks = getLockDir();
 						let lastOpen = "";
 						const fs = faultyFs({
 							open: (args) => void (lastOpen = String(args[0])),

@@ -27,6 +27,9 @@ function allFiles(root: string): string[] {
 	return out;
 }
 
+/** The per-user lock folder, relative to the temp env's root (its XDG_RUNTIME_DIR is run/). */
+const LOCKS = join("run", "pi-selfskills", "locks");
+
 describe("hardening: the path jail", function () {
 	let env: TempEnv;
 	let tool: Harness;
@@ -39,7 +42,7 @@ describe("hardening: the path jail", function () {
 		expectSameTree(before, fingerprint(outside), "the folder outside every root");
 		const files = allFiles(env.root);
 		const stray = [
-			...files.filter((f) => /\.lock$/.test(f) && !f.startsWith(join("agent", "selfskills", "locks"))),
+			...files.filter((f) => /\.lock$/.test(f) && !f.startsWith(LOCKS)),
 			// A write aborted by a folder swap may leave its temp file in the target's own folder (hidden, swept later).
 			...files.filter((f) => /selfskills-tmp-/.test(f) && !f.startsWith(join("agent", "skills")) && !f.startsWith(join("agent", "selfskills"))),
 		];
@@ -331,6 +334,6 @@ describe("hardening: the path jail", function () {
 		const allowed = [join(skillsRoot, "deploy"), join(skillsRoot, "deploy", "references"), join(env.agentDir, "selfskills")];
 		for (const temp of temps) expect(allowed.some((dir) => isWithin(dir, temp)), temp).to.equal(true);
 		const locks = allFiles(env.root).filter((f) => f.endsWith(".lock"));
-		expect(locks.every((f) => f.startsWith(join("agent", "selfskills", "locks"))), locks.join(",")).to.equal(true);
+		expect(locks.every((f) => f.startsWith(LOCKS)), locks.join(",")).to.equal(true);
 	});
 });

@@ -3,11 +3,12 @@
 // edited by another process between plan and commit, a rollback that cannot finish) leave every
 // file byte-for-byte as it was, with each op's fate reported and no audit line or event for it.
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { realFs } from "../../src/fs-ops.ts";
 import { recoverJournals } from "../../src/journal.ts";
+import { getLockPath } from "../../src/locks.ts";
 import { MAX_OPERATIONS } from "../../src/mutate.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { checkBackups, sharedBackups } from "../hardening/crash-support.ts";
@@ -236,7 +237,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		const f = await setUp(env);
 		const before = f.snapshot();
 		// Each write checks its own file's lock: the one taken here is found when op 3 comes to it.
-		const scriptLock = join(env.agentDir, "selfskills", "locks", `${sha(realpathSync(f.script)).slice(0, 24)}.lock`);
+		const scriptLock = getLockPath(f.script);
 		let stolen = false;
 		f.harness.fs = faultyFs((name, args) => {
 			if (name === "rename" && args[1] === f.alpha && !stolen) {

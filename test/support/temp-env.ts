@@ -1,5 +1,6 @@
-// A fresh temp folder per test with agent/, home/ and project/, and the env pi reads for isolation
-// (HOME, PI_CODING_AGENT_DIR, PI_OFFLINE=1). `useTempEnv()` wires create/cleanup into mocha hooks.
+// A fresh temp folder per test with agent/, home/, project/ and run/, and the env pi reads for isolation
+// (HOME, PI_CODING_AGENT_DIR, PI_OFFLINE=1, XDG_RUNTIME_DIR: the per-user lock folder is made there,
+// so one test's locks never meet another's). `useTempEnv()` wires create/cleanup into mocha hooks.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,24 +13,28 @@ export interface TempEnv {
 	home: string;
 	/** The session cwd. */
 	projectDir: string;
+	/** `XDG_RUNTIME_DIR` (0700): the cross-process locks live in its pi-selfskills/locks. */
+	runtimeDir: string;
 	/** Restores the env and deletes the folder (`keep` leaves the folder for debugging). */
 	cleanup(options?: { keep?: boolean }): void;
 }
 
-const ENV_KEYS = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE"] as const;
+const ENV_KEYS = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "XDG_RUNTIME_DIR"] as const;
 
 export function createTempEnv(options: { prefix?: string } = {}): TempEnv {
 	// realpath: macOS-style /tmp symlinks would otherwise make pi's canonical paths differ from ours
 	const root = realpathSync(mkdtempSync(join(tmpdir(), options.prefix ?? "selfskills-test-")));
 	const [agentDir, home, projectDir] = ["agent", "home", "project"].map((name) => join(root, name));
 	for (const dir of [agentDir, home, projectDir]) mkdirSync(dir, { recursive: true });
+	const runtimeDir = join(root, "run");
+	mkdirSync(runtimeDir, { mode: 0o700 });
 	const saved = new Map(ENV_KEYS.map((key) => [key, process.env[key]]));
-	Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" });
+	Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", XDG_RUNTIME_DIR: runtimeDir });
 	const cleanup = (cleanupOptions: { keep?: boolean } = {}): void => {
 		for (const [key, value] of saved) restoreEnv(key, value);
 		if (!cleanupOptions.keep) rmSync(root, { recursive: true, force: true });
 	};
-	return { root, agentDir, home, projectDir, cleanup };
+	return { root, agentDir, home, projectDir, runtimeDir, cleanup };
 }
 
 function restoreEnv(key: string, value: string | undefined): void {
