@@ -75,6 +75,15 @@ describe("npm pack: what the published package holds", function () {
 		expect(packed.filter((file) => /^(test|bench|\.ci|docs|node_modules)\//.test(file) || /\.test\.ts$/.test(file))).to.deep.equal([]);
 	});
 
+	it("names a gallery image that the repository holds: a PNG under 200 KB", function () {
+		const image = manifest.pi.image ?? "";
+		const inRepo = /\/main\/(docs\/[^/]+\.png)$/.exec(image)?.[1];
+		expect(inRepo, `pi.image ${image} should end in /main/docs/<name>.png`).to.be.a("string");
+		const bytes = readFileSync(join(REPO_ROOT, inRepo as string));
+		expect(bytes.subarray(0, 8).toString("hex")).to.equal("89504e470d0a1a0a");
+		expect(bytes.length).to.be.below(200 * 1024);
+	});
+
 	it("keeps the runtime dependencies to what src imports, and the pi peers out of them", function () {
 		const imported = new Set<string>();
 		for (const file of importClosure(manifest.pi.extensions)) {
