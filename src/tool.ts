@@ -148,9 +148,33 @@ function withCurrentText(ctx: CallContext, refusal: Refusal): Refusal {
 	};
 }
 
+/**
+ * pi turns a throw in prepareArguments into an error result with empty details, so arguments
+ * normalizeArguments refuses travel to execute under this key instead (inside an object pi's
+ * schema check accepts), where the refusal is returned with its code and data like any other.
+ */
+const REFUSED_ARGUMENTS = "__selfskills_refused_arguments";
+
+function prepareArguments(raw: unknown): SkillManageArgs {
+	try {
+		return normalizeArguments(raw);
+	} catch (error) {
+		if (!(error instanceof ArgumentError)) throw error;
+		// The call still renders under the action the model asked for, when that is one.
+		const asked = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).action : undefined;
+		const action = (ACTIONS as readonly unknown[]).includes(asked) ? asked : "list";
+		return { action, [REFUSED_ARGUMENTS]: raw } as unknown as SkillManageArgs;
+	}
+}
+
+function refusedArguments(args: unknown): { raw: unknown } | undefined {
+	if (typeof args !== "object" || args === null || !(REFUSED_ARGUMENTS in args)) return undefined;
+	return { raw: (args as Record<string, unknown>)[REFUSED_ARGUMENTS] };
+}
+
 export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
-		const args = normalizeArguments(rawArgs);
+		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
 		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, signal });
 		const result = await dispatch(callCtx, args, deps.effects);
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
@@ -170,7 +194,7 @@ export function createSkillManageTool(deps: ToolDeps): ToolDefinition<typeof ski
 		promptGuidelines: PROMPT_GUIDELINES,
 		parameters: skillManageSchema,
 		executionMode: "sequential",
-		prepareArguments: (raw) => normalizeArguments(raw) as never,
+		prepareArguments: (raw) => prepareArguments(raw) as never,
 		execute: (_id, params, signal, _onUpdate, ctx) => executeSkillManage(deps, params, ctx, signal),
 		renderCall: renderSkillCall,
 		renderResult: renderSkillResult,
