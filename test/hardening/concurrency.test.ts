@@ -1,8 +1,8 @@
 // Many writers at once: parallel in-process calls on one file and on several files of one skill,
 // several tool calls in one assistant message through a real pi session, and separate processes
-// hammering one skill, each with its own read ledger. No update is lost, every loser is told
+// hammering one skill, each with its own read ledger (and, for a project skill, its own agent dir). No update is lost, every loser is told
 // `stale`, and nothing deadlocks. Counts are printed for the report.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -10,10 +10,11 @@ import { expect } from "chai";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, skillText, textOf, writeSkill } from "./support.ts";
+import { createHarness, expectOk, expectRefused, skillText, textOf, writeSkill } from "./support.ts";
 
 const run = promisify(execFile);
 const HAMMER = join(REPO_ROOT, "test", "hardening", "fixtures", "hammer.ts");
+const HOLDER = join(REPO_ROOT, "test", "hardening", "fixtures", "lock-holder.ts");
 const BASE = skillText("shared", "# Log\n\n<!-- end -->\n");
 
 function landedLines(text: string): string[] {
@@ -94,6 +95,54 @@ describe("hardening: concurrent writers", function () {
 			for (const r of patches) expect(r.isError, r.text).to.equal(false);
 			expect(landedLines(readFileSync(file, "utf8"))).to.deep.equal(["- m0", "- m1", "- m2", "- m3", "- m4", "- m5"]);
 			console.log("      through pi, one message with 6 patches: 6 landed");
+		});
+	});
+
+	describe("two pi processes with different agent dirs on one project skill", function () {
+		let project: string;
+		const agentDirs = () => ["agent-a", "agent-b"].map((name) => join(env.root, name));
+		beforeEach(function () {
+			project = writeSkill(join(env.projectDir, ".pi", "skills"), "shared", BASE);
+			for (const dir of agentDirs()) {
+				mkdirSync(dir);
+				writeFileSync(join(dir, "settings.json"), JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }));
+			}
+		});
+
+		it("makes a patch wait for the other process's lock, so its read-modify-write is not lost", async function () {
+			const [agentA, agentB] = agentDirs();
+			const tool = createHarness({ ...env, agentDir: agentB });
+			expectOk(await tool.call({ action: "read", skill: "shared" }));
+			// The other process locks the file, reads it, and writes it back with a line added 1.5 s later.
+			const holder = spawn(process.execPath, ["--import", "tsx", HOLDER], { cwd: REPO_ROOT, env: { ...process.env, PI_CODING_AGENT_DIR: agentA, TARGET: project, HOLD_MS: "1500" }, stdio: ["ignore", "pipe", "inherit"] });
+			let out = "";
+			holder.stdout.on("data", (chunk: Buffer) => void (out += chunk.toString()));
+			const done = new Promise<number | null>((resolve) => holder.on("exit", resolve));
+			while (!out.includes("held") && holder.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 20));
+			const r = await tool.call({ action: "patch", skill: "shared", old_string: "<!-- end -->", new_string: "- mine\n<!-- end -->" });
+			expect(await done).to.equal(0);
+			expect(out).to.include("released");
+			const lines = landedLines(readFileSync(project, "utf8"));
+			// Serialised on one lock, the patch comes after the holder's write and finds the file changed.
+			expectRefused(r, "stale");
+			expect(lines).to.deep.equal(["- holder"]);
+		});
+
+		it("loses no update when 2 processes with different PI_CODING_AGENT_DIRs hammer it", async function () {
+			const reports = await Promise.all(
+				agentDirs().map((agentDir, i) =>
+					run(process.execPath, ["--import", "tsx", HAMMER], {
+						cwd: REPO_ROOT,
+						timeout: 200_000,
+						env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, WORKER: `d${i}`, LANDINGS: "8", SKILL: "shared", PROJECT: env.projectDir },
+					}).then(({ stdout }) => JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as { worker: string; landed: string[]; stale: number; other: string[] }),
+				),
+			);
+			for (const r of reports) expect(r.other, `${r.worker}: ${r.other.join(",")}`).to.deep.equal([]);
+			const landed = reports.flatMap((r) => r.landed);
+			expect(landed).to.have.length(16);
+			expect(landedLines(readFileSync(project, "utf8")).sort()).to.deep.equal(landed.sort());
+			console.log(`      2 processes, 2 agent dirs, one project skill: ${landed.length} landed, ${reports.reduce((n, r) => n + r.stale, 0)} stale, 0 lost`);
 		});
 	});
 
