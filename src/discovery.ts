@@ -160,7 +160,8 @@ function classify(filePath: string, dir: string | undefined, origin: SkillOrigin
 	return { patchable: true, reason: undefined };
 }
 
-function isCoveredByDefaults(dir: string, options: DiscoverOptions): boolean {
+/** True when pi's own scan (agent skills, project .pi/skills and .agents/skills) already reaches `dir`. */
+export function isScannedByPi(dir: string, options: Pick<DiscoverOptions, "cwd" | "agentDir">): boolean {
 	const scanned = [join(options.agentDir, "skills"), join(options.cwd, ".pi", "skills"), ...getProjectAgentsDirs(options.cwd)];
 	return scanned.some((root) => isWithin(resolveReal(root), resolveReal(dir)));
 }
@@ -188,8 +189,11 @@ export async function discoverSkills(options: DiscoverOptions, packageManager = 
 		if (origin.kind === "package" && base && !REMOTE_SOURCE.test(origin.packageSource ?? "")) localPackageDirs.add(base);
 	}
 	const extraPaths: string[] = [];
-	if (!isCoveredByDefaults(settings.skillsDir, options)) extraPaths.push(settings.skillsDir);
+	const skillsDirExtra = !isScannedByPi(settings.skillsDir, options);
+	if (skillsDirExtra) extraPaths.push(settings.skillsDir);
 	for (const file of options.runtimeSkillFiles ?? []) {
+		// pi lists the skillsDir's skills at run time too (handed over through resources_discover): they are the skillsDir's.
+		if (skillsDirExtra && isWithin(resolveReal(settings.skillsDir), resolveReal(file))) continue;
 		if (!origins.has(resolve(file))) {
 			origins.set(resolve(file), { kind: "runtime", scope: "temporary" });
 			extraPaths.push(file);

@@ -2,6 +2,7 @@
 // /selfskills command, flags refusals as errors while keeping their details, injects the
 // standing-rules block before each prompt, and recovers interrupted batches at session start.
 
+import { existsSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
@@ -14,6 +15,7 @@ import type { MutationEffects } from "./mutate.ts";
 import { buildInjectedBlock } from "./prompt.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
 import { createSkillManageTool, TOOL_NAME } from "./tool.ts";
+import { isScannedByPi } from "./discovery.ts";
 import { checkSkillContent } from "./validation.ts";
 
 function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
@@ -76,6 +78,14 @@ export default function selfskills(pi: ExtensionAPI): void {
 	pi.on("session_start", () => {
 		resetSessionState(state);
 		recover(state);
+	});
+
+	// pi scans only its own folders: a skillsDir elsewhere is handed to pi here, so what `create`
+	// writes there loads in every later session (and after /reload), not just in this one's prompt.
+	pi.on("resources_discover", (event, ctx) => {
+		const { settings } = loadPolicy(ctx, getAgentDir()).report;
+		if (!settings.enabled || !existsSync(settings.skillsDir)) return undefined;
+		return isScannedByPi(settings.skillsDir, { cwd: event.cwd, agentDir: getAgentDir() }) ? undefined : { skillPaths: [settings.skillsDir] };
 	});
 
 	pi.on("before_agent_start", (event, ctx) => {
