@@ -9,10 +9,11 @@
 // timestamps, 3 s otherwise) could change again within the same clock tick and keep its mtime
 // ("racy git"), so for those the content (folder names, file hash) is compared as well. Any doubt means a fresh discovery: a miss costs time, never correctness.
 
-import { readdirSync, readFileSync, statSync, type Stats } from "node:fs";
+import { readdirSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { LandedChange } from "./commit.ts";
+import { readRegularFile } from "./fs-ops.ts";
 import { createPackageManager, discoverSkills, type DiscoverOptions, type Discovery } from "./discovery.ts";
 import { sha256 } from "./read-ledger.ts";
 import { getUserAgentsSkillsDir } from "./roots.ts";
@@ -100,7 +101,7 @@ function namesOf(dir: string): string | undefined {
 
 function readOrUndefined(path: string): Buffer | undefined {
 	try {
-		return readFileSync(path);
+		return readRegularFile(path);
 	} catch {
 		return undefined;
 	}
@@ -192,7 +193,7 @@ function packagePlaces(root: string, places: Places): void {
 	places.trees.push(join(root, "package.json"), join(root, "skills"));
 	let entries: unknown;
 	try {
-		entries = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { pi?: { skills?: unknown } }).pi?.skills;
+		entries = (JSON.parse(readRegularFile(join(root, "package.json")).toString("utf8")) as { pi?: { skills?: unknown } }).pi?.skills;
 	} catch {
 		return; // No manifest: pi uses the conventional folder only.
 	}

@@ -1,6 +1,7 @@
 // The filesystem calls the writer and the backup store make, as one replaceable object, so tests
 // can inject faults (failing rename, ENOSPC on write, EIO on fsync) the way write-file-atomic's
-// own tests do. Production code uses `realFs`.
+// own tests do. Production code uses `realFs`, whose reads take regular files only (readRegularFile):
+// a FIFO or device in a skill folder is refused, never opened for reading.
 
 import * as fs from "node:fs";
 
@@ -26,6 +27,55 @@ export interface FsOps {
 	realpath(path: string): string;
 }
 
+/** What a path names when it is not a regular file ("a FIFO", "a folder"...), after following symlinks. */
+export function nonRegularKind(stat: fs.Stats): string | undefined {
+	if (stat.isFile()) return undefined;
+	if (stat.isDirectory()) return "a folder";
+	if (stat.isFIFO()) return "a FIFO (named pipe)";
+	if (stat.isSocket()) return "a socket";
+	if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device";
+	return "not a regular file";
+}
+
+/** Thrown for a path that exists but is no regular file; `kind` says what it is. */
+export class NotRegularFileError extends Error {
+	readonly code = "ENOTREG";
+	constructor(
+		readonly path: string,
+		readonly kind: string,
+	) {
+		super(`${path} is ${kind}, not a regular file`);
+	}
+}
+
+/** The kind of a path that exists and is no regular file (symlinks followed); undefined for a file or a missing path. */
+export function describeNonRegular(path: string): string | undefined {
+	try {
+		return nonRegularKind(fs.statSync(path));
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * Reads a regular file and nothing else. Opening a FIFO for reading blocks until a writer comes
+ * (forever, in pi's event loop), and a device may never end: so the path is stat'ed first and
+ * such a thing is never opened; the descriptor is then opened non-blocking and fstat'ed, which
+ * catches a swap between the stat and the open.
+ */
+export function readRegularFile(path: string): Buffer {
+	const kind = nonRegularKind(fs.statSync(path));
+	if (kind) throw new NotRegularFileError(path, kind);
+	const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+	try {
+		const opened = nonRegularKind(fs.fstatSync(fd));
+		if (opened) throw new NotRegularFileError(path, opened);
+		return fs.readFileSync(fd);
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
 /** The names in `dir`, or none when it cannot be listed (missing, not a folder, unreadable). */
 export function listDir(fs: FsOps, dir: string): string[] {
 	try {
@@ -46,7 +96,7 @@ export const realFs: FsOps = {
 	unlink: (path) => fs.unlinkSync(path),
 	rmdir: (path) => fs.rmdirSync(path),
 	mkdir: (path, mode) => void fs.mkdirSync(path, mode === undefined ? undefined : { mode }),
-	readFile: (path) => fs.readFileSync(path),
+	readFile: readRegularFile,
 	lstat: (path) => fs.lstatSync(path),
 	readdir: (path) => fs.readdirSync(path),
 	appendFile: (path, text) => fs.appendFileSync(path, text),
