@@ -5,8 +5,10 @@
 import { homedir } from "node:os";
 import { basename, join, normalize, resolve } from "node:path";
 import type { DiscoveredSkill } from "./discovery.ts";
+import { controlCharIn, escapeControls } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
+import { describeNonRegular } from "./fs-ops.ts";
 import { isWithin, resolveReal } from "./paths.ts";
 
 export const SKILL_FILE = "SKILL.md";
@@ -14,6 +16,8 @@ export const SKILL_FILE = "SKILL.md";
 export interface SkillSelector {
 	readonly skill?: string;
 	readonly path?: string;
+	/** The call's action, for the text of a refusal. */
+	readonly action?: string;
 }
 
 export interface FileTarget {
@@ -24,9 +28,12 @@ export interface FileTarget {
 	readonly isSkillFile: boolean;
 }
 
-/** Strips the `@` models like to add and expands `~`, then resolves against cwd. */
+/**
+ * Strips the `@` models like to add and expands `~`, then resolves against cwd. Never trims:
+ * "deploy " is another folder than "deploy", and trimming patched the wrong one.
+ */
 export function normalizeUserPath(path: string, cwd: string): string {
-	let p = path.trim().replace(/^@/, "");
+	let p = path.replace(/^@/, "");
 	if (p === "~") p = homedir();
 	else if (p.startsWith("~/")) p = join(homedir(), p.slice(2));
 	return resolve(cwd, p);
@@ -48,7 +55,8 @@ function editDistance(a: string, b: string): number {
 
 /** Up to three discovered names close to `wanted` (substring or a small edit distance). */
 export function nearNames(wanted: string, names: readonly string[]): string[] {
-	const w = wanted.toLowerCase();
+	// A name has at most 64 characters: more of a long argument only makes the distance cost more.
+	const w = wanted.toLowerCase().slice(0, 128);
 	return names
 		.map((name) => ({ name, score: editDistance(w, name), related: name.includes(w) || w.includes(name) }))
 		.filter(({ score, related }) => related || score <= Math.max(2, Math.floor(w.length / 3)))
@@ -62,23 +70,55 @@ function matchesPath(skill: DiscoveredSkill, wanted: string, wantedReal: string)
 	return places.some((p) => p === wanted || resolveReal(p) === wantedReal);
 }
 
+/** A `skill` or `path` argument carrying a control character, refused before it is looked up or echoed. */
+function checkSelectorText(selector: SkillSelector): Refusal | undefined {
+	for (const field of ["skill", "path"] as const) {
+		const value = selector[field];
+		const char = value === undefined ? undefined : controlCharIn(value);
+		if (char && value !== undefined) {
+			return refusals.invalidArguments(selector.action ?? "?", `"${field}" ${escapeControls(JSON.stringify(value.slice(0, 120)))} contains the control character ${char}, which no skill name or path holds; pass the name exactly as {"action":"list"} shows it`, { field, char });
+		}
+	}
+	return undefined;
+}
+
 export function findSkill(skills: readonly DiscoveredSkill[], selector: SkillSelector, cwd: string): DiscoveredSkill | Refusal {
+	const bad = checkSelectorText(selector);
+	if (bad) return bad;
+	const name = (selector.skill ?? "").trim();
 	if (selector.path !== undefined && selector.path.trim() !== "") {
 		const wanted = normalizeUserPath(selector.path, cwd);
 		const wantedReal = resolveReal(wanted);
 		const hit = skills.find((s) => matchesPath(s, wanted, wantedReal));
-		if (hit) return hit;
-		return refusals.unknownSkill(selector.path, nearNames(basename(wanted) === SKILL_FILE ? basename(resolve(wanted, "..")) : basename(wanted), skills.map((s) => s.name)));
+		if (!hit) return refusals.unknownSkill(selector.path, nearNames(basename(wanted) === SKILL_FILE ? basename(resolve(wanted, "..")) : basename(wanted), skills.map((s) => s.name)));
+		// Two arguments naming two skills: which one the model meant is a guess, so neither is taken.
+		if (name !== "" && name !== hit.name) {
+			return refusals.invalidArguments(
+				selector.action ?? "?",
+				`"skill" names "${name}" but "path" ${JSON.stringify(selector.path)} is the skill "${hit.name}"; pass only one of them ({"skill":"${hit.name}"} for the path's skill)`,
+				{ skill: name, path: selector.path, pathSkill: hit.name },
+			);
+		}
+		return hit;
 	}
-	const name = (selector.skill ?? "").trim();
 	const hit = skills.find((s) => s.name === name);
 	if (hit) return hit;
 	return refusals.unknownSkill(name, nearNames(name, skills.map((s) => s.name)));
 }
 
+/**
+ * Longest name of one file or folder. The filesystem allows 255 bytes, but the writer's temp file
+ * (".<name>.selfskills-tmp-<pid>-<counter><time>") and the backup's "<stamp>-<hash><ext>" sit
+ * beside it with up to ~45 more: a 230-byte name failed with ENAMETOOLONG mid-write.
+ */
+export const MAX_NAME_BYTES = 200;
+const MAX_PATH_CHARS = 512;
+
 /** Checks a `file` argument and returns its normalised relative path, or a refusal. */
 export function checkFileArgument(file: string): string | Refusal {
 	if (file.includes("\0")) return refusals.badFilePath(file, "it contains a NUL byte");
+	const control = controlCharIn(file);
+	if (control) return refusals.badFilePath(escapeControls(file), `it contains the control character ${control}; file names are plain printable text`);
 	if (file.includes("\\")) return refusals.badFilePath(file, "backslashes are not allowed; use /");
 	if (file.trim() === "" || file !== file.trim()) return refusals.badFilePath(file, "it is empty or has leading/trailing spaces");
 	if (file.startsWith("/") || /^[a-zA-Z]:/.test(file) || file.startsWith("~")) return refusals.badFilePath(file, "absolute paths are not allowed");
@@ -88,12 +128,24 @@ export function checkFileArgument(file: string): string | Refusal {
 	if (segments.some((s) => s.startsWith("."))) return refusals.badFilePath(file, "hidden files and folders are not part of a skill");
 	if (segments.some((s) => s === "node_modules")) return refusals.badFilePath(file, "node_modules is not part of a skill");
 	if (segments.length === 0) return refusals.badFilePath(file, "it names the skill folder itself, not a file");
+	if (/\/\.?$/.test(file)) {
+		return refusals.badFilePath(file, `it ends with a separator, so it names a folder; name a file inside it, e.g. "${segments.join("/")}/notes.md"`);
+	}
 	const rel = normalize(segments.join("/"));
 	if (rel !== SKILL_FILE && rel.toLowerCase() === SKILL_FILE.toLowerCase()) {
 		return refusals.badFilePath(file, "it differs from SKILL.md only in case; use exactly SKILL.md");
 	}
-	if (rel.length > 512 || segments.some((s) => Buffer.byteLength(s) > 255)) return refusals.badFilePath(file, "the path is too long");
+	if (rel.length > MAX_PATH_CHARS || segments.some((s) => Buffer.byteLength(s) > MAX_NAME_BYTES)) {
+		return refusals.badFilePath(file, `the path is too long (at most ${MAX_NAME_BYTES} bytes per name, ${MAX_PATH_CHARS} characters in all)`);
+	}
 	return rel;
+}
+
+/** Why a path that is no regular file is refused, and the call that works instead. */
+export function notRegularReason(kind: string, rel: string, skill: string): string {
+	if (kind === "a folder") return `it is a folder; name a file inside it, e.g. "${rel}/notes.md" ({"action":"read","skill":"${skill}"} lists the bundled files)`;
+	// Opening a FIFO for reading would block pi until a writer comes; a device may never end.
+	return `it is ${kind}, not a regular file; only regular files are read or changed, so leave it as it is`;
 }
 
 /** Resolves `file` (SKILL.md by default) inside the skill's folder. */
@@ -109,5 +161,7 @@ export function resolveFileTarget(skill: DiscoveredSkill, file: string | undefin
 	if (!isWithin(resolveReal(skill.dir), resolveReal(absPath))) {
 		return refusals.badFilePath(file, "it resolves (through a symlink) outside the skill folder");
 	}
+	const kind = describeNonRegular(absPath);
+	if (kind) return refusals.badFilePath(file, notRegularReason(kind, rel, skill.name));
 	return { skill, relPath: rel, absPath, isSkillFile: false };
 }

@@ -1,6 +1,9 @@
-// `list`: every skill pi discovers, with its path and whether this tool may change it.
+// `list`: every skill pi discovers, with its path and whether this tool may change it. Names and
+// descriptions come from files on disk, so they are echoed with control characters escaped, and
+// the result stops at the read limit, saying how to filter.
 
 import type { ActionResult, CallContext } from "../call-context.ts";
+import { escapeControls, READ_CHAR_LIMIT } from "../content-guard.ts";
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -9,18 +12,26 @@ export function listSkills(ctx: CallContext, filter: string | undefined): Action
 	const skills = ctx.discovery.skills.filter(
 		(s) => !wanted || s.name.toLowerCase().includes(wanted) || s.description.toLowerCase().includes(wanted),
 	);
-	const lines = skills.map(
-		(s) =>
-			`${s.name} — ${clip(s.description.replace(/\s+/g, " "), 100)} — ${s.filePath} — patchable: ${s.patchable ? "yes" : `no (${s.reason})`}`,
-	);
 	const writable = skills.filter((s) => s.patchable).length;
-	const head = `${skills.length} skill(s)${wanted ? ` matching "${filter}"` : ""}, ${writable} patchable.`;
+	const head = `${skills.length} skill(s)${wanted ? ` matching "${escapeControls(clip(filter ?? "", 100))}"` : ""}, ${writable} patchable.`;
+	const lines = [head];
+	let size = head.length;
+	let shown = 0;
+	for (const s of skills) {
+		const line = escapeControls(`${s.name} — ${clip(s.description.replace(/\s+/g, " "), 100)} — ${s.filePath} — patchable: ${s.patchable ? "yes" : `no (${s.reason})`}`);
+		if (size + line.length + 1 > READ_CHAR_LIMIT) break;
+		lines.push(line);
+		size += line.length + 1;
+		shown++;
+	}
+	if (shown < skills.length) lines.push(`[${skills.length - shown} more skill(s) not shown; pass {"action":"list","skill":"<part of a name>"} to filter]`);
 	return {
-		text: [head, ...lines].join("\n"),
+		text: lines.join("\n"),
 		details: {
 			ok: true,
 			action: "list",
-			skills: skills.map((s) => ({ name: s.name, description: s.description, path: s.filePath, patchable: s.patchable, reason: s.reason })),
+			skills: skills.slice(0, shown).map((s) => ({ name: s.name, description: s.description, path: s.filePath, patchable: s.patchable, reason: s.reason })),
+			...(shown < skills.length ? { total: skills.length } : {}),
 		},
 	};
 }

@@ -4,28 +4,41 @@
 import { type Dirent, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ActionResult, CallContext } from "../call-context.ts";
-import { decodeText, READ_CHAR_LIMIT } from "../content-guard.ts";
+import { decodeText, escapeControls, READ_CHAR_LIMIT } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
+import { NotRegularFileError } from "../fs-ops.ts";
 import { sha256 } from "../read-ledger.ts";
-import { findSkill, resolveFileTarget, type SkillSelector } from "../target.ts";
+import { findSkill, notRegularReason, resolveFileTarget, type SkillSelector } from "../target.ts";
 
-/** Bundled files of a skill folder (relative paths), hidden entries and SKILL.md left out. */
-export function listBundledFiles(dir: string, prefix = ""): string[] {
+/** Bundled file names a read lists; the count is always given, so the result stays bounded. */
+const MAX_LISTED_FILES = 100;
+
+/**
+ * Bundled files of a skill folder (relative paths), hidden entries and SKILL.md left out. Stops
+ * one past `limit`, so a folder of a hundred thousand files costs no more than a small one.
+ */
+export function listBundledFiles(dir: string, prefix = "", limit = MAX_LISTED_FILES, out: string[] = []): string[] {
 	let entries: Dirent[];
 	try {
 		entries = readdirSync(join(dir, prefix), { withFileTypes: true });
 	} catch {
-		return [];
+		return out;
 	}
-	const out: string[] = [];
 	for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+		if (out.length > limit) break;
 		if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
 		const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-		if (entry.isDirectory()) out.push(...listBundledFiles(dir, rel));
+		if (entry.isDirectory()) listBundledFiles(dir, rel, limit, out);
 		else if (rel !== "SKILL.md") out.push(rel);
 	}
 	return out;
+}
+
+/** File names for an echo: escaped, at most MAX_LISTED_FILES, saying when there were more. */
+function namesForEcho(files: readonly string[]): string {
+	const shown = files.slice(0, MAX_LISTED_FILES).map(escapeControls).join(", ");
+	return files.length > MAX_LISTED_FILES ? `${shown}, … (more than ${MAX_LISTED_FILES})` : shown;
 }
 
 export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: string | undefined): ActionResult | Refusal {
@@ -35,13 +48,13 @@ export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: s
 	if ("code" in target) return target;
 	let bytes: Buffer;
 	try {
-		const stat = ctx.fs.lstat(target.absPath);
-		if (stat.isDirectory()) return refusals.badFilePath(target.relPath, "it is a folder; name a file inside it");
 		bytes = ctx.fs.readFile(target.absPath);
 	} catch (error) {
+		// resolveFileTarget refused it already, unless it was swapped in since.
+		if (error instanceof NotRegularFileError) return refusals.badFilePath(target.relPath, notRegularReason(error.kind, target.relPath, skill.name));
 		if (refusals.errnoCode(error) === "ENOENT") {
-			const files = skill.dir ? listBundledFiles(skill.dir) : [];
-			return refusals.badFilePath(target.relPath, `no such file in skill "${skill.name}" (files: ${files.slice(0, 20).join(", ") || "none"})`);
+			const files = skill.dir ? listBundledFiles(skill.dir, "", 20) : [];
+			return refusals.badFilePath(target.relPath, `no such file in skill "${skill.name}" (files: ${namesForEcho(files.slice(0, 20)) || "none"})`);
 		}
 		return refusals.ioError(target.absPath, error);
 	}
@@ -51,14 +64,15 @@ export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: s
 	ctx.ledger.record(target.absPath, hash);
 	const cut = text.length > READ_CHAR_LIMIT;
 	const shown = cut ? text.slice(0, READ_CHAR_LIMIT) : text;
-	const bundled = target.isSkillFile && skill.dir ? listBundledFiles(skill.dir) : [];
-	const header = `${target.absPath} (${bytes.length} bytes, sha256 ${hash.slice(0, 12)}, ${skill.patchable ? "patchable" : `read-only: ${skill.reason}`})`;
+	const found = target.isSkillFile && skill.dir ? listBundledFiles(skill.dir) : [];
+	const bundled = found.slice(0, MAX_LISTED_FILES);
+	const header = `${escapeControls(target.absPath)} (${bytes.length} bytes, sha256 ${hash.slice(0, 12)}, ${skill.patchable ? "patchable" : `read-only: ${skill.reason}`})`;
 	const footer = [
 		cut ? `[cut at ${READ_CHAR_LIMIT} of ${text.length} characters; patch only text you have seen]` : "",
-		bundled.length > 0 ? `Bundled files: ${bundled.join(", ")}` : "",
+		found.length > 0 ? `Bundled files: ${namesForEcho(found)}` : "",
 	].filter(Boolean);
 	return {
 		text: [header, shown, ...footer].join("\n"),
-		details: { ok: true, action: "read", skill: skill.name, file: target.relPath, path: target.absPath, hash, truncated: cut, bundled },
+		details: { ok: true, action: "read", skill: skill.name, file: target.relPath, path: target.absPath, hash, truncated: cut, bundled, ...(found.length > bundled.length ? { bundledCut: true } : {}) },
 	};
 }

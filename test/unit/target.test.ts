@@ -1,6 +1,8 @@
 // target.ts: every path rule of `file` (refused with bad_file_path), skill lookup by name or path
 // with near names for unknown_skill, and the `@` models put in front of paths.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { DiscoveredSkill } from "../../src/discovery.ts";
@@ -46,6 +48,11 @@ describe("target", function () {
 			[" refs.md", "a leading space", /spaces/],
 			[".", "the skill folder itself", /hidden|folder itself/],
 			[`${"a".repeat(256)}.md`, "an over-long segment", /too long/],
+			// The temp file and the backup name add up to ~45 bytes: 230 failed with ENAMETOOLONG mid-write.
+			[`${"a".repeat(227)}.md`, "a 230-byte name", /too long/],
+			["references/", "a trailing separator", /names a folder/],
+			["references/.", "a trailing /.", /names a folder/],
+			["./", "a bare ./", /folder itself|names a folder/],
 		];
 		for (const [file, what, reason] of refused) {
 			it(`refuses ${what} (${JSON.stringify(file.slice(0, 40))}) with bad_file_path`, function () {
@@ -54,6 +61,31 @@ describe("target", function () {
 				expect(String(refusal.data.reason)).to.match(reason);
 			});
 		}
+
+		it("refuses control characters in a name with bad_file_path, naming the code point and echoing none raw", function () {
+			const raw = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+			const cases: Array<[string, string]> = [
+				["a\u001b[31m.md", "U+001B"],
+				["a\u0007.md", "U+0007"],
+				["refs/\u202Egnp.md", "U+202E"],
+				["a\u007f.md", "U+007F"],
+				["a\u0085.md", "U+0085"],
+				["a\u2028.md", "U+2028"],
+				["a\tb.md", "U+0009"],
+				["a\nb.md", "U+000A"],
+				["a\rb.md", "U+000D"],
+				["a\u2066b.md", "U+2066"],
+			];
+			for (const [file, char] of cases) {
+				const refusal = expectRefusal(checkFileArgument(file), "bad_file_path");
+				expect(String(refusal.data.reason), JSON.stringify(file)).to.contain(`control character ${char}`);
+				expect(raw.test(refusal.message), JSON.stringify(refusal.message)).to.equal(false);
+			}
+		});
+
+		it("accepts a 200-byte name, the longest the temp and backup names leave room for", function () {
+			expect(checkFileArgument(`${"a".repeat(197)}.md`)).to.equal(`${"a".repeat(197)}.md`);
+		});
 
 		it("accepts a plain bundled path and normalises ./ and double slashes", function () {
 			expect(checkFileArgument("references/api.md")).to.equal("references/api.md");
@@ -88,6 +120,35 @@ describe("target", function () {
 			writeFileSync(join(root, "secret.md"), "x");
 			symlinkSync(join(root, "secret.md"), join(skill.dir ?? "", "notes.md"));
 			expectRefusal(resolveFileTarget(skill, "notes.md"), "bad_file_path");
+		});
+
+		it("refuses a folder named as the file with bad_file_path and the read that lists the files", function () {
+			const skill = makeSkill(join(getEnv().agentDir, "skills"), "alpha");
+			mkdirSync(join(skill.dir ?? "", "references"));
+			const refusal = expectRefusal(resolveFileTarget(skill, "references"), "bad_file_path");
+			expect(String(refusal.data.reason)).to.contain("is a folder").and.contain('"references/notes.md"').and.contain('{"action":"read","skill":"alpha"}');
+		});
+
+		it("refuses a FIFO, a socket and a device with bad_file_path without opening them", async function () {
+			const skill = makeSkill(join(getEnv().agentDir, "skills"), "alpha");
+			const dir = skill.dir ?? "";
+			execFileSync("mkfifo", [join(dir, "p.md")]);
+			const server = createServer();
+			await new Promise<void>((done) => server.listen(join(dir, "s.md"), done));
+			try {
+				expect(String(expectRefusal(resolveFileTarget(skill, "p.md"), "bad_file_path").data.reason)).to.contain("a FIFO");
+				expect(String(expectRefusal(resolveFileTarget(skill, "s.md"), "bad_file_path").data.reason)).to.contain("a socket");
+				symlinkSync(join(dir, "p.md"), join(dir, "link.md"));
+				expect(String(expectRefusal(resolveFileTarget(skill, "link.md"), "bad_file_path").data.reason)).to.contain("a FIFO");
+			} finally {
+				server.close();
+			}
+			try {
+				execFileSync("mknod", [join(dir, "null.md"), "c", "1", "3"], { stdio: "ignore" });
+			} catch {
+				return; // No mknod here (not root, or a container without the capability).
+			}
+			expect(String(expectRefusal(resolveFileTarget(skill, "null.md"), "bad_file_path").data.reason)).to.contain("a device");
 		});
 
 		it("refuses bundled files of a single-file skill", function () {
@@ -139,6 +200,32 @@ describe("target", function () {
 			const skill = makeSkill(join(agentDir, "skills"), "alpha");
 			symlinkSync(skill.dir ?? "", join(root, "alias"));
 			expect(findSkill([skill], { path: join(root, "alias") }, projectDir)).to.equal(skill);
+		});
+
+		it("refuses a skill and a path that name two different skills with invalid_arguments naming both", function () {
+			const { agentDir, projectDir } = getEnv();
+			const skills = [makeSkill(join(agentDir, "skills"), "alpha"), makeSkill(join(agentDir, "skills"), "beta")];
+			const refusal = expectRefusal(findSkill(skills, { skill: "alpha", path: skills[1].dir, action: "patch" }, projectDir), "invalid_arguments");
+			expect(refusal.message).to.contain('"alpha"').and.contain('"beta"').and.contain('action "patch"').and.contain('{"skill":"beta"}');
+			expect(refusal.data).to.deep.include({ skill: "alpha", path: skills[1].dir, pathSkill: "beta" });
+			expect(findSkill(skills, { skill: "beta", path: skills[1].filePath }, projectDir)).to.equal(skills[1]);
+		});
+
+		it("never trims a path: a trailing space names another folder", function () {
+			const { agentDir, projectDir } = getEnv();
+			const skill = makeSkill(join(agentDir, "skills"), "alpha");
+			expectRefusal(findSkill([skill], { path: `${skill.dir} ` }, projectDir), "unknown_skill");
+			expectRefusal(findSkill([skill], { path: ` ${skill.dir}` }, projectDir), "unknown_skill");
+			expect(normalizeUserPath("skills/alpha ", projectDir)).to.equal(join(projectDir, "skills", "alpha "));
+		});
+
+		it("refuses control characters in a skill name or path with invalid_arguments, echoing none raw", function () {
+			const { agentDir, projectDir } = getEnv();
+			const skill = makeSkill(join(agentDir, "skills"), "alpha");
+			for (const selector of [{ skill: "alpha\u001b[2J" }, { skill: "al\u202Epha" }, { path: `${skill.dir}\u0007` }]) {
+				const refusal = expectRefusal(findSkill([skill], selector, projectDir), "invalid_arguments");
+				expect(/[\u0000-\u001F\u202E]/.test(refusal.message), refusal.message).to.equal(false);
+			}
 		});
 
 		it("refuses an unknown path with unknown_skill, suggesting by the folder name", function () {
