@@ -5,8 +5,11 @@
 
 import { lstatSync } from "node:fs";
 import { dirname } from "node:path";
+import { getBackupsDir } from "./backup-store.ts";
+import { escapeControls } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { NearLine, Refusal } from "./errors.ts";
+import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
 import type { ReadLedger } from "./read-ledger.ts";
 import { getForbiddenReason, getPiPlaces, isWithin, resolveReal } from "./paths.ts";
 import { findWritableRoot, type WritableRoot } from "./roots.ts";
@@ -40,6 +43,8 @@ export function checkUnchanged(ledger: ReadLedger, target: FileTarget, currentHa
 export interface WritableInput {
 	readonly roots: readonly WritableRoot[];
 	readonly agentDir: string;
+	/** Asked whether this user may write the folders (default realFs; tests inject EACCES). */
+	readonly fs?: FsOps;
 }
 
 function isSymlink(path: string): boolean {
@@ -50,10 +55,27 @@ function isSymlink(path: string): boolean {
 	}
 }
 
-/** Gate 4: the target lies inside a writable root after resolving symlinks, and is no symlink. */
+/** `path` itself, or the nearest folder above it that exists (where a missing folder would be made). */
+function nearestExisting(fs: FsOps, path: string): string {
+	for (let at = path; ; at = dirname(at)) {
+		try {
+			fs.lstat(at);
+			return at;
+		} catch {
+			if (dirname(at) === at) return at;
+		}
+	}
+}
+
+/**
+ * Gate 4: the target lies inside a writable root after resolving symlinks, and is no symlink; and
+ * this user may write both its folder and the backup store, so a write the filesystem would
+ * refuse is refused here, before any backup is stored for it, naming the folder.
+ */
 export function checkWritable(input: WritableInput, target: FileTarget): Refusal | undefined {
 	const rootPaths = input.roots.map((r) => r.path);
 	const { skill } = target;
+	if (skill.writeDenied) return refusals.folderNotWritable(target.absPath, skill.writeDenied.folder, skill.writeDenied.errno, rootPaths);
 	if (!skill.patchable) return refusals.notWritable(target.absPath, skill.reason ?? "read-only", rootPaths);
 	const forbidden = getForbiddenReason(getPiPlaces(input.agentDir), resolveReal(target.absPath));
 	if (forbidden) return refusals.notWritable(target.absPath, forbidden, rootPaths);
@@ -64,69 +86,138 @@ export function checkWritable(input: WritableInput, target: FileTarget): Refusal
 	if (skill.dir && !isWithin(resolveReal(skill.dir), resolveReal(dirname(target.absPath)))) {
 		return refusals.notWritable(target.absPath, "a folder on the way is a symbolic link leading out of the skill", rootPaths);
 	}
+	const fs = input.fs ?? realFs;
+	const folder = nearestExisting(fs, dirname(target.absPath));
+	const denied = folderWriteError(fs, folder);
+	if (denied) return refusals.folderNotWritable(target.absPath, folder, denied, rootPaths);
+	const store = nearestExisting(fs, getBackupsDir(input.agentDir));
+	const storeDenied = folderWriteError(fs, store);
+	if (storeDenied) return refusals.storeNotWritable(store, storeDenied);
 	return undefined;
 }
 
-function lineOf(text: string, index: number): number {
-	let line = 1;
-	for (let i = text.indexOf("\n"); i !== -1 && i < index; i = text.indexOf("\n", i + 1)) line++;
-	return line;
+/**
+ * Every start index of `needle` in `text`, by Knuth-Morris-Pratt: linear in both lengths, whatever
+ * the model sends. V8's indexOf is not: a 50 KB old_string of the wrong shape against a 1 MiB file
+ * took 19 s of pi's event loop. `overlapping` counts "aba" twice in "ababa".
+ */
+function searchAll(text: string, needle: string, overlapping: boolean, limit = Number.POSITIVE_INFINITY): number[] {
+	const hits: number[] = [];
+	const m = needle.length;
+	if (m === 0 || m > text.length) return hits;
+	const fail = new Int32Array(m);
+	for (let i = 1, k = 0; i < m; i++) {
+		while (k > 0 && needle.charCodeAt(i) !== needle.charCodeAt(k)) k = fail[k - 1];
+		if (needle.charCodeAt(i) === needle.charCodeAt(k)) k++;
+		fail[i] = k;
+	}
+	for (let i = 0, k = 0; i < text.length && hits.length < limit; i++) {
+		const c = text.charCodeAt(i);
+		while (k > 0 && c !== needle.charCodeAt(k)) k = fail[k - 1];
+		if (c === needle.charCodeAt(k)) k++;
+		if (k === m) {
+			hits.push(i - m + 1);
+			k = overlapping ? fail[m - 1] : 0;
+		}
+	}
+	return hits;
 }
 
 /** Every start index of `needle` in `text` (non-overlapping, left to right). */
 export function findAll(text: string, needle: string): number[] {
-	const hits: number[] = [];
-	for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) hits.push(i);
-	return hits;
+	return searchAll(text, needle, false);
 }
 
-function similarity(a: string, b: string): number {
-	if (a === b) return 1;
-	const grams = (s: string) => new Set(Array.from({ length: Math.max(s.length - 1, 1) }, (_, i) => s.slice(i, i + 2)));
-	const ga = grams(a);
-	const gb = grams(b);
-	let shared = 0;
-	for (const g of ga) if (gb.has(g)) shared++;
-	return (2 * shared) / (ga.size + gb.size);
+/** The distinct 1-based line numbers of ascending indexes, the first `max` of them, in one pass. */
+function lineNumbers(text: string, indexes: readonly number[], max: number): number[] {
+	const lines: number[] = [];
+	let line = 1;
+	let from = 0;
+	for (const index of indexes) {
+		for (let nl = text.indexOf("\n", from); nl !== -1 && nl < index; nl = text.indexOf("\n", from)) {
+			line++;
+			from = nl + 1;
+		}
+		if (lines[lines.length - 1] !== line) lines.push(line);
+		if (lines.length >= max) break;
+	}
+	return lines;
 }
 
-/** The three lines most like the first non-blank line of `oldString`, with their numbers. */
+/** Enough of a line or of old_string to tell which line was meant; more only costs time. */
+const PROBE_CHARS = 200;
+
+/** Distinct character pairs of `s` into `out` (one code per pair; a 0/1-character string is its own code). */
+function addBigrams(s: string, out: Set<number>): Set<number> {
+	out.clear();
+	if (s.length < 2) out.add(-1 - (s.charCodeAt(0) || 0));
+	for (let i = 0; i + 1 < s.length; i++) out.add(s.charCodeAt(i) * 65536 + s.charCodeAt(i + 1));
+	return out;
+}
+
+/**
+ * The three lines most like the first non-blank line of `oldString`, with their numbers and their
+ * control characters escaped. Bounded: only the first 200 characters of the probe and of each line
+ * are compared, and the best three are kept in one pass (no sort of every line).
+ */
 export function closestLines(text: string, oldString: string): NearLine[] {
-	const probe = oldString.split(/\r?\n/).find((l) => l.trim() !== "")?.trim() ?? oldString.trim();
-	return text
-		.split("\n")
-		.map((raw, i) => ({ line: i + 1, text: raw.replace(/\r$/, ""), score: similarity(raw.trim(), probe) }))
-		.filter((l) => l.text.trim() !== "" && l.score > 0.3)
-		.sort((a, b) => b.score - a.score || a.line - b.line)
-		.slice(0, 3)
-		.map(({ line, text: t }) => ({ line, text: t.length > 160 ? `${t.slice(0, 157)}...` : t }));
+	const head = oldString.slice(0, PROBE_CHARS * 4);
+	const probe = (head.split(/\r?\n/).find((l) => l.trim() !== "")?.trim() ?? head.trim()).slice(0, PROBE_CHARS);
+	const probeGrams = addBigrams(probe, new Set());
+	const lineGrams = new Set<number>();
+	const best: Array<{ line: number; text: string; score: number }> = [];
+	text.split("\n").forEach((raw, i) => {
+		const key = raw.trim().slice(0, PROBE_CHARS);
+		if (key === "") return;
+		let score = 1;
+		if (key !== probe) {
+			let shared = 0;
+			for (const gram of addBigrams(key, lineGrams)) if (probeGrams.has(gram)) shared++;
+			score = (2 * shared) / (lineGrams.size + probeGrams.size);
+		}
+		if (score <= 0.3 || (best.length === 3 && score <= best[2].score)) return;
+		best.push({ line: i + 1, text: raw, score });
+		best.sort((a, b) => b.score - a.score || a.line - b.line);
+		if (best.length > 3) best.pop();
+	});
+	return best.map(({ line, text: t }) => {
+		const shown = t.replace(/\r$/, "");
+		return { line, text: escapeControls(shown.length > 160 ? `${shown.slice(0, 157)}...` : shown) };
+	});
 }
 
-/** Every start index of `needle` in `text`, overlapping ones included ("aba" twice in "ababa"). */
-function findOverlapping(text: string, needle: string): number[] {
-	const hits: number[] = [];
-	for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) hits.push(i);
-	return hits;
-}
+/** Line numbers listed in a not_unique refusal; the count is always exact. */
+const MAX_LISTED_LINES = 20;
 
 /** Gate 5: old_string occurs exactly once (or at least once with replace_all). */
 export function checkUnique(text: string, oldString: string, replaceAll: boolean, path: string): Refusal | undefined {
 	// Overlapping occurrences count: "aba" in "ababa" is ambiguous, not unique.
-	const hits = replaceAll ? findAll(text, oldString) : findOverlapping(text, oldString);
+	const hits = searchAll(text, oldString, !replaceAll);
 	if (hits.length === 0) {
-		const refusal = refusals.notFound(path, oldString, closestLines(text, oldString));
+		const refusal = refusals.notFound(path, escapeControls(oldString.slice(0, PROBE_CHARS)), closestLines(text, oldString));
 		const crlf = text.includes("\r\n") && /(^|[^\r])\n/.test(oldString);
 		return crlf ? { ...refusal, message: `${refusal.message}\nThe file uses CRLF line endings: write \\r\\n in old_string.` } : refusal;
 	}
-	if (hits.length > 1 && !replaceAll) return refusals.notUnique(path, hits.length, hits.map((i) => lineOf(text, i)));
+	if (hits.length > 1 && !replaceAll) return refusals.notUnique(path, hits.length, lineNumbers(text, hits, MAX_LISTED_LINES));
 	return undefined;
 }
 
 /** Applies an exact replacement; `$&` and friends in newString are taken literally. */
 export function replaceExact(text: string, oldString: string, newString: string, replaceAll: boolean): string {
-	if (replaceAll) return text.split(oldString).join(newString);
-	const at = text.indexOf(oldString);
-	return text.slice(0, at) + newString + text.slice(at + oldString.length);
+	const parts: string[] = [];
+	let from = 0;
+	for (const at of searchAll(text, oldString, false, replaceAll ? Number.POSITIVE_INFINITY : 1)) {
+		parts.push(text.slice(from, at), newString);
+		from = at + oldString.length;
+	}
+	parts.push(text.slice(from));
+	return parts.join("");
+}
+
+/** UTF-8 size of replaceExact's result, known before building it (a replace_all can multiply). */
+export function replacedSize(text: string, oldString: string, newString: string, replaceAll: boolean): number {
+	const count = replaceAll ? findAll(text, oldString).length : 1;
+	return Buffer.byteLength(text, "utf8") + count * (Buffer.byteLength(newString, "utf8") - Buffer.byteLength(oldString, "utf8"));
 }
 
 export interface ValidInput {
@@ -150,5 +241,7 @@ export function checkValid(input: ValidInput): Refusal | undefined {
 	}
 	if (added.length === 0 && after.name !== undefined) return undefined;
 	const suggestion = suggestFrontmatter(input.after, input.dirName, input.previousDescription?.());
-	return refusals.invalidSkill(input.path, added.length > 0 ? added : after.diagnostics, suggestion);
+	// pi's diagnostics and the suggestion quote the file's own text: no raw control characters.
+	const diagnostics = (added.length > 0 ? added : after.diagnostics).map((d) => ({ ...d, message: escapeControls(d.message) }));
+	return refusals.invalidSkill(input.path, diagnostics, suggestion === undefined ? undefined : escapeControls(suggestion));
 }

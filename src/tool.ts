@@ -16,7 +16,7 @@ import { prepareRestore } from "./actions/restore.ts";
 import { prepareWrite } from "./actions/write-file.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type OperationArgs, type SkillManageArgs } from "./arguments.ts";
 import { createCallContext, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
-import { decodeText, READ_CHAR_LIMIT } from "./content-guard.ts";
+import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
@@ -122,7 +122,7 @@ async function dispatch(ctx: CallContext, args: SkillManageArgs, effects: Mutati
 }
 
 export function refusalResult(refusal: Refusal): AgentToolResult<Record<string, unknown>> {
-	return { content: [{ type: "text", text: refusal.message }], details: { ok: false, code: refusal.code, ...refusal.data } };
+	return { content: [{ type: "text", text: clipText(refusal.message, RESULT_CHAR_LIMIT) }], details: { ok: false, code: refusal.code, ...refusal.data } };
 }
 
 /**
@@ -178,7 +178,7 @@ export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: 
 		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, signal });
 		const result = await dispatch(callCtx, args, deps.effects);
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
-		return { content: [{ type: "text", text: result.text }], details: result.details };
+		return { content: [{ type: "text", text: clipText(result.text, RESULT_CHAR_LIMIT) }], details: result.details };
 	} catch (error) {
 		if (error instanceof ArgumentError) return refusalResult(error.refusal);
 		return refusalResult(refusals.ioError("(skill_manage)", error));

@@ -111,7 +111,30 @@ function strictDiagnostics(content: string, dirName: string): SkillDiagnostic[] 
 	if (typeof compatibility === "string" && compatibility.length > MAX_COMPATIBILITY) {
 		out.push({ type: "warning", message: `compatibility exceeds ${MAX_COMPATIBILITY} characters (${compatibility.length})` });
 	}
+	out.push(...plainValueSurprises(content.replace(/^\uFEFF/, ""), fm));
 	return out;
+}
+
+/**
+ * Top-level unquoted values YAML reads as something other than what is written: the text after
+ * " #" is a comment, a leading & or ! is an anchor or a tag. pi loads such a skill without a word,
+ * so the description the agent wrote would silently lose its end.
+ */
+function plainValueSurprises(content: string, fm: Record<string, unknown>): SkillDiagnostic[] {
+	const text = content.replace(/\r\n?/g, "\n");
+	const end = text.indexOf("\n---", 3);
+	if (!text.startsWith("---\n") || end === -1) return [];
+	const lines = text.slice(4, end).split("\n");
+	return lines.flatMap((line, i) => {
+		const match = TOP_LEVEL_SCALAR.exec(line);
+		if (!match) return [];
+		const written = match[2].trim();
+		// Quoted and block values say what they mean; an indented next line continues the value.
+		if (/^["'|>]/.test(written) || /^\s/.test(lines[i + 1] ?? "")) return [];
+		const parsed = fm[match[1]];
+		if (typeof parsed !== "string" || parsed === written) return [];
+		return [{ type: "warning", message: `${match[1]}: YAML reads ${JSON.stringify(written)} as ${JSON.stringify(parsed)} (" #" starts a comment, a leading & or ! is YAML syntax); quote the value` }];
+	});
 }
 
 export interface SkillCheck {

@@ -20,11 +20,35 @@ export interface CreateArgs {
 	readonly body: string;
 }
 
-/** SKILL.md text for a new skill: YAML frontmatter written by the yaml library, then the body. */
-export function renderSkillFile(name: string, description: string, body: string): string {
-	const frontmatter = stringify({ name, description }, { lineWidth: 0 });
+/**
+ * SKILL.md text for a new skill: YAML frontmatter written by the yaml library (or, `quoted`, the
+ * description as a JSON string, which YAML reads as a double-quoted scalar), then the body.
+ */
+export function renderSkillFile(name: string, description: string, body: string, quoted = false): string {
+	const frontmatter = quoted ? `name: ${name}\ndescription: ${JSON.stringify(description)}\n` : stringify({ name, description }, { lineWidth: 0 });
 	const text = body.replace(/^\s*\n/, "").replace(/\s+$/, "");
 	return `---\n${frontmatter}---\n\n${text}\n`;
+}
+
+/**
+ * The SKILL.md text whose description pi reads back exactly as the agent wrote it, or a refusal.
+ * The yaml library quotes what needs it (" #", a leading > | & * !, ": "), but a block value at
+ * the end of the frontmatter can lose a trailing newline to pi's parser: then the description is
+ * written JSON-quoted, and is refused only if even that does not read back.
+ */
+function renderExact(args: CreateArgs, path: string): string | Refusal {
+	let text = renderSkillFile(args.name, args.description, args.body);
+	let check = checkSkillContent(text, args.name);
+	if (check.diagnostics.length === 0 && check.description !== args.description) {
+		text = renderSkillFile(args.name, args.description, args.body, true);
+		check = checkSkillContent(text, args.name);
+	}
+	if (check.diagnostics.length > 0 || check.name !== args.name) return refusals.invalidSkill(path, check.diagnostics);
+	if (check.description !== args.description) {
+		const read = [{ type: "error", message: `pi would read the description as ${JSON.stringify(check.description ?? null)}, not as written` }];
+		return refusals.invalidSkill(path, read, `---\nname: ${args.name}\ndescription: ${JSON.stringify(args.description.trim())}\n---`);
+	}
+	return text;
 }
 
 export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutation | Refusal {
@@ -48,11 +72,10 @@ function planCreate(ctx: CallContext, args: CreateArgs, target: FileTarget, view
 	}
 	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
 	if (writable) return writable;
-	const text = renderSkillFile(args.name, args.description, args.body);
-	const large = checkSize(target.absPath, text);
+	const large = checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body));
 	if (large) return large;
-	const check = checkSkillContent(text, args.name);
-	if (check.diagnostics.length > 0 || check.name !== args.name) return refusals.invalidSkill(target.absPath, check.diagnostics);
+	const text = renderExact(args, target.absPath);
+	if (typeof text !== "string") return text;
 	return {
 		action: "create",
 		skill: args.name,

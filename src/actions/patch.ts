@@ -3,10 +3,10 @@
 
 import { basename } from "node:path";
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../content-guard.ts";
+import { checkUnsafe, checkIsText, decodeText, encodeText, MAX_FILE_BYTES } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkOldString, checkRead, checkUnchanged, checkUnique, checkValid, checkWritable, replaceExact } from "../gates.ts";
+import { checkOldString, checkRead, checkUnchanged, checkUnique, checkValid, checkWritable, replaceExact, replacedSize } from "../gates.ts";
 import { hashOrNull, type Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../target.ts";
 import { checkSkillContent } from "../validation.ts";
@@ -70,13 +70,16 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 	if (bytes === null) return checkUnchanged(ctx.ledger, target, null) ?? refusals.badFilePath(target.relPath, "the file does not exist (deleted earlier in this batch?)");
 	const text = decodeText(bytes, target.absPath);
 	if (typeof text !== "string") return text;
-	const unsafe = checkIsText("new_string", args.new_string) ?? checkUnsafe("new_string", args.new_string, args.old_string);
-	if (unsafe) return unsafe;
+	const notText = checkIsText("new_string", args.new_string);
+	if (notText) return notText;
 	const unique = checkUnique(text, args.old_string, args.replace_all === true, target.absPath);
 	if (unique) return unique;
+	// Sized before it is built: a replace_all of a short old_string can multiply the file.
+	const size = replacedSize(text, args.old_string, args.new_string, args.replace_all === true);
+	if (size > MAX_FILE_BYTES) return refusals.tooLarge(target.absPath, size, MAX_FILE_BYTES);
 	const after = replaceExact(text, args.old_string, args.new_string, args.replace_all === true);
-	const large = checkSize(target.absPath, after);
-	if (large) return large;
+	const unsafe = checkUnsafe("new_string", after, text);
+	if (unsafe) return unsafe;
 	const dirName = basename(target.skill.dir ?? target.absPath);
 	if (target.isSkillFile) {
 		const invalid = checkValid({ before: text, after, dirName, path: target.absPath, otherNames: otherSkillNames(ctx, target), previousDescription: () => descriptionOf(text) });

@@ -23,7 +23,7 @@ export function prepareWrite(ctx: CallContext, args: WriteArgs): PreparedMutatio
 	if ("code" in target) return target;
 	if (target.isSkillFile) return refusals.patchOnly(skill.name);
 	if (args.content.length === 0) return refusals.emptyContent(args.file);
-	const problem = checkIsText(`content for ${args.file}`, args.content) ?? checkSize(target.absPath, args.content) ?? checkUnsafe("content", args.content);
+	const problem = checkIsText(`content for ${args.file}`, args.content) ?? checkSize(target.absPath, args.content);
 	if (problem) return problem;
 	return { action: "write", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planWrite(ctx, args, target, input) };
 }
@@ -35,11 +35,15 @@ function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input:
 			? checkRead(ctx.ledger, { ...target, absPath: target.skill.filePath, isSkillFile: true }) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target)
 			: checkReadUnchangedWritable(ctx, target, input);
 	if (gated) return gated;
+	let before = "";
 	if (current !== null) {
 		const text = decodeText(current, target.absPath);
 		if (typeof text !== "string") return text;
 		if (text === args.content) return refusals.noChange("content");
+		before = text;
 	}
+	const unsafe = checkUnsafe("content", args.content, before);
+	if (unsafe) return unsafe;
 	return {
 		action: "write",
 		skill: target.skill.name,
