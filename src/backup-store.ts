@@ -20,6 +20,12 @@ import { mkdirDurable, syncDir, writeFileAtomic } from "./writer.ts";
 export const DELETED_DIR = "__deleted__";
 const ENTRY = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
 const SNAPSHOT = /^\d{8}-\d{6}\.\d{3}$/;
+/**
+ * In a skill's backup folder: the mode of each backed-up file, by the backup's path in that folder
+ * (`{"modes":{"scripts/run.sh/20261202-094501.123-3f2a9c0b1d.sh":493,"__deleted__/<stamp>/SKILL.md":420}}`);
+ * the backups themselves are owner-only. A file backup without an entry was 0644.
+ */
+const MODES = ".modes.json";
 
 export interface BackupEntry {
 	/** The backup's file name, which is also its id. */
@@ -30,6 +36,8 @@ export interface BackupEntry {
 	readonly hash: string;
 	readonly size: number;
 	readonly legacy: boolean;
+	/** The mode the file had when it was backed up, where recorded (restore puts it back). */
+	readonly mode?: number;
 }
 
 export interface SnapshotEntry {
@@ -69,13 +77,15 @@ export interface BackupStore {
 	store(skill: string, relPath: string, bytes: Uint8Array): BackupEntry;
 	/** Backups of skill/relPath, newest first (old flat backups count for SKILL.md). */
 	list(skill: string, relPath: string): BackupEntry[];
+	/** Records the mode the file had when backup `id` of it was taken (see MODES). */
+	recordMode(skill: string, relPath: string, id: string, mode: number): void;
 	/** Reads a backup and checks its bytes still match the hash in its name. */
 	read(entry: BackupEntry): Buffer | Refusal;
 	/** Snapshots a whole skill tree under __deleted__/<stamp>/. */
 	snapshot(skill: string, originDir: string, files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>): SnapshotEntry;
 	listSnapshots(skill: string): SnapshotEntry[];
 	/** Files of a snapshot: relPath -> bytes. */
-	readSnapshot(entry: SnapshotEntry): Array<{ relPath: string; bytes: Buffer }>;
+	readSnapshot(entry: SnapshotEntry): Array<{ relPath: string; bytes: Buffer; mode: number }>;
 	/** Deletes the oldest backups past `cap`; never the newest. */
 	prune(skill: string, relPath: string, cap: number): string[];
 	/** The files and folders named as tracked files under a skill's backup folder. */
@@ -131,7 +141,11 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	};
 
 	const list = (skill: string, relPath: string): BackupEntry[] => {
-		const own = readEntries(fileDir(skill, relPath), false);
+		const modes = readModes(fileDir(skill, ""));
+		const own = readEntries(fileDir(skill, relPath), false).map((e) => {
+			const mode = modes[`${relPath}/${e.id}`];
+			return mode === undefined ? e : { ...e, mode };
+		});
 		const legacy = relPath === "SKILL.md" ? readEntries(join(root, skillFolderName(skill)), true) : [];
 		return [...own, ...legacy].sort((a, b) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp)));
 	};
@@ -142,6 +156,25 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 		const newestMs = newest ? Date.parse(stampToIso(newest)) : Number.NaN;
 		// One step past the newest, computed (a loop of 1 ms steps hangs on a far-future stamp).
 		return formatStamp(new Date(Number.isFinite(newestMs) && newestMs >= Date.now() ? newestMs + 1 : Date.now()));
+	};
+
+	/** The mode record of a skill's backup folder; empty when absent, unreadable or not a file. */
+	const readModes = (folder: string): Record<string, number> => {
+		try {
+			const path = join(folder, MODES);
+			if (!fs.lstat(path).isFile()) return {};
+			const record: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
+			const modes = typeof record === "object" && record !== null && "modes" in record ? record.modes : undefined;
+			if (typeof modes !== "object" || modes === null) return {};
+			return Object.fromEntries(Object.entries(modes).filter((e): e is [string, number] => Number.isInteger(e[1])));
+		} catch {
+			return {};
+		}
+	};
+
+	const writeModes = (folder: string, modes: Record<string, number>): void => {
+		mkdirDurable(fs, folder);
+		writeFileAtomic(fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), { mode: 0o600 });
 	};
 
 	const readOrigin = (path: string): string | undefined => {
@@ -174,6 +207,13 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			}
 			return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
 		},
+		recordMode(skill, relPath, id, mode) {
+			const folder = fileDir(skill, "");
+			const held = new Set(names(skill, relPath).map((e) => `${relPath}/${e.id}`));
+			const stale = (key: string) => key.startsWith(`${relPath}/`) && !key.slice(relPath.length + 1).includes("/") && !held.has(key);
+			const modes = Object.fromEntries(Object.entries(readModes(folder)).filter(([key]) => !stale(key)));
+			writeModes(folder, { ...modes, [`${relPath}/${id}`]: mode & 0o777 });
+		},
 		read(entry) {
 			const bytes = fs.readFile(entry.path);
 			const actual = sha256(bytes);
@@ -190,6 +230,10 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 				writeFileAtomic(fs, target, file.bytes, { mode: file.mode & 0o777 });
 			}
 			mkdirDurable(fs, dir);
+			const folder = join(base, "..");
+			const modes = readModes(folder);
+			for (const file of files) modes[`${DELETED_DIR}/${id}/${file.relPath}`] = file.mode & 0o777;
+			writeModes(folder, modes);
 			writeFileAtomic(fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), { mode: 0o600 });
 			return { id, path: dir, time: stampToIso(id), originDir };
 		},
@@ -202,14 +246,15 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 				.map((id) => ({ id, path: join(base, id), time: stampToIso(id), originDir: readOrigin(join(base, `${id}.json`)) }));
 		},
 		readSnapshot(entry) {
-			const out: Array<{ relPath: string; bytes: Buffer }> = [];
+			const out: Array<{ relPath: string; bytes: Buffer; mode: number }> = [];
+			const modes = readModes(join(entry.path, "..", ".."));
 			const walk = (dir: string, prefix: string) => {
 				for (const name of fs.readdir(dir).sort()) {
 					const path = join(dir, name);
 					const stat = fs.lstat(path);
 					const rel = prefix ? `${prefix}/${name}` : name;
 					if (stat.isDirectory()) walk(path, rel);
-					else if (stat.isFile()) out.push({ relPath: rel, bytes: fs.readFile(path) });
+					else if (stat.isFile()) out.push({ relPath: rel, bytes: fs.readFile(path), mode: modes[`${DELETED_DIR}/${entry.id}/${rel}`] ?? stat.mode & 0o777 });
 				}
 			};
 			walk(entry.path, "");

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { DELETED_DIR, type BackupStore, type SnapshotEntry } from "./backup-store.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
-import type { FsOps } from "./fs-ops.ts";
+import { listDir, type FsOps } from "./fs-ops.ts";
 import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "./journal.ts";
 import type { LockGuard } from "./locks.ts";
 import { createDiskView, hashOrNull, type FileChange, type SnapshotPlan } from "./plan.ts";
@@ -65,6 +65,8 @@ class VerifyError extends Error {
 	constructor(
 		readonly path: string,
 		readonly diagnostics: ReadonlyArray<{ type: string; message: string }>,
+		/** The refusal to answer with, when not pi's verdict on the file (invalid_skill). */
+		readonly refusal?: Refusal,
 	) {
 		super(`${path} no longer loads as a skill`);
 	}
@@ -160,9 +162,36 @@ function verify(ctx: CommitContext, change: FileChange): void {
 	if (!landed.loaded || landed.name !== change.expectName) throw new VerifyError(change.absPath, landed.diagnostics);
 }
 
+/** The SKILL.md of the skill a change belongs to (its relPath is relative to the skill folder). */
+function skillFileOf(change: FileChange): string {
+	return change.relPath === "SKILL.md" ? change.absPath : join(change.absPath, ...change.relPath.split("/").map(() => ".."), "SKILL.md");
+}
+
+/**
+ * Every skill the commit touched still loads, or, deleted whole, is gone entirely: a folder left
+ * without its SKILL.md is a skill neither restore nor create can bring back.
+ */
+function checkSkills(ctx: CommitContext, plan: CommitPlan): void {
+	const deleted = new Set(plan.snapshots.map((s) => s.dir));
+	const checked = new Set(plan.changes.filter((c) => c.expectName !== undefined && c.after !== null).map((c) => c.absPath));
+	for (const change of plan.changes) {
+		const skillFile = skillFileOf(change);
+		if (checked.has(skillFile)) continue;
+		checked.add(skillFile);
+		const dir = dirname(skillFile);
+		if (deleted.has(dir)) {
+			if (fileMode(ctx.fs, dir) === undefined) continue;
+			const left = listDir(ctx.fs, dir);
+			throw new VerifyError(skillFile, [], refusals.conflict(dir, `the folder still holds ${left.join(", ") || "entries"} after the whole-skill delete, which the delete did not plan for; the skill was put back as it was`));
+		}
+		const landed = ctx.checkLanded(skillFile);
+		if (!landed.loaded) throw new VerifyError(skillFile, landed.diagnostics);
+	}
+}
+
 function failureRefusal(error: unknown, change: FileChange | undefined): Refusal {
 	if (error instanceof ChangedError) return error.refusal;
-	if (error instanceof VerifyError) return refusals.invalidSkill(error.path, [...error.diagnostics, { type: "error", message: "the written file did not load again; it was rolled back" }]);
+	if (error instanceof VerifyError) return error.refusal ?? refusals.invalidSkill(error.path, [...error.diagnostics, { type: "error", message: "the written file did not load again; it was rolled back" }]);
 	if (error instanceof SymlinkTargetError) return refusals.conflict(error.path, "it became a symbolic link");
 	const code = refusals.errnoCode(error);
 	if (code === "ECOMPROMISED") return refusals.conflict(change?.absPath ?? "(lock)", "the cross-process lock was lost");
@@ -255,6 +284,8 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	try {
 		for (; done < plan.changes.length; done++) applyChange(ctx, plan.changes[done]);
 		for (const change of plan.changes) verify(ctx, change);
+		removeEmptyDirs(ctx.fs, plan.removeDirs);
+		checkSkills(ctx, plan);
 		// The commit point: from here on a crash leaves all-new; before it, recovery rolls back.
 		if (journal) removeJournal(ctx.fs, journal);
 	} catch (error) {
@@ -276,7 +307,6 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 		const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
 		return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
 	}
-	removeEmptyDirs(ctx.fs, plan.removeDirs);
 	for (const change of prepared.pruned) ctx.store.prune(change.skill, change.relPath, ctx.backupCap);
 	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
 }

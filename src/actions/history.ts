@@ -1,10 +1,12 @@
-// `history`: the backups `restore` can use for a file of a skill (id, time, size, hash), the other
-// files of the skill that have backups, and the snapshots of whole-skill deletions.
+// `history`: the backups `restore` can use for a file of a skill (id, time, size, hash; its copies in
+// whole-skill snapshots too), the other files of the skill that have backups, and the snapshots.
 
 import type { ActionResult, CallContext } from "../call-context.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkFileArgument, findSkill, SKILL_FILE, type SkillSelector } from "../target.ts";
+import type { DiscoveredSkill } from "../discovery.ts";
+import { checkFileArgument, findSkill, resolveFileTarget, SKILL_FILE, type SkillSelector } from "../target.ts";
+import { newestDiffering, restoreCandidates } from "./restore.ts";
 
 export interface HistoryArgs extends SkillSelector {
 	readonly file?: string;
@@ -15,7 +17,7 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 	const name = "code" in found ? (args.skill ?? "").trim() : found.name;
 	const relPath = args.file === undefined ? SKILL_FILE : checkFileArgument(args.file);
 	if (typeof relPath !== "string") return relPath;
-	const entries = ctx.store.list(name, relPath);
+	const entries = "code" in found ? ctx.store.list(name, relPath) : restoreCandidates(ctx, found, relPath);
 	const snapshots = name === "" ? [] : ctx.store.listSnapshots(name);
 	if ("code" in found && entries.length === 0 && snapshots.length === 0) return found;
 	const others = ctx.store.trackedFiles(name).filter((f) => f !== relPath);
@@ -25,11 +27,24 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 	];
 	if (others.length > 0) lines.push(`Other files with backups: ${others.join(", ")} (pass "file")`);
 	if (snapshots.length > 0) lines.push(`Whole-skill snapshots: ${snapshots.map((s) => `${s.id} (${s.originDir ?? "origin unknown"})`).join(", ")}`);
-	if (entries.length > 0) lines.push(`Restore one: {"action":"restore","skill":"${name}"${relPath === SKILL_FILE ? "" : `,"file":"${relPath}"`},"backup":"${entries[0].id}"}`);
+	// The one a plain restore puts back: the newest that differs from the file now.
+	const next = "code" in found ? entries[0] : newestDiffering(entries, currentBytes(ctx, found, relPath));
+	if (next) lines.push(`Restore one: {"action":"restore","skill":"${name}"${relPath === SKILL_FILE ? "" : `,"file":"${relPath}"`},"backup":"${next.id}"}`);
 	return {
 		text: lines.join("\n"),
 		details: { ok: true, action: "history", skill: name, file: relPath, backups: entries, snapshots, otherFiles: others },
 	};
+}
+
+/** The file's bytes now, or null when it is absent or not a regular file. */
+function currentBytes(ctx: CallContext, skill: DiscoveredSkill, relPath: string): Buffer | null {
+	const target = resolveFileTarget(skill, relPath);
+	if ("code" in target) return null;
+	try {
+		return ctx.fs.lstat(target.absPath).isFile() ? ctx.fs.readFile(target.absPath) : null;
+	} catch {
+		return null;
+	}
 }
 
 export function noSkillGiven(action: string): Refusal {

@@ -1,16 +1,17 @@
 // `restore`: put back the latest (or a named) backup of SKILL.md or a bundled file, or recreate a
-// deleted skill from its snapshot. The current content is backed up first, so a restore can be
-// undone by another restore; no read is needed because nothing the agent wrote is overwritten.
+// deleted skill from its snapshot. A byte copy with the mode recorded with the backup: what write
+// would refuse (binary, over 1 MiB) comes back too. The current content is backed up first, so no
+// read is needed; the restored bytes are new to the agent, so the file no longer counts as read.
 
 import { basename, join } from "node:path";
-import type { BackupEntry, SnapshotEntry } from "../backup-store.ts";
+import { DELETED_DIR, type BackupEntry, type SnapshotEntry } from "../backup-store.ts";
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import { decodeText } from "../content-guard.ts";
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import { checkWritable } from "../gates.ts";
 import type { FileChange, Plan } from "../plan.ts";
+import { sha256 } from "../read-ledger.ts";
 import { findSkill, normalizeUserPath, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
 import { loadedNameOf } from "./patch.ts";
 
@@ -19,11 +20,45 @@ export interface RestoreArgs extends SkillSelector {
 	readonly backup?: string;
 }
 
-/** A backup named by its id, its id without extension, or its stamp. */
+/** A backup named by its id, its id without extension, or its stamp (a snapshot copy also as `__deleted__/<stamp>`). */
 export function pickBackup<T extends { id: string }>(entries: readonly T[], wanted: string | undefined): T | undefined {
 	if (wanted === undefined || wanted.trim() === "") return entries[0];
-	const w = wanted.trim().replace(/^.*\//, "");
-	return entries.find((e) => e.id === w || e.id.replace(/\.[^.]*$/, "") === w || e.id.startsWith(`${w}-`));
+	const raw = wanted.trim();
+	const w = raw.replace(/^.*\//, "");
+	return entries.find((e) => e.id === raw || e.id === w || e.id.replace(/\.[^.]*$/, "") === w || e.id.startsWith(`${w}-`)) ?? entries.find((e) => e.id === `${DELETED_DIR}/${w}`);
+}
+
+/**
+ * What restore can put back for one file of a skill, newest first: its own backups, and its copies
+ * in snapshots of this folder's whole-skill deletions (a skill deleted, then created again, still
+ * has its old files there), as ids `__deleted__/<stamp>`.
+ */
+export function restoreCandidates(ctx: CallContext, skill: DiscoveredSkill, relPath: string): BackupEntry[] {
+	const own = ctx.store.list(skill.name, relPath);
+	const copies = ctx.store.listSnapshots(skill.name).flatMap((snapshot): BackupEntry[] => {
+		if (skill.dir === undefined || snapshot.originDir !== skill.dir) return [];
+		const path = join(snapshot.path, ...relPath.split("/"));
+		try {
+			if (!ctx.fs.lstat(path).isFile()) return [];
+			const file = ctx.store.readSnapshot(snapshot).find((f) => f.relPath === relPath);
+			if (!file) return [];
+			const id = `${DELETED_DIR}/${snapshot.id}`;
+			return [{ id, path, stamp: snapshot.id, time: snapshot.time, hash: sha256(file.bytes).slice(0, 10), size: file.bytes.length, legacy: false, mode: file.mode }];
+		} catch {
+			return [];
+		}
+	});
+	return [...own, ...copies].sort((a, b) => b.stamp.localeCompare(a.stamp));
+}
+
+/** The newest candidate whose bytes differ from `current` (by the hash in its name). */
+export function newestDiffering(entries: readonly BackupEntry[], current: Buffer | null): BackupEntry | undefined {
+	const hash = current === null ? undefined : sha256(current).slice(0, 10);
+	return entries.find((e) => e.hash !== hash);
+}
+
+function readCall(skill: string, relPath: string): string {
+	return relPath === SKILL_FILE ? `{"action":"read","skill":"${skill}"}` : `{"action":"read","skill":"${skill}","file":"${relPath}"}`;
 }
 
 export function prepareRestore(ctx: CallContext, args: RestoreArgs): PreparedMutation | Refusal {
@@ -31,26 +66,43 @@ export function prepareRestore(ctx: CallContext, args: RestoreArgs): PreparedMut
 	if ("code" in skill) return prepareSnapshotRestore(ctx, args, skill);
 	const target = resolveFileTarget(skill, args.file);
 	if ("code" in target) return target;
-	const entries = ctx.store.list(skill.name, target.relPath);
-	const entry = pickBackup(entries, args.backup);
-	if (!entry) return refusals.noBackup(skill.name, target.relPath, args.backup, entries.map((e) => e.id));
-	return { action: "restore", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planFileRestore(ctx, target, entry, input) };
+	const entries = restoreCandidates(ctx, skill, target.relPath);
+	const named = args.backup === undefined || args.backup.trim() === "" ? undefined : pickBackup(entries, args.backup);
+	if (entries.length === 0 || (args.backup !== undefined && args.backup.trim() !== "" && !named)) {
+		return refusals.noBackup(skill.name, target.relPath, args.backup, entries.map((e) => e.id));
+	}
+	return { action: "restore", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planFileRestore(ctx, target, { entries, named }, input) };
 }
 
-function planFileRestore(ctx: CallContext, target: FileTarget, entry: BackupEntry, input: PlanInput): Plan | Refusal {
+function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries: readonly BackupEntry[]; named: BackupEntry | undefined }, input: PlanInput): Plan | Refusal {
 	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
 	if (writable) return writable;
+	const current = input.view.read(target.absPath);
+	// A plain restore undoes the last change: the newest backup that differs from the file now (a
+	// commit that failed may have left a backup of the very bytes still on disk as the newest).
+	const entry = choice.named ?? newestDiffering(choice.entries, current) ?? choice.entries[0];
 	const bytes = ctx.store.read(entry);
 	if ("code" in bytes) return bytes;
-	const text = decodeText(bytes, entry.path);
-	if (typeof text !== "string") return text;
-	const current = input.view.read(target.absPath);
-	if (current !== null && current.equals(bytes)) return refusals.noChange(`backup ${entry.id}`);
+	if (current !== null && current.equals(bytes)) {
+		return refusals.restoreNoChange(target.skill.name, target.relPath, entry.id, newestDiffering(choice.entries, current)?.id);
+	}
 	const dirName = basename(target.skill.dir ?? target.absPath);
+	const change: FileChange = {
+		skill: target.skill.name,
+		relPath: target.relPath,
+		absPath: target.absPath,
+		before: current,
+		after: bytes,
+		mode: entry.mode ?? 0o644,
+		// pi decides whether it loads (checked after the write); the name is all that is needed here.
+		expectName: target.isSkillFile ? loadedNameOf(bytes.toString("utf8"), dirName) : undefined,
+		unseen: true,
+	};
 	return {
 		action: "restore",
 		skill: target.skill.name,
-		changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: bytes, mode: 0o644, expectName: target.isSkillFile ? loadedNameOf(text, dirName) : undefined }],
+		changes: [change],
+		note: `Restored backup ${entry.id}. Read it before changing it again: ${readCall(target.skill.name, target.relPath)}.`,
 	};
 }
 
@@ -83,7 +135,7 @@ function prepareSnapshotRestore(ctx: CallContext, args: RestoreArgs, unknown: Re
 	};
 }
 
-function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotEntry, files: ReadonlyArray<{ relPath: string; bytes: Buffer }>, input: PlanInput): Plan | Refusal {
+function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotEntry, files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>, input: PlanInput): Plan | Refusal {
 	const dir = snapshot.originDir ?? "";
 	const skill: DiscoveredSkill = { name, description: "", filePath: join(dir, SKILL_FILE), dir, origin: { kind: "skills-dir", scope: "user" }, patchable: true, reason: undefined };
 	const target: FileTarget = { skill, relPath: SKILL_FILE, absPath: skill.filePath, isSkillFile: true };
@@ -96,8 +148,9 @@ function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotE
 		absPath: join(dir, ...f.relPath.split("/")),
 		before: null,
 		after: f.bytes,
-		mode: input.view.mode(join(snapshot.path, ...f.relPath.split("/"))) ?? 0o644,
+		mode: f.mode,
 		expectName: f.relPath === SKILL_FILE ? name : undefined,
+		unseen: true,
 	}));
-	return { action: "restore", skill: name, changes, note: `recreated from snapshot ${snapshot.id}; pi lists it again after /reload.` };
+	return { action: "restore", skill: name, changes, note: `Recreated from snapshot ${snapshot.id}; pi lists it again after /reload. Read it before changing it: ${readCall(name, SKILL_FILE)}.` };
 }
