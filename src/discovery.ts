@@ -175,6 +175,24 @@ export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "age
 	return { settingsManager, packageManager: new DefaultPackageManager({ cwd, agentDir, settingsManager }) };
 }
 
+/**
+ * What an untrusted project's own settings add (its packages, `pi install -l`): pi 0.73 loads them
+ * although this package never reads those settings, so their skills show up at run time. Resolved
+ * as if trusted, only to give them their true origin (and the reason "untrusted project").
+ */
+async function resolveUntrustedProject(options: DiscoverOptions): Promise<Map<string, SkillOrigin>> {
+	const { packageManager } = createPackageManager({ ...options, trusted: true });
+	const out = new Map<string, SkillOrigin>();
+	try {
+		for (const resource of (await packageManager.resolve(async () => "skip")).skills) {
+			if (resource.metadata.scope === "project") out.set(resolve(resource.path), originOf(resource.metadata));
+		}
+	} catch {
+		// Only a better reason is lost: the skills stay read-only as run-time additions.
+	}
+	return out;
+}
+
 /** `packageManager`: one made by createPackageManager for the same options (it caches `npm root -g`). */
 export async function discoverSkills(options: DiscoverOptions, packageManager = createPackageManager(options).packageManager): Promise<Discovery> {
 	const { cwd, agentDir, trusted, settings } = options;
@@ -191,11 +209,12 @@ export async function discoverSkills(options: DiscoverOptions, packageManager = 
 	const extraPaths: string[] = [];
 	const skillsDirExtra = !isScannedByPi(settings.skillsDir, options);
 	if (skillsDirExtra) extraPaths.push(settings.skillsDir);
-	for (const file of options.runtimeSkillFiles ?? []) {
-		// pi lists the skillsDir's skills at run time too (handed over through resources_discover): they are the skillsDir's.
-		if (skillsDirExtra && isWithin(resolveReal(settings.skillsDir), resolveReal(file))) continue;
+	// pi lists the skillsDir's skills at run time too (handed over through resources_discover): they are the skillsDir's.
+	const unknown = (options.runtimeSkillFiles ?? []).filter((file) => !origins.has(resolve(file)) && !(skillsDirExtra && isWithin(resolveReal(settings.skillsDir), resolveReal(file))));
+	const projectOrigins = unknown.length > 0 && !trusted ? await resolveUntrustedProject(options) : new Map<string, SkillOrigin>();
+	for (const file of unknown) {
 		if (!origins.has(resolve(file))) {
-			origins.set(resolve(file), { kind: "runtime", scope: "temporary" });
+			origins.set(resolve(file), projectOrigins.get(resolve(file)) ?? { kind: "runtime", scope: "temporary" });
 			extraPaths.push(file);
 		}
 	}
