@@ -54,8 +54,18 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 		publishTarball(registry, packPackage(join(work, "pack")), work);
 		env = createTempEnv({ prefix: "selfskills-registry-env-" });
 		npmPrefix = join(env.root, "npm-global");
-		// Every pi child inherits these: installs and pi's own `npm root -g` at start-up see the same prefix and registry.
-		const npmEnv = { npm_config_registry: registry.url, npm_config_prefix: npmPrefix, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+		// Every pi child inherits these: installs and pi's own `npm root -g` at start-up see the same prefix and
+		// registry. Under `npm test`, npm exports its own prefix, cache and user config; these replace them too.
+		const npmEnv = {
+			npm_config_registry: registry.url,
+			npm_config_prefix: npmPrefix,
+			npm_config_global_prefix: npmPrefix,
+			npm_config_cache: join(env.root, "npm-cache"),
+			npm_config_userconfig: join(env.home, ".npmrc"),
+			npm_config_update_notifier: "false",
+			npm_config_fund: "false",
+			npm_config_audit: "false",
+		};
 		for (const [key, value] of Object.entries(npmEnv)) {
 			savedNpmEnv.set(key, process.env[key]);
 			process.env[key] = value;
@@ -114,9 +124,11 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 		expect(resultText(result.calls[1])).to.match(/deploy-checks — .* patchable: yes/);
 		expect(resultText(result.calls[3])).to.match(/^patch landed/);
 		expect(readFileSync(join(skillDir, "SKILL.md"), "utf8")).to.equal(SKILL.replace("npm build", "npm run build"));
-		const backups = readdirSync(join(env.agentDir, "selfskills", "backups", "deploy-checks", "SKILL.md"));
-		expect(backups).to.have.length(1);
-		expect(readFileSync(join(env.agentDir, "selfskills", "backups", "deploy-checks", "SKILL.md", backups[0]), "utf8")).to.equal(SKILL);
+		// the backup store's layout is its own business here: one file under it holds the old bytes
+		const backupDir = join(env.agentDir, "selfskills", "backups");
+		const backups = readdirSync(backupDir, { recursive: true, encoding: "utf8" }).filter((name) => /(^|\/)SKILL\.md\/[^/]+$/.test(name));
+		expect(backups, backups.join(", ")).to.have.length(1);
+		expect(readFileSync(join(backupDir, backups[0]), "utf8")).to.equal(SKILL);
 		expect(resultText(result.calls[5])).to.match(/^not_writable: /).and.to.contain(READ_ONLY);
 		expect(readFileSync(join(installedDir(), "skills", "selfskills", "SKILL.md"), "utf8")).to.contain("skill_manage");
 	});

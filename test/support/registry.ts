@@ -113,6 +113,7 @@ function stopGroup(child: ChildProcess): Promise<void> {
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
+	if (pid <= 0) return;
 	try {
 		process.kill(-pid, signal);
 	} catch {
@@ -133,7 +134,13 @@ export async function startLocalRegistry(root: string): Promise<LocalRegistry> {
 	let output = "";
 	child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
 	child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-	const stop = (): Promise<void> => stopGroup(child);
+	// A test run that ends without its after hook (Ctrl-C, a crash) must not leave a server behind.
+	const killOnExit = (): void => signalGroup(child.pid ?? 0, "SIGKILL");
+	if (child.pid !== undefined) process.once("exit", killOnExit);
+	const stop = (): Promise<void> => {
+		process.removeListener("exit", killOnExit);
+		return stopGroup(child);
+	};
 	try {
 		await waitUntilUp(url, child, () => output);
 		const token = await addUser(url);
