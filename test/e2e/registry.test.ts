@@ -1,7 +1,7 @@
 // The package installed the way users install it: `npm pack`, published to a throw-away verdaccio registry,
 // `pi install npm:pi-selfskills` by the real pi CLI of the active line, used, then `pi remove`d.
 // pi 0.73 installs with `npm install -g` (its global prefix is pointed into the temp folder); pi 1.6 into <agentDir>/npm.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -10,13 +10,12 @@ import { runPiCli, runPiPrint } from "../support/pi-cli.ts";
 import { getPiLine, isPi16 } from "../support/pi-line.ts";
 import { packPackage, publishTarball, startLocalRegistry, type LocalRegistry } from "../support/registry.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
+import { call, DEPLOY_SKILL, writeAgentSkill } from "../ux/ux-support.ts";
 
 const SOURCE = "npm:pi-selfskills";
-const SKILL = "---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n# Deploy checks\n\n1. Run npm build.\n";
 const READ_ONLY = "installed npm package: an update would overwrite the change";
 /** Names that must never be installed with the package: pi and its peers come from the pi that loads it. */
 const PEERS = ["@mariozechner", "@earendil-works", "@sinclair", "typebox"];
-const call = (args: Record<string, unknown>) => ({ toolCall: { name: "skill_manage", arguments: args } });
 
 function resultText(captured: CapturedCall): string {
 	const content = (captured.lastMessage as { content?: Array<{ text?: string }> }).content ?? [];
@@ -99,9 +98,7 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 	});
 
 	it("registers skill_manage, lists the doc-skill as read-only and lands a patch with its backup", async function () {
-		const skillDir = join(env.agentDir, "skills", "deploy-checks");
-		mkdirSync(skillDir, { recursive: true });
-		writeFileSync(join(skillDir, "SKILL.md"), SKILL);
+		const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
 		const result = await runPiPrint({
 			env,
 			prompt: "fix the deploy skill",
@@ -123,12 +120,12 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 		expect(resultText(result.calls[1])).to.contain(`selfskills — `).and.to.contain(`patchable: no (${READ_ONLY})`);
 		expect(resultText(result.calls[1])).to.match(/deploy-checks — .* patchable: yes/);
 		expect(resultText(result.calls[3])).to.match(/^patch landed/);
-		expect(readFileSync(join(skillDir, "SKILL.md"), "utf8")).to.equal(SKILL.replace("npm build", "npm run build"));
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
 		// the backup store's layout is its own business here: one file under it holds the old bytes
 		const backupDir = join(env.agentDir, "selfskills", "backups");
 		const backups = readdirSync(backupDir, { recursive: true, encoding: "utf8" }).filter((name) => /(^|\/)SKILL\.md\/[^/]+$/.test(name));
 		expect(backups, backups.join(", ")).to.have.length(1);
-		expect(readFileSync(join(backupDir, backups[0]), "utf8")).to.equal(SKILL);
+		expect(readFileSync(join(backupDir, backups[0]), "utf8")).to.equal(DEPLOY_SKILL);
 		expect(resultText(result.calls[5])).to.match(/^not_writable: /).and.to.contain(READ_ONLY);
 		expect(readFileSync(join(installedDir(), "skills", "selfskills", "SKILL.md"), "utf8")).to.contain("skill_manage");
 	});
