@@ -80,7 +80,7 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 	const policy = loadPolicy(input.ctx, input.agentDir);
 	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
-	const options = { cwd, agentDir: input.agentDir, trusted: trust.trusted, settings: report.settings, runtimeSkillFiles: input.runtimeSkillFiles };
+	const options = { cwd, agentDir: input.agentDir, trusted: trust.trusted, settings: report.settings, runtimeSkillFiles: input.runtimeSkillFiles, fs: input.fs };
 	const discovery = await (input.discoveryCache ? input.discoveryCache.discover(options) : discoverSkills(options));
 	return {
 		cwd,

@@ -8,6 +8,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { getWritableRoots, findWritableRootOfReal, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, type WritableRoot } from "./roots.ts";
 import { getForbiddenReason, getPiPlaces, isWithin, resolveReal, type PiPlaces } from "./paths.ts";
+import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
 
@@ -31,6 +32,8 @@ export interface DiscoveredSkill {
 	readonly patchable: boolean;
 	/** Why the skill is read-only; undefined when patchable. */
 	readonly reason: string | undefined;
+	/** Set when the policy allows the skill but this user cannot write its folder. */
+	readonly writeDenied?: { readonly folder: string; readonly errno: string };
 }
 
 export interface DiagnosticLike {
@@ -52,6 +55,8 @@ export interface DiscoverOptions {
 	readonly settings: SelfSkillsSettings;
 	/** SKILL.md paths pi loaded that settings cannot explain (`--skill`, other extensions). */
 	readonly runtimeSkillFiles?: readonly string[];
+	/** Asked whether this user may write each skill folder (default realFs; tests inject EACCES). */
+	readonly fs?: FsOps;
 }
 
 type Storage = Parameters<typeof SettingsManager.fromStorage>[0];
@@ -157,6 +162,10 @@ function classify(filePath: string, dir: string | undefined, origin: SkillOrigin
 	// A root that holds pi's own places (skillsDir set to a parent of them) still never reaches into them.
 	const forbidden = getForbiddenReason(input.places, realDir);
 	if (forbidden) return { patchable: false, reason: forbidden };
+	// The policy allows it; the filesystem must too, or list would promise a write that fails.
+	const folder = dir ?? dirname(filePath);
+	const errno = folderWriteError(input.options.fs ?? realFs, folder);
+	if (errno) return { patchable: false, reason: `folder not writable by you: ${folder}`, writeDenied: { folder, errno } };
 	return { patchable: true, reason: undefined };
 }
 
