@@ -15,6 +15,40 @@ export interface SelfSkillsSettings {
 	readonly patchProjectAgents: boolean;
 	/** Only ever read from the global settings file. */
 	readonly trustedProjects: readonly string[];
+	/** Who decides that a change lands; a trusted project may only make it stricter. */
+	readonly approval: ApprovalSetting;
+	/** Skill names (a trailing `*` matches a prefix) the agent may read but never change; a project's add to the global ones. */
+	readonly pinned: readonly string[];
+	/** What pi's own edit, write and bash do to a skill file; a trusted project may only make it stricter. */
+	readonly guardBuiltins: GuardMode;
+}
+
+export type ApprovalMode = "auto" | "ask" | "propose";
+/** One mode for every skill, or one for skills this package created ("own") and one for the rest. */
+export type ApprovalSetting = ApprovalMode | { readonly own: ApprovalMode; readonly others: ApprovalMode };
+export type GuardMode = "off" | "backup" | "block";
+
+/** Least strict first: a project may move a value to the right, never to the left. */
+const APPROVAL_ORDER: readonly ApprovalMode[] = ["auto", "ask", "propose"];
+const GUARD_ORDER: readonly GuardMode[] = ["off", "backup", "block"];
+
+const stricter = <T>(order: readonly T[], a: T, b: T): T => (order.indexOf(a) >= order.indexOf(b) ? a : b);
+
+/** The mode that applies to a skill of this origin. */
+export function approvalFor(setting: ApprovalSetting, origin: "own" | "others"): ApprovalMode {
+	return typeof setting === "string" ? setting : setting[origin];
+}
+
+/** The stricter of two approval settings, per origin (a trusted project never loosens the global one). */
+export function stricterApproval(global: ApprovalSetting, project: ApprovalSetting): ApprovalSetting {
+	const own = stricter(APPROVAL_ORDER, approvalFor(global, "own"), approvalFor(project, "own"));
+	const others = stricter(APPROVAL_ORDER, approvalFor(global, "others"), approvalFor(project, "others"));
+	return own === others ? own : { own, others };
+}
+
+/** True when `name` is pinned: listed, or matching a listed prefix ending in `*`. */
+export function isPinned(pinned: readonly string[], name: string): boolean {
+	return pinned.some((pin) => (pin.endsWith("*") ? name.startsWith(pin.slice(0, -1)) : name === pin));
 }
 
 export interface SettingsReport {
@@ -65,6 +99,9 @@ function defaults(agentDir: string): SelfSkillsSettings {
 		patchPackages: true,
 		patchProjectAgents: true,
 		trustedProjects: [],
+		approval: "auto",
+		pinned: [],
+		guardBuiltins: "backup",
 	};
 }
 
@@ -73,6 +110,10 @@ const isBool: Checker = (v) => typeof v === "boolean";
 const isCap: Checker = (v) => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 1000;
 const isPath: Checker = (v) => typeof v === "string" && v.trim() !== "" && !v.includes("\0");
 const isPathList: Checker = (v) => Array.isArray(v) && v.every(isPath);
+const isMode: Checker = (v) => typeof v === "string" && (APPROVAL_ORDER as readonly string[]).includes(v);
+const isApproval: Checker = (v) => isMode(v) || (isJsonObject(v) && Object.keys(v).sort().join() === "others,own" && isMode(v.own) && isMode(v.others));
+const isPinList: Checker = (v) => Array.isArray(v) && v.every((p) => typeof p === "string" && p.trim() !== "" && p !== "*");
+const isGuard: Checker = (v) => typeof v === "string" && (GUARD_ORDER as readonly string[]).includes(v);
 
 const CHECKS: Record<keyof SelfSkillsSettings, { check: Checker; expected: string }> = {
 	enabled: { check: isBool, expected: "true or false" },
@@ -82,6 +123,9 @@ const CHECKS: Record<keyof SelfSkillsSettings, { check: Checker; expected: strin
 	patchPackages: { check: isBool, expected: "true or false" },
 	patchProjectAgents: { check: isBool, expected: "true or false" },
 	trustedProjects: { check: isPathList, expected: "a list of folder paths" },
+	approval: { check: isApproval, expected: '"auto", "ask", "propose" or { "own": mode, "others": mode }' },
+	pinned: { check: isPinList, expected: 'a list of skill names (a trailing "*" matches a prefix; "*" alone is not allowed)' },
+	guardBuiltins: { check: isGuard, expected: '"block", "backup" or "off"' },
 };
 
 function parseBlock(block: unknown, origin: string, base: SelfSkillsSettings, problems: string[]): SelfSkillsSettings {
@@ -124,6 +168,24 @@ function checkProjectSkillsDir(skillsDir: string, origin: string, fallback: stri
 	return checkSkillsDir(skillsDir, origin, options, problems) === skillsDir ? skillsDir : fallback;
 }
 
+/**
+ * A trusted project's say over who decides: it may make approval and the side-door guard stricter
+ * than the global settings, never looser, and its pins add to the global ones.
+ */
+function humanControlOfProject(global: SelfSkillsSettings, project: SelfSkillsSettings, origin: string, problems: string[]): Pick<SelfSkillsSettings, "approval" | "pinned" | "guardBuiltins"> {
+	// A key the project block leaves out holds the default; only a value it chose is reported.
+	const approval = stricterApproval(global.approval, project.approval);
+	const asked = stricterApproval(project.approval, project.approval);
+	if (project.approval !== "auto" && JSON.stringify(approval) !== JSON.stringify(asked)) {
+		problems.push(`${origin}: selfskills.approval may only be stricter than the global one; ${JSON.stringify(approval)} used`);
+	}
+	const guardBuiltins = stricter(GUARD_ORDER, global.guardBuiltins, project.guardBuiltins);
+	if (project.guardBuiltins !== "backup" && guardBuiltins !== project.guardBuiltins) {
+		problems.push(`${origin}: selfskills.guardBuiltins may only be stricter than the global one; "${guardBuiltins}" used`);
+	}
+	return { approval, guardBuiltins, pinned: [...new Set([...global.pinned, ...project.pinned])] };
+}
+
 export function loadSettings(options: LoadSettingsOptions): SettingsReport {
 	const problems: string[] = [];
 	const base = defaults(options.agentDir);
@@ -151,6 +213,7 @@ export function loadSettings(options: LoadSettingsOptions): SettingsReport {
 		...chosen,
 		skillsDir: !fromProject ? globalSkillsDir : chosen.skillsDir === base.skillsDir ? base.skillsDir : checkProjectSkillsDir(resolve(options.cwd, ".pi", expandHome(chosen.skillsDir)), source ?? "", globalSkillsDir, options, problems),
 		trustedProjects: globalSettings.trustedProjects.map((p) => resolve(expandHome(p))),
+		...(fromProject ? humanControlOfProject(globalSettings, chosen, source ?? "", problems) : {}),
 	};
 	return { settings, source, problems };
 }

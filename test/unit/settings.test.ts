@@ -3,7 +3,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { loadSettings, readSettingsFile } from "../../src/settings.ts";
+import { isPinned, loadSettings, readSettingsFile } from "../../src/settings.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 function writeGlobal(env: TempEnv, json: unknown): string {
@@ -37,6 +37,9 @@ describe("settings", function () {
 			patchPackages: true,
 			patchProjectAgents: true,
 			trustedProjects: [],
+			approval: "auto",
+			pinned: [],
+			guardBuiltins: "backup",
 		});
 	});
 
@@ -202,6 +205,58 @@ describe("settings", function () {
 		expect(load(env, false).settings.skillsDir).to.equal(join(env.root, "mine"));
 		writeProject(env, { selfskills: { skillsDir: "../team-skills" } });
 		expect(load(env, true).settings.skillsDir).to.equal(join(env.projectDir, "team-skills"));
+	});
+
+	describe("human control: approval, pins and the side-door guard", function () {
+		it("accepts every approval form and refuses the rest with the expected shape", function () {
+			const env = getEnv();
+			for (const approval of ["auto", "ask", "propose", { own: "auto", others: "ask" }]) {
+				writeGlobal(env, { selfskills: { approval } });
+				const report = load(env, false);
+				expect(report.problems, JSON.stringify(approval)).to.deep.equal([]);
+				expect(report.settings.approval).to.deep.equal(approval);
+			}
+			for (const approval of ["yes", { own: "ask" }, { own: "ask", others: "never" }, { own: "ask", others: "ask", extra: "ask" }, 3]) {
+				writeGlobal(env, { selfskills: { approval } });
+				const report = load(env, false);
+				expect(report.settings.approval, JSON.stringify(approval)).to.equal("auto");
+				expect(report.problems.join("\n")).to.match(/selfskills\.approval must be "auto", "ask", "propose" or/);
+			}
+		});
+
+		it("lets a trusted project make approval and the guard stricter, never looser, and adds its pins", function () {
+			const env = getEnv();
+			writeGlobal(env, { selfskills: { approval: { own: "auto", others: "ask" }, pinned: ["deploy-*"], guardBuiltins: "backup" } });
+			const path = writeProject(env, { selfskills: { approval: { own: "propose", others: "auto" }, pinned: ["release-notes"], guardBuiltins: "off" } });
+			const report = load(env, true);
+			expect(report.settings.approval).to.deep.equal({ own: "propose", others: "ask" });
+			expect(report.settings.pinned).to.deep.equal(["deploy-*", "release-notes"]);
+			expect(report.settings.guardBuiltins).to.equal("backup");
+			expect(report.problems).to.have.length(2);
+			expect(report.problems.join("\n")).to.include(path).and.match(/approval may only be stricter/).and.match(/guardBuiltins may only be stricter/);
+			writeProject(env, { selfskills: { approval: "propose", guardBuiltins: "block" } });
+			const stricter = load(env, true);
+			expect(stricter.problems).to.deep.equal([]);
+			expect(stricter.settings.approval).to.equal("propose");
+			expect(stricter.settings.guardBuiltins).to.equal("block");
+		});
+
+		it("keeps the global modes for a trusted project whose block leaves them out", function () {
+			const env = getEnv();
+			writeGlobal(env, { selfskills: { approval: "ask", guardBuiltins: "block", pinned: ["a"] } });
+			writeProject(env, { selfskills: { backupCap: 3 } });
+			const report = load(env, true);
+			expect(report.problems).to.deep.equal([]);
+			expect(report.settings).to.include({ approval: "ask", guardBuiltins: "block", backupCap: 3 });
+			expect(report.settings.pinned).to.deep.equal(["a"]);
+		});
+
+		it("matches pins by name or by a prefix ending in *", function () {
+			expect(isPinned(["deploy-*", "notes"], "deploy-checks")).to.equal(true);
+			expect(isPinned(["deploy-*", "notes"], "notes")).to.equal(true);
+			expect(isPinned(["deploy-*", "notes"], "notes-2")).to.equal(false);
+			expect(isPinned(["deploy-*"], "redeploy")).to.equal(false);
+		});
 	});
 
 	describe("a skillsDir in pi's own places is never a writable root", function () {
