@@ -2,6 +2,8 @@
 // A refusal is data, not an exception: gates return one, the tool turns it into an error result
 // whose text starts with the stable code and names the next call to make.
 
+import { dirname } from "node:path";
+
 export type RefusalCode =
 	| "invalid_arguments"
 	| "unknown_skill"
@@ -234,11 +236,23 @@ export function unsafeContent(what: string, found: readonly string[]): Refusal {
 
 export function ioError(path: string, error: unknown): Refusal {
 	const code = errnoCode(error) ?? "EUNKNOWN";
-	const message = error instanceof Error ? error.message : String(error);
-	return refusal("io_error", `the filesystem refused ${path} (${code}: ${message}). Nothing was changed; fix the cause or try again later.`, {
+	const raw = error instanceof Error ? error.message : String(error);
+	// Node's own messages already start with the code: "EACCES: permission denied, open '…'".
+	const message = raw.startsWith(`${code}: `) ? raw.slice(code.length + 2) : raw;
+	const folder = code === "EACCES" || code === "EPERM" ? folderToWrite(error) : undefined;
+	const fix = folder ? `The folder ${folder} must be writable by you (e.g. chmod u+w ${JSON.stringify(folder)}); then retry.` : "Fix the cause or try again later.";
+	return refusal("io_error", `the filesystem refused ${path} (${code}: ${message}). Nothing was changed. ${fix}`, {
 		path,
 		errno: code,
+		...(folder ? { folder } : {}),
 	});
+}
+
+/** The folder a refused create or rename needed to write into: that of its destination (node's `dest`, else `path`). */
+function folderToWrite(error: unknown): string | undefined {
+	if (typeof error !== "object" || error === null) return undefined;
+	const at = "dest" in error && typeof error.dest === "string" ? error.dest : "path" in error && typeof error.path === "string" ? error.path : undefined;
+	return at === undefined ? undefined : dirname(at);
 }
 
 export function tooManyOperations(count: number, limit: number): Refusal {

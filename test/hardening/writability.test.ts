@@ -94,6 +94,25 @@ describe("hardening: what this user may write", function () {
 		});
 	});
 
+	it("reports a permission error that only the commit meets (the folder changed after the check) once, naming the folder to make writable", async function () {
+		// Node's message for this is "EACCES: permission denied, open '<folder>/.SKILL.md.selfskills-tmp-…'".
+		const fs: FsOps = {
+			...realFs,
+			open(path, flags, mode) {
+				if (path.includes("selfskills-tmp-") && path.startsWith(skillDir)) throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: "EACCES", path, syscall: "open" });
+				return realFs.open(path, flags, mode);
+			},
+		};
+		const tool = createHarness(env, fs);
+		expectOk(await tool.call({ action: "read", skill: "deploy" }));
+		const r = await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build." });
+		expectRefused(r, "io_error");
+		expect(textOf(r)).to.not.include("EACCES: EACCES");
+		expect(textOf(r)).to.include(`The folder ${skillDir} must be writable by you`);
+		expect(r.details).to.include({ errno: "EACCES", folder: skillDir });
+		expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+	});
+
 	describe("the gate itself (checkWritable with an injected filesystem)", function () {
 		const targetOf = async (relPath: string): Promise<{ target: FileTarget; roots: Awaited<ReturnType<typeof discoverSkills>>["roots"] }> => {
 			const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
