@@ -9,8 +9,8 @@ out="${1:-$root/docs/tui-patch.png}"
 cli="$root/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
 cols=100 rows=42
 tmp="$(mktemp -d /tmp/pi-XXXXXX)"
-sock="selfskills-shot-$$"
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
+sock="$tmp/tmux.sock"
+trap 'tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 # pi's default places under a fresh HOME, so its footer shows ~/webapp rather than a temp path
 home="$tmp" agent="$tmp/.pi/agent" project="$tmp/webapp"
 mkdir -p "$agent/skills/deploy-checks" "$project"
@@ -43,25 +43,25 @@ SCRIPT
 
 wait_for() {
 	for _ in $(seq 1 150); do
-		tmux -L "$sock" capture-pane -p -t shot | grep -qF -- "$1" && return 0
+		tmux -S "$sock" capture-pane -p -t shot | grep -qF -- "$1" && return 0
 		sleep 0.2
 	done
 	echo "timed out waiting for: $1" >&2
-	tmux -L "$sock" capture-pane -p -t shot >&2
+	tmux -S "$sock" capture-pane -p -t shot >&2
 	return 1
 }
 
 # extended keys on, as pi asks of tmux (otherwise its start-up tip about them takes the top of the screen)
 printf 'set -g extended-keys on\nset -g status off\n' >"$tmp/tmux.conf"
-tmux -L "$sock" -f "$tmp/tmux.conf" new-session -d -s shot -x "$cols" -y "$rows" -c "$project" \
+tmux -S "$sock" -f "$tmp/tmux.conf" new-session -d -s shot -x "$cols" -y "$rows" -c "$project" \
 	env TERM=xterm-256color COLORTERM=truecolor FAUX_SCRIPT="$tmp/script.json" \
 	node "$cli" --no-session -e "$root/test/fixtures/faux-cli-ext.ts" --provider faux --model faux-1
 wait_for "faux-1"
-tmux -L "$sock" send-keys -t shot -l "npm build failed on staging: there is no build script by that name. Fix the deploy skill."
-tmux -L "$sock" send-keys -t shot Enter
+tmux -S "$sock" send-keys -t shot -l "npm build failed on staging: there is no build script by that name. Fix the deploy skill."
+tmux -S "$sock" send-keys -t shot Enter
 wait_for "lists it."
 sleep 0.5
-tmux -L "$sock" capture-pane -e -N -p -t shot >"$tmp/pane.ansi"
+tmux -S "$sock" capture-pane -e -N -p -t shot >"$tmp/pane.ansi"
 
 # aha keeps the colours; the page is sized to the pane so the screenshot has no margin to crop.
 aha --black --title "pi-selfskills: a skill_manage patch in pi's TUI" <"$tmp/pane.ansi" >"$tmp/pane.html"
