@@ -107,7 +107,9 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 		plan: (input) => {
 			const gated = checkRead(ctx.ledger, target) ?? checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)));
 			if (gated) return gated;
-			const files = [...tree.files, ...writtenEarlier(input, dir, tree.files)].map((f) => ({ ...f, bytes: input.view.read(f.absPath) }));
+			// A file an earlier op of the batch deleted is gone already (backed up by that op), not vanished.
+			const present = tree.files.filter((f) => input.view.deletedBy(f.absPath) === undefined);
+			const files = [...present, ...writtenEarlier(input, dir, tree.files)].map((f) => ({ ...f, bytes: input.view.read(f.absPath) }));
 			const missing = files.find((f) => f.bytes === null);
 			if (missing) return refusals.conflict(missing.absPath, "the file vanished while the delete was planned");
 			const changes: FileChange[] = files.map((f) => ({ skill: skill.name, relPath: f.relPath, absPath: f.absPath, before: f.bytes, after: null }));

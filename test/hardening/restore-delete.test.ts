@@ -70,6 +70,17 @@ describe("hardening: delete and restore", function () {
 			await expectLoadsOrGone();
 		});
 
+		it("deletes the skill after an earlier op deleted one of its files, and both come back", async function () {
+			const r = await tool.call({ action: "operations", operations: [{ action: "delete", skill: "deploy", file: "references/notes.md" }, { action: "delete", skill: "deploy" }] });
+			expectOk(r);
+			expect(existsSync(dir), "the skill folder is gone entirely").to.equal(false);
+			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+			expect(existsSync(join(dir, "references", "notes.md"))).to.equal(false);
+			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
+			expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
+			await expectLoadsOrGone();
+		});
+
 		it("rolls the delete back when the folder cannot be removed entirely (a file appeared in it mid-commit)", async function () {
 			const planted = join(dir, "late.md");
 			tool = createHarness(env, faultyFs({
