@@ -71,8 +71,9 @@ function privateFolderProblem(fs: FsOps, dir: string): { problem: string; errno:
 	const uid = getUid();
 	if (stat.isSymbolicLink()) return { problem: "is a symbolic link", errno: "ELOOP" };
 	if (!stat.isDirectory()) return { problem: "is not a folder", errno: "ENOTDIR" };
+	// Windows has no uid and reports every folder 0o666: its profile's temp folder is private already.
 	if (uid !== undefined && stat.uid !== uid) return { problem: `is owned by uid ${stat.uid}, not by you (uid ${uid})`, errno: "EPERM" };
-	if ((stat.mode & 0o077) !== 0) return { problem: `is open to other users (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")})`, errno: "EPERM" };
+	if (uid !== undefined && (stat.mode & 0o077) !== 0) return { problem: `is open to other users (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")})`, errno: "EPERM" };
 	const denied = folderWriteError(fs, dir);
 	return denied ? { problem: "is not writable by you", errno: denied } : undefined;
 }
