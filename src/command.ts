@@ -1,35 +1,97 @@
 // The `/selfskills` command for the human: status, history, restore (diff shown, confirmation
-// asked), trust and untrust. Without a UI (print/RPC modes) it prints instead of asking and
-// never restores without an explicit backup id.
+// asked), trust and untrust. With a UI each output stays in the conversation as a message of its
+// own; without one (print mode) it prints, and never restores without an explicit backup id.
 
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { prepareRestore } from "./actions/restore.ts";
+import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "./actions/restore.ts";
 import { showHistory } from "./actions/history.ts";
-import { createBackupStore, getBackupsDir } from "./backup-store.ts";
+import { createBackupStore, getBackupsDir, type BackupEntry, type SnapshotEntry } from "./backup-store.ts";
 import { createCallContext, loadPolicy, type CallContext } from "./call-context.ts";
-import { isRefusal } from "./errors.ts";
+import {
+	historyText,
+	refusalForHuman,
+	RESTORE_CANCELLED,
+	restoreDoneText,
+	restoreNoteForModel,
+	restorePreviewText,
+	restoreQuestion,
+	trustNoteForModel,
+	type RestoreView,
+} from "./command-text.ts";
+import { isRefusal, type Refusal } from "./errors.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { pendingJournals } from "./journal.ts";
 import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
+import { findSkill, resolveFileTarget } from "./target.ts";
 import { getTrustRefusal, setListedTrust, type TrustContext } from "./trust.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = ["status", "history", "restore", "trust", "untrust"];
 const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
 
+/** customType of an output shown to the human; the model never sees these (index.ts drops them from its context). */
+export const OUTPUT_MESSAGE_TYPE = "selfskills";
+/** customType of a note only the model sees: a change the human made to what it may write or has read. */
+export const MODEL_NOTE_TYPE = "selfskills-note";
+
+export type OutputLevel = "info" | "warning" | "error";
+
+export interface OutputDetails {
+	/** The command line after `/selfskills`. */
+	readonly command: string;
+	readonly level: OutputLevel;
+}
+
+export interface OutputMessage {
+	readonly customType: string;
+	readonly content: string;
+	readonly display: boolean;
+	readonly details: OutputDetails;
+}
+
 export interface CommandDeps {
 	readonly agentDir: () => string;
 	readonly fs: FsOps;
 	readonly state: SessionState;
 	readonly effects: MutationEffects;
+	/** pi.sendMessage; without it (a test's deps) outputs fall back to notify. */
+	readonly send?: (message: OutputMessage) => void;
 	/** Skill names seen by the last discovery, for completions. */
 	knownSkills: string[];
 }
 
-function output(ctx: ExtensionCommandContext, text: string, type: "info" | "warning" | "error" = "info"): void {
-	if (ctx.hasUI) ctx.ui.notify(text, type);
-	else process.stderr.write(`${text}\n`);
+interface CommandCall {
+	readonly send?: (message: OutputMessage) => void;
+	readonly command: string;
+}
+
+/** The running command of each ctx, so every subcommand writes with output(ctx, text) alone. */
+const calls = new WeakMap<ExtensionCommandContext, CommandCall>();
+
+/**
+ * Status-line notifications replace one another, so with a UI an output is a message of the
+ * conversation (rendered by render.ts). A status dump or history is for the human only: the model
+ * would take it as the user speaking and gains nothing it cannot ask the tool for.
+ */
+function output(ctx: ExtensionCommandContext, text: string, type: OutputLevel = "info"): void {
+	const call = calls.get(ctx);
+	if (!ctx.hasUI) process.stderr.write(`${text}\n`);
+	else if (call?.send) call.send({ customType: OUTPUT_MESSAGE_TYPE, content: text, display: true, details: { command: call.command, level: type } });
+	else ctx.ui.notify(text, type);
+}
+
+/**
+ * A human restore or trust change the model must know of: the file it read is gone, or the folders it
+ * may write changed. Hidden in the TUI (the human saw the command's own output), sent in print mode too.
+ */
+function tellModel(ctx: ExtensionCommandContext, text: string): void {
+	const call = calls.get(ctx);
+	call?.send?.({ customType: MODEL_NOTE_TYPE, content: text, display: false, details: { command: call.command, level: "info" } });
+}
+
+function refused(ctx: ExtensionCommandContext, refusal: Refusal): void {
+	output(ctx, refusalForHuman(refusal), "error");
 }
 
 function directorySize(fs: FsOps, dir: string): { files: number; bytes: number } {
@@ -86,10 +148,36 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 	return lines.join("\n");
 }
 
+/**
+ * The id a restore of `file` puts back, chosen by restore.ts's own rules: the named backup, else the
+ * newest that differs from the file now; a deleted skill's snapshot. The human sees it before saying yes.
+ */
+function chosenBackup(callCtx: CallContext, skillName: string, file: string, backup: string | undefined): string | undefined {
+	const skill = findSkill(callCtx.discovery.skills, { skill: skillName }, callCtx.cwd);
+	if (isRefusal(skill)) return pickBackup(callCtx.store.listSnapshots(skillName), backup)?.id;
+	const entries = restoreCandidates(callCtx, skill, file);
+	if (backup !== undefined) return pickBackup(entries, backup)?.id;
+	const target = resolveFileTarget(skill, file);
+	let current: Buffer | null = null;
+	try {
+		current = isRefusal(target) ? null : callCtx.fs.readFile(target.absPath);
+	} catch {
+		// an absent file differs from every backup
+	}
+	return (newestDiffering(entries, current) ?? entries[0])?.id;
+}
+
 async function history(deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills history <skill> [file]", "warning");
-	const result = showHistory(await context(deps, ctx), { skill: args[0], file: args[1] });
-	output(ctx, isRefusal(result) ? result.message : result.text, isRefusal(result) ? "error" : "info");
+	const callCtx = await context(deps, ctx);
+	const result = showHistory(callCtx, { skill: args[0], file: args[1] });
+	if (isRefusal(result)) return refused(ctx, result);
+	const d = result.details;
+	const skill = String(d.skill);
+	const file = String(d.file);
+	const backups = d.backups as BackupEntry[];
+	const next = backups.length > 0 ? chosenBackup(callCtx, skill, file, undefined) : undefined;
+	output(ctx, historyText({ skill, file, backups, next, snapshots: d.snapshots as SnapshotEntry[], otherFiles: d.otherFiles as string[] }));
 }
 
 async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]): Promise<void> {
@@ -99,16 +187,18 @@ async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 	const file = second && second !== backup ? second : undefined;
 	const callCtx = await context(deps, ctx);
 	const prepared = prepareRestore(callCtx, { skill, file, backup });
-	if (isRefusal(prepared)) return output(ctx, prepared.message, "error");
+	if (isRefusal(prepared)) return refused(ctx, prepared);
+	const view: RestoreView = { skill: prepared.skill, file: prepared.file ?? "", backup: chosenBackup(callCtx, prepared.skill, prepared.file || "SKILL.md", backup) ?? backup ?? "(newest)" };
 	const preview = await runMutations(callCtx, [prepared], { dryRun: true, batch: false, effects: deps.effects });
-	if (isRefusal(preview)) return output(ctx, preview.message, "error");
+	if (isRefusal(preview)) return refused(ctx, preview);
 	const diff = String(preview.details.diff ?? "");
-	if (!ctx.hasUI && !backup) {
-		return output(ctx, `Would restore ${skill}${file ? `/${file}` : ""} (latest backup):\n${diff}\nWithout a UI nothing is restored unless you name the backup id: /selfskills restore ${skill}${file ? ` ${file}` : ""} <backup> (ids: /selfskills history ${skill})`);
-	}
-	if (ctx.hasUI && !(await ctx.ui.confirm(`Restore ${skill}${file ? `/${file}` : ""}?`, diff))) return output(ctx, "restore cancelled; nothing changed");
+	if (!ctx.hasUI && !backup) return output(ctx, restorePreviewText(view, diff));
+	if (ctx.hasUI && !(await ctx.ui.confirm(restoreQuestion(view), diff))) return output(ctx, RESTORE_CANCELLED);
 	const done = await runMutations(callCtx, [prepared], { dryRun: false, batch: false, effects: deps.effects });
-	output(ctx, isRefusal(done) ? done.message : done.text, isRefusal(done) ? "error" : "info");
+	if (isRefusal(done)) return refused(ctx, done);
+	const changes = (done.details.changes ?? []) as Array<{ backup?: string }>;
+	output(ctx, restoreDoneText(view, view.file === "" ? undefined : changes[0]?.backup, diff));
+	tellModel(ctx, restoreNoteForModel(view));
 }
 
 /** `--yes`: the explicit confirmation print mode needs, where nobody can be asked. */
@@ -135,8 +225,17 @@ async function trust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: b
 	output(ctx, `${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\nselfskills.trustedProjects: ${list.join(", ") || "(empty)"}`);
 }
 
+/** Runs trust/untrust and tells the model when the project's trust (what it may write) really changed. */
+async function changeTrust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: boolean, args: readonly string[]): Promise<void> {
+	const before = loadPolicy(ctx, deps.agentDir()).trust.trusted;
+	await trust(deps, ctx, trusted, args);
+	const after = loadPolicy(ctx, deps.agentDir()).trust;
+	if (after.trusted !== before) tellModel(ctx, trustNoteForModel(after.projectRoot, after.trusted));
+}
+
 export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: ExtensionCommandContext): Promise<void> {
 	const [sub, ...rest] = rawArgs.trim().split(/\s+/).filter(Boolean);
+	calls.set(ctx, { send: deps.send, command: rawArgs.trim() });
 	try {
 		switch (sub ?? "status") {
 			case "status":
@@ -146,14 +245,16 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 			case "restore":
 				return await restore(deps, ctx, rest);
 			case "trust":
-				return await trust(deps, ctx, true, rest);
+				return await changeTrust(deps, ctx, true, rest);
 			case "untrust":
-				return await trust(deps, ctx, false, rest);
+				return await changeTrust(deps, ctx, false, rest);
 			default:
 				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
 		}
 	} catch (error) {
 		output(ctx, `selfskills: ${error instanceof Error ? error.message : String(error)}`, "error");
+	} finally {
+		calls.delete(ctx);
 	}
 }
 
@@ -178,9 +279,13 @@ async function skillNames(deps: CommandDeps): Promise<string[]> {
 	return [...new Set([...deps.knownSkills, ...backedUp])];
 }
 
+/** Subcommands that take arguments: their completion ends in a space so the next Tab goes on. */
+const TAKES_ARGUMENTS = new Set(["history", "restore"]);
+
 /**
  * Completions, each the whole argument text: subcommands, then skill names, then (restore) the
  * backup ids of SKILL.md and the bundled files that have backups, then that file's backup ids.
+ * pi inserts a value as it is, so one after which another argument can follow ends in a space.
  */
 export async function completeArguments(deps: CommandDeps, prefix: string, backupIds?: BackupLister): Promise<Completion[] | null> {
 	const words = prefix.trimStart().split(/\s+/);
@@ -190,13 +295,15 @@ export async function completeArguments(deps: CommandDeps, prefix: string, backu
 	const store = createBackupStore(deps.fs, deps.agentDir());
 	const ids = backupIds ?? ((skill: string, file: string) => store.list(skill, file).map((b) => b.id));
 	const [sub, skill, file] = words;
-	let options: string[] = [];
-	if (words.length === 1) options = SUBCOMMANDS;
-	else if (words.length === 2 && (sub === "history" || sub === "restore")) options = await skillNames(deps);
-	else if (words.length === 3 && sub === "history") options = store.trackedFiles(skill).filter((f) => f !== "SKILL.md");
+	const final = (names: string[]) => names.map((name) => ({ name, more: false }));
+	const notFinal = (names: string[]) => names.map((name) => ({ name, more: true }));
+	let options: Array<{ name: string; more: boolean }> = [];
+	if (words.length === 1) options = SUBCOMMANDS.map((name) => ({ name, more: TAKES_ARGUMENTS.has(name) }));
+	else if (words.length === 2 && TAKES_ARGUMENTS.has(sub)) options = notFinal(await skillNames(deps));
+	else if (words.length === 3 && sub === "history") options = final(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"));
 	else if (words.length === 3 && sub === "restore") {
-		options = [...ids(skill, "SKILL.md"), ...store.listSnapshots(skill).map((s) => s.id), ...store.trackedFiles(skill).filter((f) => f !== "SKILL.md")];
-	} else if (words.length === 4 && sub === "restore" && !BACKUP_ID.test(file)) options = ids(skill, file);
-	const hits = options.filter((o) => o.startsWith(last));
-	return hits.length > 0 ? hits.map((o) => ({ value: withHead(o), label: o })) : null;
+		options = [...final([...ids(skill, "SKILL.md"), ...store.listSnapshots(skill).map((s) => s.id)]), ...notFinal(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"))];
+	} else if (words.length === 4 && sub === "restore" && !BACKUP_ID.test(file)) options = final(ids(skill, file));
+	const hits = options.filter((o) => o.name.startsWith(last));
+	return hits.length > 0 ? hits.map((o) => ({ value: withHead(o.more ? `${o.name} ` : o.name), label: o.name })) : null;
 }

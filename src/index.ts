@@ -8,11 +8,13 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { CHANGED_EVENT } from "./audit.ts";
 import { loadPolicy } from "./call-context.ts";
-import { COMMAND_NAME, completeArguments, handleCommand, type CommandDeps } from "./command.ts";
+import { COMMAND_NAME, completeArguments, handleCommand, OUTPUT_MESSAGE_TYPE, type CommandDeps } from "./command.ts";
+import { settingsWarning } from "./command-text.ts";
 import { realFs } from "./fs-ops.ts";
 import { recoverJournals } from "./journal.ts";
 import type { MutationEffects } from "./mutate.ts";
 import { buildInjectedBlock } from "./prompt.ts";
+import { renderCommandOutput } from "./render.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
 import { createSkillManageTool, TOOL_NAME } from "./tool.ts";
 import { isScannedByPi } from "./discovery.ts";
@@ -55,7 +57,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	if (!isEnabled({ cwd: process.cwd() }).enabled) return;
 	const state = createSessionState();
 	const effects = createEffects(pi, state);
-	const commandDeps: CommandDeps = { agentDir: getAgentDir, fs: realFs, state, effects, knownSkills: [] };
+	const commandDeps: CommandDeps = { agentDir: getAgentDir, fs: realFs, state, effects, send: (message) => pi.sendMessage(message), knownSkills: [] };
 	const tool = createSkillManageTool({ agentDir: getAgentDir, fs: realFs, state, effects });
 
 	pi.registerTool({
@@ -75,9 +77,22 @@ export default function selfskills(pi: ExtensionAPI): void {
 		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
 	});
 
-	pi.on("session_start", () => {
+	pi.registerMessageRenderer(OUTPUT_MESSAGE_TYPE, renderCommandOutput);
+
+	pi.on("session_start", (_event, ctx) => {
 		resetSessionState(state);
 		recover(state);
+		// A bad value falls back to its default silently otherwise; one line, once per session.
+		const warning = settingsWarning(loadPolicy(ctx, getAgentDir()).report.problems);
+		if (!warning) return;
+		if (ctx.hasUI) ctx.ui.notify(warning, "warning");
+		else process.stderr.write(`${warning}\n`);
+	});
+
+	// /selfskills outputs are for the human; the model's notes of human changes go through.
+	pi.on("context", (event) => {
+		const messages = event.messages.filter((m) => !(m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE));
+		return messages.length === event.messages.length ? undefined : { messages };
 	});
 
 	// pi scans only its own folders: a skillsDir elsewhere is handed to pi here, so what `create`

@@ -1,8 +1,9 @@
 // How skill_manage calls and results look in pi's TUI: the action with its skill and file, for a
-// landed mutation a compact diff (the whole diff when expanded), refusals in the error colour.
+// landed mutation a compact diff (the whole diff when expanded), refusals in the error colour; and
+// each /selfskills output, a panel of its own in the conversation.
 
 import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
-import { Text } from "@mariozechner/pi-tui";
+import { Box, Text } from "@mariozechner/pi-tui";
 import { clipDiff } from "./diff.ts";
 
 interface CallArgs {
@@ -27,14 +28,16 @@ export function formatCall(args: CallArgs, theme: Styler): string {
 	return parts.join(" ");
 }
 
+function diffLineColour(line: string): "toolDiffAdded" | "toolDiffRemoved" | undefined {
+	if (line.startsWith("+") && !line.startsWith("+++")) return "toolDiffAdded";
+	if (line.startsWith("-") && !line.startsWith("---")) return "toolDiffRemoved";
+	return undefined;
+}
+
 function colourDiff(diff: string, theme: Styler): string {
 	return diff
 		.split("\n")
-		.map((line) => {
-			if (line.startsWith("+") && !line.startsWith("+++")) return theme.fg("toolDiffAdded", line);
-			if (line.startsWith("-") && !line.startsWith("---")) return theme.fg("toolDiffRemoved", line);
-			return theme.fg("toolDiffContext", line);
-		})
+		.map((line) => theme.fg(diffLineColour(line) ?? "toolDiffContext", line))
 		.join("\n");
 }
 
@@ -57,4 +60,28 @@ export function renderSkillCall(args: CallArgs, theme: Theme): Text {
 
 export function renderSkillResult(result: AgentToolResult<unknown>, options: { expanded: boolean }, theme: Theme): Text {
 	return new Text(formatResult(result, options.expanded, theme), 0, 0);
+}
+
+export interface CommandOutputView {
+	readonly content: unknown;
+	readonly details?: unknown;
+}
+
+/** A /selfskills output: the command as its title, then the text, diff lines in the diff colours. */
+export function formatCommandOutput(message: CommandOutputView, theme: Styler): string {
+	const details = (message.details ?? {}) as { command?: unknown; level?: unknown };
+	const command = typeof details.command === "string" && details.command !== "" ? ` ${details.command}` : "";
+	const colour = details.level === "error" ? "error" : details.level === "warning" ? "warning" : "customMessageText";
+	const text = typeof message.content === "string" ? message.content : "";
+	const body = text.split("\n").map((line) => theme.fg(diffLineColour(line) ?? colour, line));
+	return [theme.fg("customMessageLabel", theme.bold(`/selfskills${command}`)), ...body].join("\n");
+}
+
+/** Styled like pi's own custom-message panel; the whole text, since the conversation scrolls. */
+export function renderCommandOutput(message: CommandOutputView, options: { expanded: boolean }, theme: Theme): Box {
+	// pi 1.6 passes the user's outputPad setting; pi 0.73 pads its panels by 1
+	const pad = "outputPad" in options && typeof options.outputPad === "number" ? options.outputPad : 1;
+	const box = new Box(pad, 1, (text) => theme.bg("customMessageBg", text));
+	box.addChild(new Text(formatCommandOutput(message, theme), 0, 0));
+	return box;
 }

@@ -9,6 +9,7 @@ import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { expectedTree, snapshotTree, writeOldTree } from "../crash/scenario.ts";
+import { commandOutputs } from "../ux/ux-support.ts";
 import { auditLines, runChild, skillText, useCrashChild, writeFile } from "./support.ts";
 
 const call = (args: Record<string, unknown>) => ({ toolCall: { name: "skill_manage", arguments: args } });
@@ -72,7 +73,7 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		expect(canonical(snapshotTree(env.agentDir)), "all-old after session_start").to.equal(canonical(expectedTree("old")));
 		await pi.runCommand("/selfskills");
-		const status = pi.notifications.map((n) => n.message).join("\n");
+		const status = commandOutputs(pi).join("\n");
 		expect(status, status).to.match(/recovered interrupted batches:\n\s+\S+\.json: 5 file\(s\) put back/);
 		expect(status).to.not.contain("unfinished batch journal");
 		expect(readdirSync(getJournalDir(env.agentDir))).to.deep.equal([]);
@@ -87,13 +88,13 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 		expect(readFileSync(alpha, "utf8")).to.contain("Edited by hand");
 		expect(readFileSync(join(env.agentDir, "skills", "beta", "SKILL.md"), "utf8"), "the other files are put back").to.contain("Check the page.");
 		await pi.runCommand("/selfskills");
-		const status = pi.notifications.map((n) => n.message).join("\n");
+		const status = commandOutputs(pi).join("\n");
 		expect(status).to.match(new RegExp(`left as found: ${alpha.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(old bytes: \\S+selfskills/backups/alpha/SKILL\\.md/\\S+\\.md\\)`));
 		expect(status).to.contain("unfinished batch journal(s)");
 		// Tried once and reported once: the next calls neither retry it nor repeat the report.
 		await pi.run("list", [call({ action: "list" }), call({ action: "list" }), { text: "ok" }]);
 		await pi.runCommand("/selfskills");
-		const again = pi.notifications.at(-1)?.message ?? "";
+		const again = commandOutputs(pi).at(-1) ?? "";
 		expect(again.match(/left as found/g)).to.have.length(1);
 	});
 });

@@ -1,19 +1,23 @@
 // /selfskills for the human, through pi: the status report, history, restore (diff shown, confirmation
-// asked; without a UI it prints and restores only a named backup), trust/untrust and the completions.
-// Driven in-process with a scripted UI, and through the real CLI in print and RPC mode.
+// asked; without a UI it prints and restores only a named backup), trust/untrust, the completions and
+// the start-up settings warning. Each output stays in the conversation as a panel the model never sees;
+// the human's texts name slash commands. Driven in-process with a scripted UI, and through the real
+// CLI in print and RPC mode.
 import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Theme } from "@mariozechner/pi-coding-agent";
+import { CombinedAutocompleteProvider } from "@mariozechner/pi-tui";
 import { FAUX_CLI_ARGS, piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { REPO_ROOT, getPiLine, getPiLineInfo, isPi16 } from "../support/pi-line.ts";
 import { createPiSession, type PiSession, type UiScript } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { createBackupStore } from "../../src/backup-store.ts";
-import { completeArguments, type CommandDeps } from "../../src/command.ts";
+import { completeArguments, OUTPUT_MESSAGE_TYPE, type CommandDeps } from "../../src/command.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { createSessionState } from "../../src/session-state.ts";
-import { call, DEPLOY_SKILL, writeAgentSkill } from "./ux-support.ts";
+import { call, commandOutputs, DEPLOY_SKILL, writeAgentSkill } from "./ux-support.ts";
 
 const PATCHED = DEPLOY_SKILL.replace("npm build", "npm run build");
 const TWICE = PATCHED.replace("health page", "health endpoint");
@@ -59,7 +63,13 @@ async function captureStderr(fn: () => Promise<void>): Promise<string> {
 	return text;
 }
 
-const last = (pi: PiSession) => pi.notifications.at(-1)?.message ?? "";
+const last = (pi: PiSession) => commandOutputs(pi).at(-1) ?? "";
+
+/** A theme that leaves the text as it is, to read what a renderer lays out. */
+const PLAIN_THEME = { fg: (_colour: string, text: string) => text, bg: (_colour: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;
+
+/** Tool-call syntax the human should never be asked to type. */
+const TOOL_CALL_SYNTAX = /\{"action"|skill_manage/;
 
 describe(`/selfskills (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();
@@ -96,10 +106,11 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			await pi.runCommand("/selfskills history deploy-checks");
 			expect(last(pi)).to.match(/^2 backup\(s\) of deploy-checks\/SKILL\.md/);
 			for (const id of backupIds(env)) expect(last(pi)).to.contain(id);
+			const newest = backupIds(env).at(-1) ?? "";
 
 			await pi.runCommand("/selfskills restore deploy-checks");
 			expect(dialogs).to.have.length(1);
-			expect(dialogs[0].title).to.equal("Restore deploy-checks?");
+			expect(dialogs[0].title).to.equal(`Restore deploy-checks/SKILL.md to backup ${newest}?`);
 			expect(dialogs[0].message).to.contain("-2. Check the health endpoint.\n+2. Check the health page.");
 			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
 			expect(last(pi)).to.match(/^restore landed/);
@@ -153,14 +164,110 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			pi = await createPiSession({ env });
 			const command = pi.session.extensionRunner.getCommand("selfskills");
 			const complete = async (prefix: string) => ((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
-			expect(await complete("")).to.deep.equal(["status", "history", "restore", "trust", "untrust"]);
-			expect(await complete("re")).to.deep.equal(["restore"]);
-			expect(await complete("history dep")).to.deep.equal(["history deploy-checks"]);
-			expect(await complete("restore ")).to.include.members(["restore deploy-checks", "restore shared-notes", "restore selfskills"]);
+			expect(await complete("")).to.deep.equal(["status", "history ", "restore ", "trust", "untrust"]);
+			expect(await complete("re")).to.deep.equal(["restore "]);
+			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
+			expect(await complete("restore ")).to.include.members(["restore deploy-checks ", "restore shared-notes ", "restore selfskills "]);
 			const ids = backupIds(env);
 			expect(await complete("restore deploy-checks ")).to.include.members(ids.map((id) => `restore deploy-checks ${id}`));
 			expect(await complete("restore deploy-checks 2")).to.have.length(ids.length);
 			expect(await complete("nonsense ")).to.deep.equal([]);
+		});
+		it("keeps every output in the conversation as a panel of its own, out of the model's context, and tells the model of a restore the human made", async function () {
+			const env = getEnv();
+			const { pi: session } = await editedSession(env, { ui: { confirm: true } });
+			pi = session;
+			await pi.runCommand("/selfskills");
+			await pi.runCommand("/selfskills history deploy-checks");
+			const listed = backupIds(env);
+			await pi.runCommand("/selfskills restore deploy-checks");
+			const outputs = commandOutputs(pi);
+			expect(outputs, "no output replaces another").to.have.length(3);
+			expect(outputs[0]).to.match(/^selfskills: enabled true/);
+			expect(outputs[1]).to.match(/^2 backup\(s\) of deploy-checks/);
+			expect(outputs[2]).to.match(/^restore landed/);
+			expect(pi.notifications, "nothing goes to the status line").to.deep.equal([]);
+
+			// pi's renderer for them: a panel titled with the command line, then the whole text
+			const renderer = pi.session.extensionRunner.getMessageRenderer(OUTPUT_MESSAGE_TYPE);
+			const history = pi.session.messages.filter((m) => m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE)[1];
+			if (!renderer || history?.role !== "custom") throw new Error("no renderer or no history message");
+			const shown = (renderer(history, { expanded: false }, PLAIN_THEME)?.render(120) ?? []).map((line) => line.trim());
+			expect(shown).to.include("/selfskills history deploy-checks");
+			for (const id of listed) expect(shown.some((line) => line.startsWith(id)), shown.join("\n")).to.equal(true);
+
+			// what the next model call is sent (pi's context handlers, then its conversion)
+			const agent = pi.session.agent;
+			const sent = JSON.stringify(await agent.convertToLlm(agent.transformContext ? await agent.transformContext(pi.session.messages) : pi.session.messages));
+			expect(sent).to.not.contain("selfskills: enabled true");
+			expect(sent).to.not.contain("backup(s) of deploy-checks");
+			expect(sent).to.not.contain("restore landed");
+			expect(sent).to.contain("The user restored deploy-checks/SKILL.md to backup");
+
+			// the restored text is not one the model read: a patch from memory must read first
+			const patch = await pi.run("patch it", [call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health check" }), { text: "ok" }]);
+			expect(patch.toolResults[0]?.text).to.match(/^not_read:/);
+		});
+
+		it("speaks slash commands to the human and tool calls to the model", async function () {
+			const env = getEnv();
+			const { pi: session, skillFile } = await editedSession(env, { ui: { confirm: true } });
+			pi = session;
+			const newest = backupIds(env).at(-1) ?? "";
+			await pi.runCommand("/selfskills history deploy-checks");
+			expect(last(pi)).to.contain(`/selfskills restore deploy-checks SKILL.md ${newest}`);
+			expect(last(pi)).to.not.match(TOOL_CALL_SYNTAX);
+			await pi.runCommand("/selfskills restore deploy-chex");
+			expect(last(pi)).to.equal('unknown_skill: no skill is named "deploy-chex". Did you mean "deploy-checks"? /selfskills lists every skill pi found.');
+			await pi.runCommand("/selfskills restore deploy-checks SKILL.md 20990101-000000.000");
+			expect(last(pi)).to.match(/^no_backup: there is no backup "20990101-000000\.000" of deploy-checks\/SKILL\.md\. Available: .*\/selfskills history deploy-checks lists them\.$/);
+			expect(last(pi)).to.not.match(TOOL_CALL_SYNTAX);
+			// the model's history keeps the JSON of its next call
+			const model = await pi.run("history", [call({ action: "history", skill: "deploy-checks" }), { text: "ok" }]);
+			expect(model.toolResults[0]?.text).to.contain('Restore one: {"action":"restore","skill":"deploy-checks"');
+
+			// a restore names the command that undoes it, and that command does
+			await pi.runCommand("/selfskills restore deploy-checks");
+			const undo = /\/selfskills restore deploy-checks SKILL\.md (\S+) puts it back/.exec(last(pi));
+			expect(undo, last(pi)).to.not.equal(null);
+			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
+			await pi.runCommand(`/selfskills restore deploy-checks SKILL.md ${undo?.[1]}`);
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+		});
+
+		it("Tab after a subcommand or a skill name goes on to the next argument (pi's own autocomplete)", async function () {
+			const env = getEnv();
+			({ pi } = await editedSession(env));
+			const command = pi.session.extensionRunner.getCommand("selfskills");
+			const provider = new CombinedAutocompleteProvider([{ name: "selfskills", getArgumentCompletions: command?.getArgumentCompletions }], env.projectDir);
+			const signal = new AbortController().signal;
+			/** One Tab: pi's first suggestion applied to the line, or undefined when it offers none. */
+			const tab = async (line: string, pick = 0): Promise<string | undefined> => {
+				const found = await provider.getSuggestions([line], 0, line.length, { signal });
+				const item = found?.items[pick];
+				return found && item ? provider.applyCompletion([line], 0, line.length, item, found.prefix).lines[0] : undefined;
+			};
+			expect(await tab("/selfskills hi")).to.equal("/selfskills history ");
+			expect(await tab("/selfskills history "), "a second Tab offers the skills").to.be.a("string");
+			expect(await tab("/selfskills history dep")).to.equal("/selfskills history deploy-checks ");
+			const ids = backupIds(env);
+			expect(await tab("/selfskills restore deploy-checks "), "then the backup ids, newest first").to.equal(`/selfskills restore deploy-checks ${ids.at(-1)}`);
+			expect(await tab("/selfskills tr")).to.equal("/selfskills trust");
+		});
+
+		it("warns once at start-up, in one line, when the settings have problems, and not when they have none", async function () {
+			const env = getEnv();
+			pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills: { backupCap: "lots", inject: "yes" } } });
+			const warnings = () => pi?.notifications.filter((n) => n.type === "warning") ?? [];
+			expect(warnings()).to.have.length(1);
+			expect(warnings()[0].message).to.match(/^selfskills: settings problem: \S+settings\.json: selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. Defaults apply; \/selfskills lists them\.$/);
+			await pi.run("hello", [{ text: "hi" }]);
+			await pi.runCommand("/selfskills");
+			expect(warnings(), "once per session").to.have.length(1);
+			pi.dispose();
+			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { backupCap: 5 } }));
+			pi = await createPiSession({ env });
+			expect(pi.notifications).to.deep.equal([]);
 		});
 	});
 
@@ -171,7 +278,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		const fileBackup = store.store("deploy-checks", "references/api.md", Buffer.from("old api"));
 		const deps: CommandDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded: () => undefined }, knownSkills: ["deploy-checks"] };
 		const values = async (prefix: string) => ((await completeArguments(deps, prefix)) ?? []).map((c) => c.value);
-		expect(await values("restore deploy-checks ")).to.deep.equal([`restore deploy-checks ${skillBackup.id}`, "restore deploy-checks references/api.md"]);
+		expect(await values("restore deploy-checks ")).to.deep.equal([`restore deploy-checks ${skillBackup.id}`, "restore deploy-checks references/api.md "]);
 		expect(await values("restore deploy-checks references/api.md ")).to.deep.equal([`restore deploy-checks references/api.md ${fileBackup.id}`]);
 		expect(await values("history deploy-checks r")).to.deep.equal(["history deploy-checks references/api.md"]);
 		expect(await values(`restore deploy-checks ${skillBackup.id} `), "nothing after a backup id").to.deep.equal([]);
@@ -188,13 +295,25 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			const history = await captureStderr(() => session.runCommand("/selfskills history deploy-checks"));
 			expect(history).to.match(/2 backup\(s\) of deploy-checks/);
 			const preview = await captureStderr(() => session.runCommand("/selfskills restore deploy-checks"));
-			expect(preview).to.contain("Would restore deploy-checks (latest backup)");
+			const newest = backupIds(env).at(-1) ?? "";
+			expect(preview).to.contain(`Would restore deploy-checks/SKILL.md to backup ${newest}, the newest that differs from it now.`);
 			expect(preview).to.contain("+2. Check the health page.");
-			expect(preview).to.contain("nothing is restored unless you name the backup id");
+			expect(preview).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
+			expect(preview).to.contain(`/selfskills restore deploy-checks SKILL.md ${newest}`);
+			expect(preview).to.not.match(TOOL_CALL_SYNTAX);
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
 			const named = await captureStderr(() => session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]}`));
 			expect(named).to.match(/^restore landed/);
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		});
+
+		it("prints the start-up settings warning as one line of stderr", async function () {
+			const env = getEnv();
+			await piInstall(env, REPO_ROOT);
+			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ ...JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")), selfskills: { backupCap: 0 } }));
+			const run = await runPiPrint({ env, prompt: "/selfskills" });
+			expect(run.stderr.split("\n").filter((line) => line.startsWith("selfskills: settings problem:"))).to.have.length(1);
+			expect(run.stderr).to.match(/settings problems:\n {2}\S+: selfskills\.backupCap must be/);
 		});
 
 		it("works the same in the real CLI's print mode (pi -p \"/selfskills …\")", async function () {
@@ -209,7 +328,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(status.stderr).to.match(/backups: 2 file\(s\)/);
 			expect(status.calls, "a command makes no model call").to.have.length(0);
 			const preview = await runPiPrint({ env, prompt: "/selfskills restore deploy-checks" });
-			expect(preview.stderr).to.contain("Would restore deploy-checks (latest backup)");
+			expect(preview.stderr).to.contain(`Would restore deploy-checks/SKILL.md to backup ${backupIds(env).at(-1) ?? ""}, the newest that differs from it now.`);
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
 			const named = await runPiPrint({ env, prompt: `/selfskills restore deploy-checks ${backupIds(env)[0]}` });
 			expect(named.stderr).to.match(/restore landed/);
@@ -244,6 +363,9 @@ interface RpcUiRequest {
 	title?: string;
 }
 
+/** An RPC line: a dialog or notify request, or a message event (its `message` is then the agent message). */
+type RpcLineIn = Omit<RpcUiRequest, "message"> & { message?: string | { role?: string; customType?: string; content?: string } };
+
 /** `pi --mode rpc`: sends `/selfskills restore deploy-checks`, answers the confirm dialog, collects notices. */
 function rpcRestore(env: TempEnv, confirmed: boolean): Promise<{ confirm?: RpcUiRequest; notices: string[] }> {
 	const { cliPath, nodeBinary } = getPiLineInfo();
@@ -270,7 +392,14 @@ function rpcRestore(env: TempEnv, confirmed: boolean): Promise<{ confirm?: RpcUi
 				const line = buffer.slice(0, newline);
 				buffer = buffer.slice(newline + 1);
 				if (!line.startsWith("{")) continue;
-				const message = JSON.parse(line) as RpcUiRequest;
+				const parsed = JSON.parse(line) as RpcLineIn;
+				const { message: body, ...rest } = parsed;
+				if (typeof body !== "string" && body?.role === "custom" && body.customType === "selfskills" && parsed.type === "message_end") {
+					// /selfskills outputs reach an RPC client as messages of the conversation
+					notices.push(body.content ?? "");
+					continue;
+				}
+				const message: RpcUiRequest = { ...rest, message: typeof body === "string" ? body : undefined };
 				if (message.type === "extension_ui_request" && message.method === "confirm") {
 					confirm = message;
 					child.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id: message.id, confirmed })}\n`);
