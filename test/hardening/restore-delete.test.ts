@@ -229,6 +229,16 @@ describe("hardening: delete and restore", function () {
 			expect(readFileSync(skillFile, "utf8")).to.equal(v1);
 		});
 
+		it("after a failed first commit, a plain restore answers no_change for restore (history), not the advice for patch", async function () {
+			const failing = createHarness(env, faultyFs({ rename: (args) => (String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined) }));
+			expectOk(await failing.call({ action: "read", skill: "deploy" }));
+			expectRefused(await failing.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run make." }), "io_error");
+			const r = await tool.call({ action: "restore", skill: "deploy" });
+			expectRefused(r, "no_change");
+			expect(textOf(r)).to.not.contain("new_string");
+			expect(textOf(r)).to.contain('{"action":"history","skill":"deploy"}');
+		});
+
 		it("refuses a restore of a backup the file already holds with no_change and names one that differs", async function () {
 			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." }));
 			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
