@@ -78,6 +78,11 @@ export function restoreNoteForModel(view: RestoreView): string {
 	return `[selfskills] The user restored ${what(view)} to backup ${view.backup} with /selfskills restore. Its content changed since you last read it: read it again before you patch it, and do not redo the change they undid.`;
 }
 
+/** Where pi has project trust of its own (1.6), /selfskills trust defers to pi's command for it. */
+export function piTrustText(trusted: boolean): string {
+	return `This pi decides project trust itself (now: ${trusted ? "trusted" : "untrusted"}). Change it with pi's own /trust command, which saves the decision for later sessions; for one run, start pi with --approve or --no-approve.`;
+}
+
 /** What the model is told of a trust change the human made: which skill folders it may now write. */
 export function trustNoteForModel(projectRoot: string, trusted: boolean): string {
 	return trusted

@@ -9,6 +9,7 @@ import { createBackupStore, getBackupsDir, type BackupEntry, type SnapshotEntry 
 import { createCallContext, loadPolicy, type CallContext } from "./call-context.ts";
 import {
 	historyText,
+	piTrustText,
 	refusalForHuman,
 	RESTORE_CANCELLED,
 	restoreDoneText,
@@ -207,7 +208,7 @@ const CONFIRM_FLAG = "--yes";
 async function trust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: boolean, args: readonly string[]): Promise<void> {
 	const { trust: current } = loadPolicy(ctx, deps.agentDir());
 	if (current.source === "pi") {
-		return output(ctx, `This pi decides project trust itself (now: ${current.trusted ? "trusted" : "untrusted"}); change it with pi's own trust settings.`, "warning");
+		return output(ctx, piTrustText(current.trusted), "warning");
 	}
 	const refusal = trusted ? getTrustRefusal(current.projectRoot) : undefined;
 	if (refusal) return output(ctx, `Not trusted: ${refusal}. Start pi in the project's own folder and run /selfskills trust there.`, "error");

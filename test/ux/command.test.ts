@@ -137,6 +137,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			const settings = () => JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as { selfskills?: { trustedProjects?: string[] } };
 			if (isPi16()) {
 				expect(last(pi)).to.match(/This pi decides project trust itself/);
+				expect(last(pi), "names pi 1.6's own command").to.contain("pi's own /trust command");
 				expect(settings().selfskills?.trustedProjects).to.equal(undefined);
 				return;
 			}
