@@ -43,11 +43,12 @@ function plantLock(target: string, options: LockOptions, record: string): string
 	return lockPath;
 }
 
-function startChild(env: Record<string, string>, args: string[] = ["--import", "tsx", HOLDER]): Promise<ChildProcess> {
-	const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+/** A lock-holder child, once it has printed `signal` ("held", or "ready" when it waits for GO_FILE). */
+function startChild(env: Record<string, string>, signal = "held"): Promise<ChildProcess> {
+	const child = spawn(process.execPath, ["--import", "tsx", HOLDER], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
 	return new Promise((resolve, reject) => {
 		child.stdout?.on("data", (chunk: Buffer) => {
-			if (chunk.toString().includes("held")) resolve(child);
+			if (chunk.toString().includes(signal)) resolve(child);
 		});
 		child.on("error", reject);
 		child.on("exit", (code) => reject(new Error(`holder exited (${code}) before holding`)));
@@ -151,6 +152,23 @@ describe("locks", function () {
 			children.push(sleeper);
 			plantLock(target, options, holderRecord(sleeper.pid ?? 0, { start: "1" }));
 			expect(await lockAgain({ stale: 600_000, wait: 15_000 })).to.equal("locked");
+		});
+
+		it("goes to exactly one of several processes racing to take it over from a dead holder", async function () {
+			const gone = spawn("true");
+			await exited(gone);
+			const sleeper = spawn("sleep", ["30"]);
+			children.push(sleeper);
+			// The record of a live process, with the pid of one that has exited.
+			plantLock(target, options, holderRecord(sleeper.pid ?? 0, { pid: gone.pid }));
+			writeFileSync(target, "");
+			const go = join(env.root, "go");
+			const racers = await Promise.all(Array.from({ length: 3 }, () => startChild({ TARGET: target, HOLD_MS: "150", XDG_RUNTIME_DIR: runtime, GO_FILE: go }, "ready")));
+			children.push(...racers);
+			writeFileSync(go, "");
+			await Promise.all(racers.map(exited));
+			// Each racer read, waited and wrote back under the lock: an overlap would lose a line.
+			expect(readFileSync(target, "utf8")).to.equal("- holder\n".repeat(3));
 		});
 
 		it("is kept by a live holder on this host, even past the stale time", async function () {
