@@ -6,8 +6,9 @@
 //   <os.tmpdir()>/pi-selfskills-<uid>/locks/<sha256(real path)[:24]>.lock/owner  (otherwise)
 //
 // `owner` records the holder (pid, host, boot, pid namespace, process start time): a holder proven
-// dead on this host is taken over at once; one on another host only by proper-lockfile's timed
-// stale rule. Several paths are always taken in one sorted order, each once, so no two calls deadlock.
+// dead on this host is taken over at once, one alive on this host never; one on another host (or
+// with no record) once proper-lockfile finds its lock stale. Several paths are always taken in one
+// sorted order, each once, so no two calls deadlock.
 
 import { createHash, randomBytes } from "node:crypto";
 import * as nodeFs from "node:fs";
