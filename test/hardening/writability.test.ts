@@ -4,12 +4,15 @@
 // a dry run writes nothing anywhere. We run as root, so EACCES is injected through FsOps.
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
 import { getBackupsDir } from "../../src/backup-store.ts";
+import { formatStatus, type CommandDeps } from "../../src/command.ts";
 import { discoverSkills } from "../../src/discovery.ts";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";
 import { checkWritable } from "../../src/gates.ts";
 import { getLockDir } from "../../src/locks.ts";
+import { createSessionState } from "../../src/session-state.ts";
 import { loadSettings } from "../../src/settings.ts";
 import type { FileTarget } from "../../src/target.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
@@ -59,6 +62,13 @@ describe("hardening: what this user may write", function () {
 			expect(textOf(listed)).to.include(`patchable: no (folder not writable by you: ${skillDir})`);
 			const read = await tool.call({ action: "read", skill: "deploy" });
 			expect(textOf(read)).to.include(`read-only: folder not writable by you: ${skillDir}`);
+		});
+
+		it("is read-only in /selfskills status too, with the same reason", async function () {
+			const deps: CommandDeps = { agentDir: () => env.agentDir, fs: deniedFs([skillDir]), state: createSessionState(), effects: { onLanded() {} }, knownSkills: [] };
+			const status = await formatStatus(deps, { cwd: env.projectDir } as unknown as ExtensionCommandContext);
+			expect(status).to.include(`deploy: read-only (folder not writable by you: ${skillDir})`);
+			expect(status).to.not.match(/deploy: patchable/);
 		});
 
 		for (const dryRun of [false, true]) {
