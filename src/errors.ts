@@ -310,7 +310,7 @@ export class RefusalError extends Error {
 export function folderNotWritable(path: string, folder: string, errno: string, writableRoots: readonly string[]): Refusal {
 	return refusal(
 		"not_writable",
-		`${path} is read-only: folder not writable by you (${folder}, ${errno}). Nothing was changed. The user must make that folder writable (e.g. chmod u+w ${JSON.stringify(folder)}) before it can change; until then leave this skill as it is, or create a skill of your own with {"action":"create"}.`,
+		`${path} is read-only: folder not writable by you (${folder}, ${errno}). Nothing was changed. Only the user can fix this: tell them that folder must be writable by them (e.g. chmod u+w ${JSON.stringify(folder)}), and do not retry this call until they have.`,
 		{ path, reason: "folder not writable by you", folder, errno, writableRoots },
 	);
 }
