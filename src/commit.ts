@@ -225,7 +225,14 @@ function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly 
 	}
 	const entry = ctx.store.store(change.skill, change.relPath, before);
 	sweepTempFiles(ctx.fs, dirname(entry.path));
+	recordMode(ctx, change, entry.id);
 	return { id: entry.id, path: entry.path, inSnapshot: false };
+}
+
+/** The file's mode goes with its backup when it is not 0644, so a restore puts it back (a snapshot keeps its own). */
+function recordMode(ctx: CommitContext, change: FileChange, id: string): void {
+	const mode = fileMode(ctx.fs, change.absPath);
+	if (mode !== undefined && (mode & 0o777) !== 0o644) ctx.store.recordMode(change.skill, change.relPath, id, mode);
 }
 
 interface Prepared {

@@ -5,7 +5,6 @@
 
 import type { CallContext, PreparedMutation } from "./call-context.ts";
 import { appendAudit, type ChangeRecord } from "./audit.ts";
-import { DELETED_DIR } from "./backup-store.ts";
 import { commitPlan, type ChangeFate, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
 import { clipDiff, diffChanges } from "./diff.ts";
 import * as refusals from "./errors.ts";
@@ -150,31 +149,6 @@ function operationRecords(ctx: CallContext, planned: Planned, landed: readonly L
 	);
 }
 
-/** The mode of each file the commit replaces or removes, as it is now (inside the locks). */
-function modesBefore(ctx: CallContext, changes: readonly FileChange[]): Map<string, number> {
-	const disk = createDiskView(ctx.fs);
-	return new Map(changes.flatMap((c) => {
-		const mode = c.before === null ? undefined : disk.mode(c.absPath);
-		return mode === undefined ? [] : [[c.absPath, mode & 0o777] as const];
-	}));
-}
-
-/**
- * Keeps the mode of each backed-up file that was not 0644 with its backup, so a restore puts it
- * back (a snapshot keeps its own). After the commit: a failure here must not undo a landed change.
- */
-function recordModes(ctx: CallContext, landed: readonly LandedChange[], modes: ReadonlyMap<string, number>): void {
-	for (const change of landed) {
-		const mode = modes.get(change.absPath);
-		if (mode === undefined || mode === 0o644 || change.backupId === null || change.backupId.startsWith(`${DELETED_DIR}/`)) continue;
-		try {
-			ctx.store.recordMode(change.skill, change.relPath, change.backupId, mode);
-		} catch {
-			// The backup restores with 0644 instead; its bytes are safe.
-		}
-	}
-}
-
 export async function runMutations(ctx: CallContext, prepared: readonly PreparedMutation[], options: RunOptions): Promise<MutationResult | Refusal> {
 	if (prepared.length === 0) return refusals.invalidArguments("operations", "the batch is empty");
 	if (ctx.signal?.aborted) return refusals.aborted();
@@ -187,7 +161,6 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 			return { text: `dry run: every gate passed, nothing was written. The change would be:\n${diff}`, details: { ok: true, dryRun: true, diff, files: planned.changes.map((c) => c.absPath) } };
 		}
 		const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
-		const modes = modesBefore(ctx, planned.changes);
 		const outcome = commitPlan(commitPlanOf(planned), {
 			fs: ctx.fs,
 			agentDir: ctx.agentDir,
@@ -206,7 +179,6 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 			if (change.newHash === null || unseen.has(change.absPath)) ctx.ledger.forget(change.absPath);
 			else ctx.ledger.record(change.absPath, change.newHash);
 		}
-		recordModes(ctx, outcome.landed, modes);
 		const landedOps = operationRecords(ctx, planned, outcome.landed, options.batch);
 		const auditError = appendAudit(ctx.fs, ctx.agentDir, landedOps.map((l) => l.record));
 		for (const { record, change } of landedOps) options.effects.onLanded(record, change);
