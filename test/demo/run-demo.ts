@@ -1,8 +1,10 @@
 // `npm run demo`: pi-selfskills doing its main job in a REAL pi process, offline. The package is
-// installed with `pi install <this repo>` into a temp agent dir, a scripted model (the faux
-// provider of test/fixtures/faux-cli-ext.ts) drives skill_manage, and every tool call and result is
-// printed exactly as the model receives it. The temp folder is deleted at the end.
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+// installed with `pi install <this repo>` into a temp agent dir; a scripted model (the faux provider
+// of test/fixtures/faux-cli-ext.ts) deploys a web app, finds its skill's build command wrong, fixes
+// it with one patch, saves a new routine and adds a step it is asked for; then the human reviews with
+// /selfskills and undoes that last step. Every tool call and result is printed exactly as the model
+// receives it. The temp folder is deleted at the end.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FauxStep } from "../support/faux-script.ts";
 import { FAUX_CLI_ARGS, piInstall, runPiCli, type PiCliResult } from "../support/pi-cli.ts";
@@ -11,40 +13,67 @@ import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 const SKILL = `---
 name: deploy-checks
-description: Use when deploying the web app to staging. Lists the build and health checks to run.
+description: Use when deploying the web app to staging. Lists the build, deploy and health steps.
 ---
 # Deploy checks
 
 1. Build with \`npm build\`.
-2. Check that https://staging.example.com/health answers 200.
+2. Deploy with \`npm run deploy:staging\`.
+3. Check that \`npm run health:staging\` answers 200 OK.
 
 If \`npm build\` fails, read the log before retrying.
 `;
 
-const call = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "skill_manage", arguments: args } });
+/** The web app the agent deploys: npm scripts that stand in for the real build, deploy and checks. */
+const WEBAPP_PACKAGE = {
+	name: "webapp",
+	version: "1.0.0",
+	private: true,
+	scripts: {
+		build: "echo built dist/ in 2.1 s",
+		"deploy:staging": "echo deployed build 42 to https://staging.example.com",
+		"health:staging": "echo staging health: 200 OK",
+		"smoke:staging": "echo smoke tests on staging: 3 of 3 passed",
+	},
+};
 
-/** The model's side of the first session: what a careful agent does after a failed deploy. */
-const agentSteps = (env: TempEnv): FauxStep[] => [
-	call({ action: "list", skill: "deploy" }),
-	call({ action: "read", skill: "deploy-checks" }),
-	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build" }),
-	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build", replace_all: true }),
-	call({ action: "patch", skill: "deploy-checks", old_string: "/health answers", new_string: "/healthz answers" }),
-	call({
-		action: "create",
-		name: "staging-rollback",
-		description: "Use when a staging deploy must be undone: finds the previous release and redeploys it.",
-		body: "# Staging rollback\n\n1. `git tag --sort=-creatordate | head -2` names the previous release.\n2. `npm run deploy -- --tag <previous>`.\n3. Run the deploy-checks skill again.\n",
-	}),
-	call({ action: "history", skill: "deploy-checks" }),
-	call({ action: "restore", skill: "deploy-checks" }),
-	{ text: "Fixed the build step in deploy-checks (npm run build), undid my unverified /healthz change, and saved the rollback procedure as the skill staging-rollback." },
-	// second prompt of the same session: the new skill is already named in the system prompt, with its path
-	{ toolCall: { name: "read", arguments: { path: join(env.agentDir, "skills", "staging-rollback", "SKILL.md") } } },
-	{ text: "Following staging-rollback: finding the previous release tag first." },
+const PROMPTS = [
+	"Deploy the web app to staging, following your deploy checks. And: after every staging deploy we run the smoke tests (npm run smoke:staging) and post the result in #deploys. Keep that as a skill.",
+	"Run the smoke tests now, please.",
+	"From now on we deploy staging from the release branch. Add that to the deploy checks.",
 ];
 
-const AFTER_RELOAD_STEPS: FauxStep[] = [{ text: "staging-rollback is in pi's own skill list now." }];
+const call = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "skill_manage", arguments: args } });
+const bash = (command: string): FauxStep => ({ toolCall: { name: "bash", arguments: { command } } });
+
+/** The model's side of the session: a careful agent that finds a gap in its skill the moment it bites. */
+const agentSteps = (env: TempEnv): FauxStep[] => [
+	// prompt 1: the documented command fails, npm names the real one, the skill gets one minimal fix
+	call({ action: "list", skill: "deploy" }),
+	call({ action: "read", skill: "deploy-checks" }),
+	bash("npm build"),
+	bash("npm run build"),
+	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build" }),
+	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build", replace_all: true }),
+	bash("npm run deploy:staging"),
+	bash("npm run health:staging"),
+	call({
+		action: "create",
+		name: "staging-smoke-test",
+		description: "Use after every staging deploy: runs the smoke tests and posts the result in #deploys.",
+		body: "# Staging smoke test\n\n1. Run `npm run smoke:staging`.\n2. Post its last line in #deploys, passed or failed.\n",
+	}),
+	{ text: "Deployed build 42 to staging; health answers 200 OK. deploy-checks said `npm build`, which npm does not know (it pointed to `npm run build`, which works), so I corrected both mentions in the skill. The smoke-test routine is the new skill staging-smoke-test." },
+	// prompt 2: the new skill is named in the system prompt before any /reload, with its path
+	{ toolCall: { name: "read", arguments: { path: join(env.agentDir, "skills", "staging-smoke-test", "SKILL.md") } } },
+	bash("npm run smoke:staging"),
+	{ text: "Smoke tests on staging: 3 of 3 passed. I cannot post in #deploys from here; the line for it: \"staging build 42: smoke 3/3 passed\"." },
+	// prompt 3: a change the user asks for, as one added line
+	call({ action: "patch", skill: "deploy-checks", old_string: "# Deploy checks\n\n", new_string: "# Deploy checks\n\nDeploy staging from the `release` branch.\n\n" }),
+	{ text: "Added to deploy-checks: staging deploys from the `release` branch." },
+];
+
+const AFTER_RELOAD_STEPS: FauxStep[] = [{ text: "staging-smoke-test is in pi's own skill list now." }];
 
 interface JsonEvent {
 	type?: string;
@@ -108,10 +137,23 @@ const between = (text: string, open: string, close: string) => {
 	return start < 0 || end < 0 ? "" : text.slice(start, end + close.length);
 };
 
+/** What one print-mode run of /selfskills commands printed (stdout and stderr, in that order). */
+const printed = (result: PiCliResult) => `${result.stdout}${result.stderr}`.trimEnd();
+
+/** Prints each command of a print-mode run with its own output (each output starts a known way). */
+function printCommands(commands: readonly string[], output: string): void {
+	const outputs = output.split(/\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed)/);
+	commands.forEach((command, i) => {
+		console.log(`\n${command}`);
+		console.log(indent((outputs[i] ?? "(no output!)").trimEnd(), "    "));
+	});
+}
+
 async function demo(env: TempEnv): Promise<void> {
 	const { line, cliPath, nodeBinary } = getPiLineInfo();
 	const pi = (args: string[], extraEnv?: Record<string, string>) => runPiCli(args, { env, extraEnv });
-	console.log(`pi-selfskills demo — real pi ${line} CLI (${cliPath.replace(REPO_ROOT + "/", "")} on ${nodeBinary === process.execPath ? `node ${process.version}` : nodeBinary.replace(REPO_ROOT + "/", "")}), scripted offline model, temp dir ${env.root}`);
+	const runtime = nodeBinary === process.execPath ? `node ${process.version}` : nodeBinary.replace(`${REPO_ROOT}/`, "");
+	console.log(`This demo runs the real pi ${line} CLI (${cliPath.replace(`${REPO_ROOT}/`, "")} on ${runtime}) offline with a scripted model, in the temp dir ${env.root} (deleted at the end).`);
 
 	heading(`pi install ${REPO_ROOT}`);
 	const install = await piInstall(env, REPO_ROOT);
@@ -119,44 +161,46 @@ async function demo(env: TempEnv): Promise<void> {
 	const skillDir = join(env.agentDir, "skills", "deploy-checks");
 	mkdirSync(skillDir, { recursive: true });
 	writeFileSync(join(skillDir, "SKILL.md"), SKILL);
-	console.log(`and one skill of the user's own, with a wrong build command: ${join(skillDir, "SKILL.md")}`);
+	writeFileSync(join(env.projectDir, "package.json"), `${JSON.stringify(WEBAPP_PACKAGE, null, 2)}\n`);
+	console.log(`The user's own skill ${join(skillDir, "SKILL.md")} names a build command npm does not have;`);
+	console.log(`the project ${env.projectDir} is a web app whose npm scripts stand in for build, deploy and checks.`);
 
-	heading("a session: the deploy failed, the agent repairs its skill (pi -p --mode json)");
+	heading("the agent: a deploy, a gap in its skill found and fixed, a new routine saved (pi -p --mode json)");
 	const session = check(
-		await pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS,
-			"The staging deploy failed: `npm build` is not a command, `npm run build` works. Fix your deploy skill, and keep the rollback we just did as a skill.",
-			"Roll staging back again, please."], writeScript(env, "session", agentSteps(env))),
+		await pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, ...PROMPTS], writeScript(env, "session", agentSteps(env))),
 		"agent session",
 	);
 	printTranscript(session.stdout);
 	const prompts = capturedSystemPrompts(env, "session");
 	console.log(`\nEvery model call of the session carried the standing rules: ${prompts.filter((p) => p.includes("<selfskills-rules>")).length} of ${prompts.length} calls.`);
-	console.log("On the second prompt, before any /reload, the system prompt named the new skill:");
+	console.log("From the second prompt on, before any /reload, the system prompt named the new skill:");
 	console.log(indent(between(prompts.at(-1) ?? "", "<selfskills-changed>", "</selfskills-changed>") || "(missing!)", "    │ "));
 
-	heading("on disk");
+	heading("deploy-checks on disk after the session");
 	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
-	const backupDir = join(env.agentDir, "selfskills", "backups", "deploy-checks", "SKILL.md");
-	console.log(`backups (restore them with cp): ${backupDir}\n${readdirSync(backupDir).map((f) => `    ${f}`).join("\n")}`);
 	console.log(`audit log: ${readFileSync(join(env.agentDir, "selfskills", "audit.jsonl"), "utf8").trim().split("\n").length} line(s) in ${join(env.agentDir, "selfskills", "audit.jsonl")}`);
 
-	// One pi process runs the four commands in order (print mode takes several messages); a second,
-	// fresh process (what /reload does) runs beside it.
-	const oldest = readdirSync(backupDir).sort()[0].replace(/\.md$/, "");
-	const commands = ["/selfskills", "/selfskills history deploy-checks", "/selfskills restore deploy-checks", `/selfskills restore deploy-checks ${oldest}`];
-	const [human, next] = await Promise.all([
-		pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...commands]),
-		pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, "What skills do you have for staging?"], writeScript(env, "reload", AFTER_RELOAD_STEPS)),
+	// The human reviews in one pi process (print mode takes several messages); a fresh process (what
+	// /reload does) runs beside it to show pi listing the new skill itself.
+	const review = ["/selfskills", "/selfskills history deploy-checks"];
+	const [reviewed, next] = await Promise.all([
+		pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...review]),
+		pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, "Which skills do you have for staging?"], writeScript(env, "reload", AFTER_RELOAD_STEPS)),
 	]);
-	heading(`the human: pi -p ${commands.map((c) => `"${c}"`).join(" ")}`);
-	console.log("(no UI here: it prints instead of asking, and restores only a named backup; the last one puts back the original, undoing every edit of the session)");
-	const outputs = `${check(human, "/selfskills commands").stdout}${human.stderr}`.split(/\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed)/);
-	commands.forEach((command, i) => {
-		console.log(`\n${command}`);
-		console.log(indent((outputs[i] ?? "(no output!)").trimEnd(), "    "));
-	});
+	heading(`the human reviews what changed: pi -p ${review.map((c) => `"${c}"`).join(" ")}`);
+	printCommands(review, printed(check(reviewed, "/selfskills review")));
 
-	heading("a new pi process (what /reload does): pi now lists staging-rollback itself");
+	// History's last line is the command that undoes the newest change.
+	const restore = /^Restore one \(.*\): (\/selfskills restore .+)$/m.exec(printed(reviewed))?.[1];
+	if (!restore) throw new Error("/selfskills history named no restore command");
+	const undo = ["/selfskills restore deploy-checks", restore];
+	heading(`a week later the team deploys from main again; the human undoes the release-branch step: pi -p ${undo.map((c) => `"${c}"`).join(" ")}`);
+	console.log("(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, and the command copied from history restores; in the TUI the first one asks with the diff)");
+	printCommands(undo, printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...undo]), "/selfskills restore")));
+	console.log("\ndeploy-checks on disk now (the build fix kept, the release-branch line gone):");
+	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
+
+	heading("a new pi process (what /reload does): pi now lists staging-smoke-test itself");
 	printTranscript(check(next, "after reload").stdout);
 	const listed = between(capturedSystemPrompts(env, "reload")[0] ?? "", "<available_skills>", "</available_skills>");
 	console.log(`\npi's <available_skills> in the system prompt:\n${indent(listed || "(missing!)", "    │ ")}`);
