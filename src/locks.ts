@@ -342,10 +342,9 @@ async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: Loc
 /**
  * Runs `fn` holding pi's mutation queue and a cross-process lock for every path; a lock that
  * cannot be had (unusable lock folder, held past `wait`) comes back as an io_error refusal, before
- * `fn` ran. `_agentDir` no longer decides where locks live (one per-user folder serves every agent
- * dir); callers still pass it.
+ * `fn` ran.
  */
-export async function withFileLocks<T>(_agentDir: string, paths: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions = {}): Promise<T | Refusal> {
+export async function withFileLocks<T>(paths: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions = {}): Promise<T | Refusal> {
 	const keys = [...new Set(paths.map(queueKey))].sort();
 	const nest = (index: number): Promise<T> =>
 		index === keys.length ? withCrossProcessLocks(keys, fn, options) : withFileMutationQueue(keys[index], () => nest(index + 1));

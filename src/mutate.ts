@@ -153,7 +153,7 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 	if (prepared.length === 0) return refusals.invalidArguments("operations", "the batch is empty");
 	if (ctx.signal?.aborted) return refusals.aborted();
 	const paths = prepared.flatMap((p) => p.paths);
-	return withFileLocks(ctx.agentDir, paths, async (guard) => {
+	return withFileLocks(paths, async (guard) => {
 		const planned = planAll(ctx, prepared, options.batch);
 		if ("code" in planned) return planned;
 		const diff = diffChanges(planned.changes);

@@ -79,7 +79,7 @@ describe("locks", function () {
 		}
 	});
 
-	const lockAgain = (extra: LockOptions = {}) => withFileLocks(env.agentDir, [target], async () => "locked", { ...options, ...extra });
+	const lockAgain = (extra: LockOptions = {}) => withFileLocks([target], async () => "locked", { ...options, ...extra });
 
 	describe("the lock folder", function () {
 		it("is one private folder per user: the same lock for a file whatever the agent dir or the path that names it", function () {
@@ -113,7 +113,7 @@ describe("locks", function () {
 				const planted = join(tmp, `pi-selfskills-${process.getuid?.()}`);
 				plant(planted);
 				let ran = false;
-				const outcome = await withFileLocks(env.agentDir, [target], async () => (ran = true), { env: { TMPDIR: tmp } });
+				const outcome = await withFileLocks([target], async () => (ran = true), { env: { TMPDIR: tmp } });
 				expect(ran).to.equal(false);
 				expect(isRefusal(outcome), JSON.stringify(outcome)).to.equal(true);
 				const refusal = outcome as Refusal;
@@ -127,7 +127,7 @@ describe("locks", function () {
 
 		it("is refused with io_error naming the folder when it is not writable by you (injected EACCES)", async function () {
 			const denied = { ...realFs, access: () => { throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" }); } };
-			const outcome = await withFileLocks(env.agentDir, [target], async () => "ran", { ...options, fs: denied });
+			const outcome = await withFileLocks([target], async () => "ran", { ...options, fs: denied });
 			expect(isRefusal(outcome)).to.equal(true);
 			const refusal = outcome as Refusal;
 			expect(refusal.message).to.match(/^io_error: the lock folder \S+ is not writable by you;/);
@@ -193,7 +193,7 @@ describe("locks", function () {
 		});
 
 		it("stays held past proper-lockfile's update interval (writing the owner record does not look like a lost lock)", async function () {
-			const outcome = await withFileLocks(env.agentDir, [target], async (guard) => {
+			const outcome = await withFileLocks([target], async (guard) => {
 				await new Promise((resolve) => setTimeout(resolve, 2_600));
 				guard.assertHeld(target);
 				return "held";
