@@ -4,6 +4,7 @@
 
 import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
 import { Box, Text } from "@mariozechner/pi-tui";
+import { escapeControls } from "./content-guard.ts";
 import { clipDiff } from "./diff.ts";
 
 interface CallArgs {
@@ -70,9 +71,10 @@ export interface CommandOutputView {
 /** A /selfskills output: the command as its title, then the text, diff lines in the diff colours. */
 export function formatCommandOutput(message: CommandOutputView, theme: Styler): string {
 	const details = (message.details ?? {}) as { command?: unknown; level?: unknown };
-	const command = typeof details.command === "string" && details.command !== "" ? ` ${details.command}` : "";
+	// The text quotes skill files and the typed command: their control characters must not drive the terminal.
+	const command = typeof details.command === "string" && details.command !== "" ? ` ${escapeControls(details.command)}` : "";
 	const colour = details.level === "error" ? "error" : details.level === "warning" ? "warning" : "customMessageText";
-	const text = typeof message.content === "string" ? message.content : "";
+	const text = escapeControls(typeof message.content === "string" ? message.content : "");
 	const body = text.split("\n").map((line) => theme.fg(diffLineColour(line) ?? colour, line));
 	return [theme.fg("customMessageLabel", theme.bold(`/selfskills${command}`)), ...body].join("\n");
 }

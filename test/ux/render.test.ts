@@ -1,8 +1,8 @@
 // How skill_manage calls and results read in pi's TUI: formatCall/formatResult of src/render.ts with a
 // theme whose fg/bold wrap the text in markers, so the colour of every part can be asserted as text.
 import { expect } from "chai";
-import type { AgentToolResult } from "@mariozechner/pi-coding-agent";
-import { formatCall, formatResult, renderSkillCall, renderSkillResult } from "../../src/render.ts";
+import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
+import { formatCall, formatCommandOutput, formatResult, renderCommandOutput, renderSkillCall, renderSkillResult } from "../../src/render.ts";
 
 const theme = {
 	fg: (colour: string, text: string) => `<${colour}>${text}</${colour}>`,
@@ -87,6 +87,38 @@ describe("rendering skill_manage in the TUI", function () {
 			expect(call).to.contain("<accent>list</accent>");
 			const result = renderSkillResult(refused, { expanded: false }, fullTheme).render(200).join("\n");
 			expect(result).to.contain("<error>not_unique:");
+		});
+	});
+
+	describe("a /selfskills output", function () {
+		it("is titled with the command line, its text in the panel colour, diff lines in the diff colours", function () {
+			const text = formatCommandOutput({ content: "restore landed: x\n-old line\n+new line", details: { command: "restore x", level: "info" } }, theme);
+			expect(text.split("\n")).to.deep.equal([
+				"<customMessageLabel>*/selfskills restore x*</customMessageLabel>",
+				"<customMessageText>restore landed: x</customMessageText>",
+				"<toolDiffRemoved>-old line</toolDiffRemoved>",
+				"<toolDiffAdded>+new line</toolDiffAdded>",
+			]);
+		});
+
+		it("shows warnings and refusals in their colours", function () {
+			expect(formatCommandOutput({ content: "no_backup: none", details: { command: "restore x", level: "error" } }, theme)).to.contain("<error>no_backup: none</error>");
+			expect(formatCommandOutput({ content: "usage", details: { command: "history", level: "warning" } }, theme)).to.contain("<warning>usage</warning>");
+		});
+
+		it("escapes control characters from skill text and the typed command", function () {
+			const text = formatCommandOutput({ content: "+evil \u001b[2J line", details: { command: "history \u001b]0;x", level: "info" } }, theme);
+			expect(text).to.not.contain("\u001b");
+			expect(text).to.contain("\\u001b[2J");
+		});
+
+		it("renders as a padded panel on the custom-message background", function () {
+			const calls: string[] = [];
+			const panelTheme = { ...theme, bg: (colour: string, text: string) => (calls.push(colour), text) } as unknown as Theme;
+			const lines = renderCommandOutput({ content: "line one", details: { command: "", level: "info" } }, { expanded: false }, panelTheme).render(100);
+			expect(lines.map((l) => l.trim())).to.deep.equal(["", "<customMessageLabel>*/selfskills*</customMessageLabel>", "<customMessageText>line one</customMessageText>", ""]);
+			expect(lines[1]?.startsWith(" "), "padded").to.equal(true);
+			expect(new Set(calls)).to.deep.equal(new Set(["customMessageBg"]));
 		});
 	});
 });
