@@ -1,10 +1,11 @@
 // The record of every landed mutation: one JSON line in <agentDir>/selfskills/audit.jsonl and one
 // `selfskills:changed` event on pi.events, each with action, skill, file, hashes and backup id.
+// The log is private (0600) and never written through a symlink.
 
 import { join } from "node:path";
 import { getSelfSkillsDir } from "./backup-store.ts";
 import type { FsOps } from "./fs-ops.ts";
-import { mkdirDurable } from "./writer.ts";
+import { appendPrivate } from "./writer.ts";
 
 export const CHANGED_EVENT = "selfskills:changed";
 
@@ -17,6 +18,8 @@ export interface ChangeRecord {
 	readonly oldHash: string | null;
 	readonly newHash: string | null;
 	readonly backup: string | null;
+	/** Set when the change came through a side door (pi's own edit, write or bash), not skill_manage. */
+	readonly via?: "edit" | "write" | "bash";
 }
 
 export function getAuditPath(agentDir: string): string {
@@ -27,8 +30,7 @@ export function getAuditPath(agentDir: string): string {
 export function appendAudit(fs: FsOps, agentDir: string, records: readonly ChangeRecord[]): Error | undefined {
 	if (records.length === 0) return undefined;
 	try {
-		mkdirDurable(fs, getSelfSkillsDir(agentDir));
-		fs.appendFile(getAuditPath(agentDir), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+		appendPrivate(fs, agentDir, getAuditPath(agentDir), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
 		return undefined;
 	} catch (error) {
 		return error instanceof Error ? error : new Error(String(error));

@@ -1,21 +1,29 @@
-// The content-addressed backup store. A person restores any backup with a plain `cp`:
+// The content-addressed backup store, private to its owner (folders 0700, files 0600) and never
+// followed through a symlink. One folder per skill folder: the skill's name made safe, `@`, and the
+// first 12 hex of sha256(name NUL folder), with a note beside it saying whose it is. A person
+// restores any backup with a plain `cp`:
 //
-//   <agentDir>/selfskills/backups/deploy-checks/SKILL.md/20261202-094501.123-3f2a9c0b1d.md
-//   <agentDir>/selfskills/backups/deploy-checks/references/api.md/20261202-094502.004-0be71c22aa.md
-//   <agentDir>/selfskills/backups/deploy-checks/__deleted__/20261202-095000.000/SKILL.md   (whole tree)
-//   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md           (old flat layout)
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1.json   {"name":"deploy-checks","dir":"/home/me/.pi/agent/skills/deploy-checks"}
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/SKILL.md/20261202-094501.123-3f2a9c0b1d.md
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/references/api.md/20261202-094502.004-0be71c22aa.md
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/__deleted__/20261202-095000.000/SKILL.md   (whole tree)
+//   <agentDir>/selfskills/backups/deploy-checks/SKILL.md/20251101-080000.000-77aa01be3c.md   (old per-name layout)
+//   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md            (old flat layout)
 //
 // The stamp is UTC, the hash is sha256 of the stored bytes (first 10 hex), stored bytes are the
 // file exactly as it was. Identical content is kept once (re-stamped as the newest). A backup is
 // always a copy, never a hard link of the skill file: a program that rewrites that file in place
 // would change a linked backup too, and a copy of a few KiB costs no more than the link's fsyncs.
+// Old per-name folders ("a b" and "a_b" both wrote to `a_b/`) stay where they are, listed for every
+// skill whose name maps to them and never pruned or written: which skill wrote which backup there
+// cannot be told, so moving them into one skill's folder could hand it another skill's only backup.
 
-import { extname, join } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { sha256 } from "./read-ledger.ts";
-import { mkdirDurable, syncDir, writeFileAtomic } from "./writer.ts";
+import { assertNoLinkBelow, mkdirPrivate, syncDir, writeFileAtomic } from "./writer.ts";
 
 export const DELETED_DIR = "__deleted__";
 const ENTRY = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
@@ -56,7 +64,32 @@ export function getBackupsDir(agentDir: string): string {
 	return join(getSelfSkillsDir(agentDir), "backups");
 }
 
-/** A skill name made safe as one folder name. */
+/** A skill folder, the unit backups belong to: its name and where it lives (see `skillKey`). */
+export interface SkillKey {
+	readonly name: string;
+	/** The skill folder, or the file itself for a root-level single-file skill. */
+	readonly dir: string;
+}
+
+/** A skill by key, or by name alone: then every skill folder of that name with backups (a deleted skill). */
+export type SkillRef = SkillKey | string;
+
+/** The key of the skill that `absPath` (the file `relPath` of it) belongs to. */
+export function skillKey(name: string, absPath: string, relPath = "SKILL.md"): SkillKey {
+	if (relPath === "SKILL.md") return { name, dir: basename(absPath) === "SKILL.md" ? dirname(absPath) : absPath };
+	return { name, dir: relPath.split("/").reduce((dir) => dirname(dir), absPath) };
+}
+
+/**
+ * The backup folder of one skill folder: its safe name for a person to read, `@` (never in a safe
+ * name, so no old per-name folder looks like one), and a hash of name and place that tells apart
+ * names that map to one safe name and same-named skills in different roots.
+ */
+export function backupFolderName(key: SkillKey): string {
+	return `${skillFolderName(key.name)}@${sha256(`${key.name}\0${key.dir}`).slice(0, 12)}`;
+}
+
+/** A skill name made safe as one folder name (alone, the old per-name layout). */
 export function skillFolderName(skill: string): string {
 	const safe = skill.replace(/[^A-Za-z0-9._-]/g, "_");
 	return safe === "" || safe === "." || safe === ".." || safe === DELETED_DIR ? `_${safe}_` : safe;
@@ -74,29 +107,76 @@ export function stampToIso(stamp: string): string {
 export interface BackupStore {
 	readonly root: string;
 	/** Stores a copy of `bytes` as the newest backup of skill/relPath durably; returns its entry. */
-	store(skill: string, relPath: string, bytes: Uint8Array): BackupEntry;
-	/** Backups of skill/relPath, newest first (old flat backups count for SKILL.md). */
-	list(skill: string, relPath: string): BackupEntry[];
+	store(skill: SkillKey, relPath: string, bytes: Uint8Array): BackupEntry;
+	/** Backups of skill/relPath, newest first (old per-name and flat backups count too). */
+	list(skill: SkillRef, relPath: string): BackupEntry[];
 	/** Records the mode the file had when backup `id` of it was taken (see MODES). */
-	recordMode(skill: string, relPath: string, id: string, mode: number): void;
+	recordMode(skill: SkillKey, relPath: string, id: string, mode: number): void;
 	/** Reads a backup and checks its bytes still match the hash in its name. */
 	read(entry: BackupEntry): Buffer | Refusal;
 	/** Snapshots a whole skill tree under __deleted__/<stamp>/. */
 	snapshot(skill: string, originDir: string, files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>): SnapshotEntry;
-	listSnapshots(skill: string): SnapshotEntry[];
+	listSnapshots(skill: SkillRef): SnapshotEntry[];
 	/** Files of a snapshot: relPath -> bytes. */
 	readSnapshot(entry: SnapshotEntry): Array<{ relPath: string; bytes: Buffer; mode: number }>;
 	/** Deletes the oldest backups past `cap`; never the newest. */
-	prune(skill: string, relPath: string, cap: number): string[];
-	/** The files and folders named as tracked files under a skill's backup folder. */
-	trackedFiles(skill: string): string[];
+	prune(skill: SkillKey, relPath: string, cap: number): string[];
+	/** The files of a skill that have backups (relative paths). */
+	trackedFiles(skill: SkillRef): string[];
+	/** Names of the skills that have backups, deleted ones included. */
+	skillNames(): string[];
+	/** How many backup files (snapshot files included, notes not) the store holds, and their bytes. */
+	usage(): { files: number; bytes: number };
 }
 
 export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	const root = getBackupsDir(agentDir);
-	const fileDir = (skill: string, relPath: string) => join(root, skillFolderName(skill), ...relPath.split("/"));
+	/** Every step from the agent dir down is checked: a planted link is refused, never followed. */
+	const guard = (path: string) => assertNoLinkBelow(fs, agentDir, path);
+	const keyedDir = (key: SkillKey) => join(root, backupFolderName(key));
+	const fileDir = (key: SkillKey, relPath: string) => join(keyedDir(key), ...relPath.split("/").filter((part) => part !== ""));
+	const nameOf = (ref: SkillRef) => (typeof ref === "string" ? ref : ref.name);
+	const byNewest = (a: { stamp: string; id: string }, b: { stamp: string; id: string }) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp));
+
+	const readNote = (path: string): SkillKey | undefined => {
+		try {
+			if (!fs.lstat(path).isFile()) return undefined;
+			const note: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
+			if (typeof note !== "object" || note === null || !("name" in note) || !("dir" in note)) return undefined;
+			return typeof note.name === "string" && typeof note.dir === "string" ? { name: note.name, dir: note.dir } : undefined;
+		} catch {
+			return undefined;
+		}
+	};
+
+	/** The skill folders of one name that have backups, from the notes beside their folders. */
+	const keysNamed = (name: string): SkillKey[] => {
+		guard(root);
+		const prefix = `${skillFolderName(name)}@`;
+		return listDir(fs, root)
+			.filter((n) => n.startsWith(prefix) && n.endsWith(".json"))
+			.flatMap((n) => {
+				const key = readNote(join(root, n));
+				return key && key.name === name && `${backupFolderName(key)}.json` === n ? [key] : [];
+			});
+	};
+
+	/** Folders that may hold a skill's backups: its own (by name: every one of that name), then the old per-name one. */
+	const skillDirs = (ref: SkillRef): string[] => [...(typeof ref === "string" ? keysNamed(ref) : [ref]).map(keyedDir), join(root, skillFolderName(nameOf(ref)))];
+
+	/** The skill's own folder, made (private, its note first) when missing; refuses one that is another skill's. */
+	const ensureKeyed = (key: SkillKey): string => {
+		const dir = keyedDir(key);
+		mkdirPrivate(fs, agentDir, root);
+		guard(`${dir}.json`);
+		const note = readNote(`${dir}.json`);
+		if (note === undefined) writeFileAtomic(fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ name: key.name, dir: key.dir })}\n`), { mode: 0o600, storeBase: agentDir });
+		else if (note.name !== key.name || note.dir !== key.dir) throw Object.assign(new Error(`${dir} holds the backups of ${note.dir}, not of ${key.dir}`), { code: "EEXIST" });
+		return dir;
+	};
 
 	const readEntries = (dir: string, legacy: boolean): BackupEntry[] => {
+		guard(dir);
 		let names: string[];
 		try {
 			names = fs.readdir(dir);
@@ -122,8 +202,9 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	 * on every write, without a stat per backup (a folder squatting on a backup name is skipped
 	 * where it matters: it is never read as a duplicate nor unlinked).
 	 */
-	const names = (skill: string, relPath: string): Array<{ id: string; path: string; stamp: string; hash: string }> => {
-		const dir = fileDir(skill, relPath);
+	const names = (key: SkillKey, relPath: string): Array<{ id: string; path: string; stamp: string; hash: string }> => {
+		const dir = fileDir(key, relPath);
+		guard(dir);
 		return listDir(fs, dir)
 			.flatMap((id) => {
 				const match = ENTRY.exec(id);
@@ -140,14 +221,16 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 		}
 	};
 
-	const list = (skill: string, relPath: string): BackupEntry[] => {
-		const modes = readModes(fileDir(skill, ""));
-		const own = readEntries(fileDir(skill, relPath), false).map((e) => {
-			const mode = modes[`${relPath}/${e.id}`];
-			return mode === undefined ? e : { ...e, mode };
+	const list = (ref: SkillRef, relPath: string): BackupEntry[] => {
+		const own = skillDirs(ref).flatMap((folder) => {
+			const modes = readModes(folder);
+			return readEntries(join(folder, ...relPath.split("/")), false).map((e) => {
+				const mode = modes[`${relPath}/${e.id}`];
+				return mode === undefined ? e : { ...e, mode };
+			});
 		});
-		const legacy = relPath === "SKILL.md" ? readEntries(join(root, skillFolderName(skill)), true) : [];
-		return [...own, ...legacy].sort((a, b) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp)));
+		const flat = relPath === "SKILL.md" ? readEntries(join(root, skillFolderName(nameOf(ref))), true) : [];
+		return [...own, ...flat].sort(byNewest);
 	};
 
 	/** A stamp strictly newer than every backup already held, so "latest" is always the last taken. */
@@ -162,6 +245,7 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	const readModes = (folder: string): Record<string, number> => {
 		try {
 			const path = join(folder, MODES);
+			guard(path);
 			if (!fs.lstat(path).isFile()) return {};
 			const record: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
 			const modes = typeof record === "object" && record !== null && "modes" in record ? record.modes : undefined;
@@ -173,12 +257,13 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	};
 
 	const writeModes = (folder: string, modes: Record<string, number>): void => {
-		mkdirDurable(fs, folder);
-		writeFileAtomic(fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), { mode: 0o600 });
+		mkdirPrivate(fs, agentDir, folder);
+		writeFileAtomic(fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), { mode: 0o600, storeBase: agentDir });
 	};
 
 	const readOrigin = (path: string): string | undefined => {
 		try {
+			if (!fs.lstat(path).isFile()) return undefined;
 			const note: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
 			return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string" ? note.originDir : undefined;
 		} catch {
@@ -189,12 +274,13 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	return {
 		root,
 		list,
-		store(skill, relPath, bytes) {
-			const dir = fileDir(skill, relPath);
-			mkdirDurable(fs, dir);
+		store(key, relPath, bytes) {
+			ensureKeyed(key);
+			const dir = fileDir(key, relPath);
+			mkdirPrivate(fs, agentDir, dir);
 			const hash = sha256(bytes).slice(0, 10);
 			const ext = extname(relPath);
-			const existing = names(skill, relPath);
+			const existing = names(key, relPath);
 			const stamp = nextStamp(existing);
 			const id = `${stamp}-${hash}${ext}`;
 			const path = join(dir, id);
@@ -203,50 +289,57 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 				fs.rename(same.path, path);
 				syncDir(fs, dir);
 			} else {
-				writeFileAtomic(fs, path, bytes, { mode: 0o600 });
+				writeFileAtomic(fs, path, bytes, { mode: 0o600, storeBase: agentDir });
 			}
 			return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
 		},
-		recordMode(skill, relPath, id, mode) {
-			const folder = fileDir(skill, "");
-			const held = new Set(names(skill, relPath).map((e) => `${relPath}/${e.id}`));
+		recordMode(key, relPath, id, mode) {
+			const folder = keyedDir(key);
+			const held = new Set(names(key, relPath).map((e) => `${relPath}/${e.id}`));
 			const stale = (key: string) => key.startsWith(`${relPath}/`) && !key.slice(relPath.length + 1).includes("/") && !held.has(key);
 			const modes = Object.fromEntries(Object.entries(readModes(folder)).filter(([key]) => !stale(key)));
 			writeModes(folder, { ...modes, [`${relPath}/${id}`]: mode & 0o777 });
 		},
 		read(entry) {
+			guard(entry.path);
 			const bytes = fs.readFile(entry.path);
 			const actual = sha256(bytes);
 			return actual.startsWith(entry.hash) ? bytes : refusals.backupCorrupt(entry.path, entry.hash, actual);
 		},
 		snapshot(skill, originDir, files) {
-			const base = join(root, skillFolderName(skill), DELETED_DIR);
-			const existing = this.listSnapshots(skill).map((s) => ({ stamp: s.id }));
+			const key = { name: skill, dir: originDir };
+			const base = join(ensureKeyed(key), DELETED_DIR);
+			const existing = this.listSnapshots(key).map((s) => ({ stamp: s.id }));
 			const id = nextStamp(existing);
 			const dir = join(base, id);
+			// Private like every backup: the files' own modes are recorded (MODES) for restore.
 			for (const file of files) {
 				const target = join(dir, ...file.relPath.split("/"));
-				mkdirDurable(fs, join(target, ".."));
-				writeFileAtomic(fs, target, file.bytes, { mode: file.mode & 0o777 });
+				mkdirPrivate(fs, agentDir, dirname(target));
+				writeFileAtomic(fs, target, file.bytes, { mode: 0o600, storeBase: agentDir });
 			}
-			mkdirDurable(fs, dir);
+			mkdirPrivate(fs, agentDir, dir);
 			const folder = join(base, "..");
 			const modes = readModes(folder);
 			for (const file of files) modes[`${DELETED_DIR}/${id}/${file.relPath}`] = file.mode & 0o777;
 			writeModes(folder, modes);
-			writeFileAtomic(fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), { mode: 0o600 });
+			writeFileAtomic(fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), { mode: 0o600, storeBase: agentDir });
 			return { id, path: dir, time: stampToIso(id), originDir };
 		},
-		listSnapshots(skill) {
-			const base = join(root, skillFolderName(skill), DELETED_DIR);
-			return listDir(fs, base)
-				.filter((n) => SNAPSHOT.test(n))
-				.sort()
-				.reverse()
-				.map((id) => ({ id, path: join(base, id), time: stampToIso(id), originDir: readOrigin(join(base, `${id}.json`)) }));
+		listSnapshots(ref) {
+			return skillDirs(ref)
+				.flatMap((folder) => {
+					const base = join(folder, DELETED_DIR);
+					guard(base);
+					return listDir(fs, base)
+						.filter((n) => SNAPSHOT.test(n))
+						.map((id) => ({ id, path: join(base, id), time: stampToIso(id), originDir: readOrigin(join(base, `${id}.json`)) }));
+				})
+				.sort((a, b) => b.id.localeCompare(a.id));
 		},
 		readSnapshot(entry) {
 			const out: Array<{ relPath: string; bytes: Buffer; mode: number }> = [];
+			guard(entry.path);
 			const modes = readModes(join(entry.path, "..", ".."));
 			const walk = (dir: string, prefix: string) => {
 				for (const name of fs.readdir(dir).sort()) {
@@ -260,12 +353,12 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			walk(entry.path, "");
 			return out;
 		},
-		prune(skill, relPath, cap) {
+		prune(key, relPath, cap) {
 			// Runs after a change has landed: a failure here must not turn it into an error, so an
 			// unreadable folder or a backup that cannot be removed is left for the next prune.
 			const removed: string[] = [];
 			try {
-				for (const entry of names(skill, relPath).slice(Math.max(cap, 1))) {
+				for (const entry of names(key, relPath).slice(Math.max(cap, 1))) {
 					try {
 						if (!fs.lstat(entry.path).isFile()) continue;
 						fs.unlink(entry.path);
@@ -279,21 +372,50 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			}
 			return removed;
 		},
-		trackedFiles(skill) {
-			const base = join(root, skillFolderName(skill));
-			const out: string[] = [];
+		trackedFiles(ref) {
+			const out = new Set<string>();
 			const walk = (dir: string, prefix: string) => {
 				for (const name of listDir(fs, dir)) {
 					if (!prefix && name === DELETED_DIR) continue;
 					const path = join(dir, name);
 					if (!fs.lstat(path).isDirectory()) continue;
 					const rel = prefix ? `${prefix}/${name}` : name;
-					if (readEntries(path, false).length > 0) out.push(rel);
+					if (readEntries(path, false).length > 0) out.add(rel);
 					walk(path, rel);
 				}
 			};
-			walk(base, "");
-			return out.sort();
+			for (const folder of skillDirs(ref)) {
+				guard(folder);
+				walk(folder, "");
+			}
+			return [...out].sort();
+		},
+		skillNames() {
+			guard(root);
+			const found = listDir(fs, root).flatMap((n) => {
+				if (!n.includes("@")) return n.endsWith(".json") ? [] : [n];
+				const key = n.endsWith(".json") ? readNote(join(root, n)) : undefined;
+				return key ? [key.name] : [];
+			});
+			return [...new Set(found)].sort();
+		},
+		usage() {
+			let files = 0;
+			let bytes = 0;
+			const walk = (dir: string, inSnapshot: boolean) => {
+				for (const name of listDir(fs, dir)) {
+					const path = join(dir, name);
+					const stat = fs.lstat(path);
+					if (stat.isDirectory()) walk(path, inSnapshot || (basename(dir) === DELETED_DIR && SNAPSHOT.test(name)));
+					else if (stat.isFile() && (inSnapshot || ENTRY.test(name))) {
+						files++;
+						bytes += stat.size;
+					}
+				}
+			};
+			guard(root);
+			walk(root, false);
+			return { files, bytes };
 		},
 	};
 }

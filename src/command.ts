@@ -5,7 +5,7 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "./actions/restore.ts";
 import { showHistory } from "./actions/history.ts";
-import { createBackupStore, getBackupsDir, type BackupEntry, type SnapshotEntry } from "./backup-store.ts";
+import { createBackupStore, type BackupEntry, type SnapshotEntry } from "./backup-store.ts";
 import { createCallContext, loadPolicy, type CallContext } from "./call-context.ts";
 import {
 	historyText,
@@ -20,7 +20,7 @@ import {
 	type RestoreView,
 } from "./command-text.ts";
 import { isRefusal, type Refusal } from "./errors.ts";
-import { listDir, type FsOps } from "./fs-ops.ts";
+import type { FsOps } from "./fs-ops.ts";
 import { pendingJournals } from "./journal.ts";
 import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
@@ -95,23 +95,6 @@ function refused(ctx: ExtensionCommandContext, refusal: Refusal): void {
 	output(ctx, refusalForHuman(refusal), "error");
 }
 
-function directorySize(fs: FsOps, dir: string): { files: number; bytes: number } {
-	let files = 0;
-	let bytes = 0;
-	const walk = (d: string) => {
-		for (const name of listDir(fs, d)) {
-			const stat = fs.lstat(`${d}/${name}`);
-			if (stat.isDirectory()) walk(`${d}/${name}`);
-			else if (stat.isFile()) {
-				files++;
-				bytes += stat.size;
-			}
-		}
-	};
-	walk(dir);
-	return { files, bytes };
-}
-
 async function context(deps: CommandDeps, ctx: TrustContext): Promise<CallContext> {
 	const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache });
 	deps.knownSkills = callCtx.discovery.skills.map((s) => s.name);
@@ -130,7 +113,7 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 	const { trust, report } = callCtx.policy;
 	const skills = callCtx.discovery.skills;
 	const patchable = skills.filter((s) => s.patchable);
-	const backups = directorySize(deps.fs, callCtx.store.root);
+	const backups = callCtx.store.usage();
 	const journals = pendingJournals(deps.fs, deps.agentDir());
 	const s = report.settings;
 	const lines = [
@@ -276,7 +259,7 @@ async function skillNames(deps: CommandDeps): Promise<string[]> {
 			// Completions are a convenience; a failing discovery offers what the backups know.
 		}
 	}
-	const backedUp = listDir(deps.fs, getBackupsDir(deps.agentDir()));
+	const backedUp = createBackupStore(deps.fs, deps.agentDir()).skillNames();
 	return [...new Set([...deps.knownSkills, ...backedUp])];
 }
 

@@ -5,7 +5,7 @@
 // from the bytes just backed up, checking each one, so the result can say what each file became.
 
 import { dirname, join } from "node:path";
-import { DELETED_DIR, type BackupStore, type SnapshotEntry } from "./backup-store.ts";
+import { DELETED_DIR, skillKey, type BackupStore, type SnapshotEntry } from "./backup-store.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
@@ -13,7 +13,7 @@ import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type Jour
 import type { LockGuard } from "./locks.ts";
 import { createDiskView, hashOrNull, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
-import { mkdirDurable, removeFileDurable, SymlinkTargetError, sweepTempFiles, writeFileAtomic } from "./writer.ts";
+import { mkdirDurable, removeFileDurable, StoreLinkError, SymlinkTargetError, sweepTempFiles, writeFileAtomic } from "./writer.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
@@ -193,6 +193,7 @@ function failureRefusal(error: unknown, change: FileChange | undefined): Refusal
 	if (error instanceof ChangedError) return error.refusal;
 	if (error instanceof VerifyError) return error.refusal ?? refusals.invalidSkill(error.path, [...error.diagnostics, { type: "error", message: "the written file did not load again; it was rolled back" }]);
 	if (error instanceof SymlinkTargetError) return refusals.conflict(error.path, "it became a symbolic link");
+	if (error instanceof StoreLinkError) return refusals.ioError(error.path, error);
 	const code = refusals.errnoCode(error);
 	if (code === "ECOMPROMISED") return refusals.conflict(change?.absPath ?? "(lock)", "the cross-process lock was lost");
 	return refusals.ioError(change?.absPath ?? "(commit)", error);
@@ -223,7 +224,7 @@ function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly 
 		const file = plan.files.find((f) => join(plan.dir, ...f.relPath.split("/")) === change.absPath);
 		if (file && before.equals(file.bytes)) return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")), inSnapshot: true };
 	}
-	const entry = ctx.store.store(change.skill, change.relPath, before);
+	const entry = ctx.store.store(skillKey(change.skill, change.absPath, change.relPath), change.relPath, before);
 	sweepTempFiles(ctx.fs, dirname(entry.path));
 	recordMode(ctx, change, entry.id);
 	return { id: entry.id, path: entry.path, inSnapshot: false };
@@ -232,7 +233,7 @@ function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly 
 /** The file's mode goes with its backup when it is not 0644, so a restore puts it back (a snapshot keeps its own). */
 function recordMode(ctx: CommitContext, change: FileChange, id: string): void {
 	const mode = fileMode(ctx.fs, change.absPath);
-	if (mode !== undefined && (mode & 0o777) !== 0o644) ctx.store.recordMode(change.skill, change.relPath, id, mode);
+	if (mode !== undefined && (mode & 0o777) !== 0o644) ctx.store.recordMode(skillKey(change.skill, change.absPath, change.relPath), change.relPath, id, mode);
 }
 
 interface Prepared {
@@ -314,6 +315,6 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 		const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
 		return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
 	}
-	for (const change of prepared.pruned) ctx.store.prune(change.skill, change.relPath, ctx.backupCap);
+	for (const change of prepared.pruned) ctx.store.prune(skillKey(change.skill, change.absPath, change.relPath), change.relPath, ctx.backupCap);
 	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
 }

@@ -4,7 +4,7 @@
 // write-file-atomic, plus the directory sync and symlink refusal it lacks.
 
 import { constants, realpathSync, type Stats } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 
 /** Temp files start with a dot so pi's skill loader never picks one up. */
@@ -56,8 +56,74 @@ function withFd(fs: FsOps, fd: number, fn: () => void): void {
 	fs.close(fd);
 }
 
-/** mkdir -p that fsyncs each parent whose entry list it changed. */
-export function mkdirDurable(fs: FsOps, dir: string): void {
+/**
+ * A symlink inside the package's own store (backups, journal, audit...), which is never followed:
+ * one planted there would redirect the next backup, or feed a restore someone else's file.
+ */
+export class StoreLinkError extends Error {
+	readonly code = "ESYMLINK";
+	constructor(readonly path: string) {
+		super(`${path} is a symbolic link inside selfskills' own store, which never follows links; remove it (rm ${path}) and retry`);
+	}
+}
+
+/** Each existing step from `base` (exclusive) down to `path` (inclusive), stopping at the first missing one. */
+function eachStepBelow(fs: FsOps, base: string, path: string, visit: (step: string, stat: Stats) => void): void {
+	const rel = relative(base, path);
+	if (rel.startsWith("..") || isAbsolute(rel)) throw new Error(`${path} is not inside ${base}`);
+	let step = base;
+	for (const part of rel === "" ? [] : rel.split(sep)) {
+		step = join(step, part);
+		let stat: Stats;
+		try {
+			stat = fs.lstat(step);
+		} catch (error) {
+			if (isMissing(error)) return;
+			throw error;
+		}
+		visit(step, stat);
+	}
+}
+
+function exists(fs: FsOps, path: string): boolean {
+	try {
+		fs.lstat(path);
+		return true;
+	} catch (error) {
+		if (isMissing(error)) return false;
+		throw error;
+	}
+}
+
+/** Throws StoreLinkError for the first symlink on the way from `base` down to `path`. */
+export function assertNoLinkBelow(fs: FsOps, base: string, path: string): void {
+	eachStepBelow(fs, base, path, (step, stat) => {
+		if (stat.isSymbolicLink()) throw new StoreLinkError(step);
+	});
+}
+
+/**
+ * mkdir -p for a folder of the package's private store below `base` (the agent dir): every folder
+ * below `base` is owner-only (made 0700, or set to it), and a symlink at any level is refused.
+ */
+export function mkdirPrivate(fs: FsOps, base: string, dir: string): void {
+	if (!exists(fs, base)) mkdirDurable(fs, base);
+	eachStepBelow(fs, base, dir, (step, stat) => {
+		if (stat.isSymbolicLink()) throw new StoreLinkError(step);
+		if (stat.isDirectory() && (stat.mode & 0o777) !== 0o700) chmodNoFollow(fs, step, 0o700, constants.O_DIRECTORY);
+	});
+	mkdirDurable(fs, dir, 0o700);
+	assertNoLinkBelow(fs, base, dir);
+}
+
+/** Sets the mode of a file or folder through a descriptor opened without following a symlink. */
+function chmodNoFollow(fs: FsOps, path: string, mode: number, flags = 0): void {
+	const fd = fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | flags, 0);
+	withFd(fs, fd, () => fs.fchmod(fd, mode));
+}
+
+/** mkdir -p that fsyncs each parent whose entry list it changed; `mode` for the folders it makes. */
+export function mkdirDurable(fs: FsOps, dir: string, mode?: number): void {
 	const missing: string[] = [];
 	let current = dir;
 	for (;;) {
@@ -75,7 +141,7 @@ export function mkdirDurable(fs: FsOps, dir: string): void {
 	}
 	for (const path of missing.reverse()) {
 		try {
-			fs.mkdir(path);
+			fs.mkdir(path, mode);
 		} catch (error) {
 			if (!(typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST")) throw error;
 		}
@@ -97,6 +163,8 @@ export interface AtomicWriteOptions {
 	readonly mode?: number;
 	/** Called right before the rename; throwing aborts the write and leaves the target untouched. */
 	readonly beforeRename?: () => void;
+	/** The file lies in the package's own store below this folder: no step below it may be a symlink. */
+	readonly storeBase?: string;
 }
 
 /**
@@ -106,6 +174,7 @@ export interface AtomicWriteOptions {
  */
 export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): void {
 	const dir = dirname(path);
+	if (options.storeBase !== undefined) assertNoLinkBelow(fs, options.storeBase, path);
 	const realDir = realpathSync.native(dir);
 	const mode = options.mode ?? existingMode(fs, path) ?? 0o644;
 	const temp = join(realDir, `.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`);
@@ -125,6 +194,20 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 	} finally {
 		if (!renamed) unlinkQuietly(fs, temp);
 	}
+}
+
+/**
+ * Appends `text` to a file of the private store below `base`, made 0600 (and set to it, were it
+ * older and looser); a symlink at any step, the file itself included, is refused, never followed.
+ */
+export function appendPrivate(fs: FsOps, base: string, path: string, text: string): void {
+	mkdirPrivate(fs, base, dirname(path));
+	assertNoLinkBelow(fs, base, path);
+	const fd = fs.open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+	withFd(fs, fd, () => {
+		fs.fchmod(fd, 0o600);
+		writeAll(fs, fd, Buffer.from(text));
+	});
 }
 
 /** Removes a name this module just made; cleanup never hides the error that happened first. */

@@ -1,6 +1,7 @@
 // `history`: the backups `restore` can use for a file of a skill (id, time, size, hash; its copies in
 // whole-skill snapshots too), the other files of the skill that have backups, and the snapshots.
 
+import { skillKey } from "../backup-store.ts";
 import type { ActionResult, CallContext } from "../call-context.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
@@ -20,7 +21,7 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 	const entries = "code" in found ? ctx.store.list(name, relPath) : restoreCandidates(ctx, found, relPath);
 	const snapshots = name === "" ? [] : ctx.store.listSnapshots(name);
 	if ("code" in found && entries.length === 0 && snapshots.length === 0) return found;
-	const others = ctx.store.trackedFiles(name).filter((f) => f !== relPath);
+	const others = ctx.store.trackedFiles("code" in found ? name : skillKey(found.name, found.filePath)).filter((f) => f !== relPath);
 	const lines = [
 		`${entries.length} backup(s) of ${name}/${relPath}, newest first${entries.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
 		...entries.map((e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`),

@@ -4,7 +4,7 @@
 // read is needed; the restored bytes are new to the agent, so the file no longer counts as read.
 
 import { basename, join } from "node:path";
-import { DELETED_DIR, type BackupEntry, type SnapshotEntry } from "../backup-store.ts";
+import { DELETED_DIR, skillKey, type BackupEntry, type SnapshotEntry } from "../backup-store.ts";
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
@@ -34,8 +34,8 @@ export function pickBackup<T extends { id: string }>(entries: readonly T[], want
  * has its old files there), as ids `__deleted__/<stamp>`.
  */
 export function restoreCandidates(ctx: CallContext, skill: DiscoveredSkill, relPath: string): BackupEntry[] {
-	const own = ctx.store.list(skill.name, relPath);
-	const copies = ctx.store.listSnapshots(skill.name).flatMap((snapshot): BackupEntry[] => {
+	const own = ctx.store.list(skillKey(skill.name, skill.filePath), relPath);
+	const copies = ctx.store.listSnapshots(skillKey(skill.name, skill.filePath)).flatMap((snapshot): BackupEntry[] => {
 		if (skill.dir === undefined || snapshot.originDir !== skill.dir) return [];
 		const path = join(snapshot.path, ...relPath.split("/"));
 		try {

@@ -3,6 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { skillBackupDir } from "../support/backups.ts";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession, type ToolResultView } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
@@ -59,7 +60,7 @@ describe(`skill_manage through a real pi session (pi ${getPiLine()})`, function 
 		expect(restored.isError, restored.text).to.equal(false);
 		expect(readFileSync(skillFile, "utf8")).to.equal(SKILL.replace("npm build", "npm run build"));
 		expect(created.text).to.contain("/reload");
-		const backups = readdirSync(join(env.agentDir, "selfskills", "backups", "deploy-checks", "SKILL.md"));
+		const backups = readdirSync(join(skillBackupDir(env.agentDir, "deploy-checks"), "SKILL.md"));
 		expect(backups).to.have.length(3);
 		expect(existsSync(join(env.agentDir, "selfskills", "audit.jsonl"))).to.equal(true);
 		expect(run.calls.every((c) => c.systemPrompt.includes("<selfskills-rules>"))).to.equal(true);

@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { REPO_ROOT } from "../support/pi-line.ts";
@@ -71,8 +71,10 @@ export function walkFiles(dir: string): string[] {
 
 /** Every backup under selfskills/backups still matches the hash in its name. */
 export function checkBackups(env: TempEnv): number {
-	// Hidden temp files of a killed backup write are not backups: the store never lists them.
-	const files = walkFiles(join(env.agentDir, "selfskills", "backups")).filter((f) => !f.includes("__deleted__") && !basename(f).startsWith("."));
+	// Hidden temp files of a killed backup write are not backups: the store never lists them; nor
+	// are the notes beside each skill's folder that say whose it is.
+	const root = join(env.agentDir, "selfskills", "backups");
+	const files = walkFiles(root).filter((f) => !f.includes("__deleted__") && !basename(f).startsWith(".") && dirname(f) !== root);
 	for (const file of files) {
 		const match = /-([0-9a-f]{10})(\.[^/]*)?$/.exec(file);
 		expect(match, file).to.not.equal(null);

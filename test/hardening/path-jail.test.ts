@@ -5,6 +5,7 @@
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "chai";
+import { skillBackupDir } from "../support/backups.ts";
 import { isWithin } from "../../src/paths.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { createHarness, expectOk, expectRefused, expectSameTree, faultyFs, fingerprint, skillText, textOf, writeSkill, type Harness } from "./support.ts";
@@ -283,7 +284,7 @@ describe("hardening: the path jail", function () {
 		expectOk(await tool.call({ action: "delete", skill: "deploy", file: "references/hard2.md" }));
 		expect(readFileSync(join(outside, "dir", "notes.md"), "utf8")).to.equal("outside notes\n");
 		// The backup of the replaced content is a copy, not another link to the outside file.
-		const backupDir = join(env.agentDir, "selfskills", "backups", "deploy", "references", "hard.md");
+		const backupDir = join(skillBackupDir(env.agentDir, "deploy"), "references", "hard.md");
 		for (const name of readdirSync(backupDir)) expect(statSync(join(backupDir, name)).nlink).to.equal(1);
 	});
 

@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { backupFolderName } from "../../src/backup-store.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { createHarness, errno, expectOk, expectRefused, faultyFs, textOf, writeSkill, type Harness, type Result } from "./support.ts";
 
@@ -150,7 +151,7 @@ describe("hardening: delete and restore", function () {
 			writeFileSync(script, "#!/bin/sh\n");
 			chmodSync(script, 0o755);
 			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-			const snapshots = join(env.agentDir, "selfskills", "backups", "deploy", "__deleted__");
+			const snapshots = join(env.agentDir, "selfskills", "backups", backupFolderName({ name: "deploy", dir }), "__deleted__");
 			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
 			chmodSync(join(snapshots, stamp, "scripts", "run.sh"), 0o600);
 			expectOk(await tool.call({ action: "restore", skill: "deploy" }));

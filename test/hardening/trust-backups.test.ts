@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
+import { backupFolderName, skillKey } from "../../src/backup-store.ts";
 import { loadPolicy } from "../../src/call-context.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { createHarness, expectOk, expectRefused, expectSameTree, fingerprint, skillText, textOf, writeSkill, type Harness } from "./support.ts";
@@ -118,7 +119,7 @@ describe("hardening: backups", function () {
 	beforeEach(async function () {
 		env = getEnv();
 		file = writeSkill(join(env.agentDir, "skills"), "deploy");
-		backupDir = join(env.agentDir, "selfskills", "backups", "deploy", "SKILL.md");
+		backupDir = join(env.agentDir, "selfskills", "backups", backupFolderName(skillKey("deploy", file)), "SKILL.md");
 		tool = createHarness(env);
 		expectOk(await tool.call({ action: "read", skill: "deploy" }));
 	});

@@ -6,6 +6,8 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { backupFolderName, skillKey } from "../../src/backup-store.ts";
+import { skillBackupDir } from "../support/backups.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { recoverJournals } from "../../src/journal.ts";
 import { getLockPath } from "../../src/locks.ts";
@@ -85,7 +87,7 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 		expect(lines[1].oldHash, "op 1 starts where op 0 ended").to.equal(lines[0].newHash);
 		expect(lines[1].newHash).to.equal(sha(readFileSync(f.alpha)));
 		expect(lines[0].backup).to.be.a("string").and.equal(lines[1].backup);
-		expect(readFileSync(join(env.agentDir, "selfskills", "backups", "alpha", "SKILL.md", String(lines[0].backup)), "utf8")).to.equal(ALPHA);
+		expect(readFileSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md", String(lines[0].backup)), "utf8")).to.equal(ALPHA);
 		expect(f.harness.events.map((e) => e.action)).to.deep.equal(["patch", "patch", "write"]);
 		expect(journals(env)).to.deep.equal([]);
 		// The read record moved to the landed hash: another patch needs no re-read.
@@ -208,7 +210,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		expect(result.details.errno).to.equal("ENOSPC");
 		expect(fatesOf(result)).to.deep.equal(["not_written", "not_written", "not_written"]);
 		expectNothingLanded(env, f, before);
-		const backupDir = join(env.agentDir, "selfskills", "backups", "beta", "scripts", "run.sh");
+		const backupDir = join(env.agentDir, "selfskills", "backups", backupFolderName(skillKey("beta", f.beta)), "scripts", "run.sh");
 		expect(existsSync(backupDir) ? readdirSync(backupDir) : []).to.deep.equal([]);
 	});
 
@@ -312,15 +314,14 @@ describe("operations: whole-skill deletes in a batch", function () {
 		expect(existsSync(join(env.agentDir, "skills", "beta")), "beta's folder removed").to.equal(false);
 		const snapshots = result.details.snapshots as string[];
 		expect(snapshots).to.have.length(2);
-		const backups = join(env.agentDir, "selfskills", "backups");
-		expect(readFileSync(join(backups, "beta", "__deleted__", readdirSync(join(backups, "beta", "__deleted__")).find((n) => !n.endsWith(".json")) ?? "", "scripts", "run.sh"), "utf8")).to.equal("#!/bin/sh\necho run\n");
+		expect(readFileSync(join(skillBackupDir(env.agentDir, "beta"), "__deleted__", readdirSync(join(skillBackupDir(env.agentDir, "beta"), "__deleted__")).find((n) => !n.endsWith(".json")) ?? "", "scripts", "run.sh"), "utf8")).to.equal("#!/bin/sh\necho run\n");
 		// alpha/SKILL.md was patched by op 0 first: its snapshot copy is the patched text, so the
 		// bytes from before the batch got a backup of their own.
 		const alphaLines = auditLines(env).filter((l) => l.skill === "alpha" && l.file === "SKILL.md");
 		expect(alphaLines.map((l) => l.operation)).to.deep.equal([0, 1]);
-		const ownBackup = readdirSync(join(backups, "alpha", "SKILL.md"));
+		const ownBackup = readdirSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md"));
 		expect(ownBackup).to.have.length(1);
-		expect(readFileSync(join(backups, "alpha", "SKILL.md", ownBackup[0]), "utf8")).to.equal(ALPHA);
+		expect(readFileSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md", ownBackup[0]), "utf8")).to.equal(ALPHA);
 	});
 
 	it("puts both deleted skills back byte-for-byte when the last file cannot be removed", async function () {

@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { skillBackupDir } from "../support/backups.ts";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";
 import { checkSkillContent } from "../../src/validation.ts";
@@ -68,15 +69,16 @@ describe("skill_manage actions", function () {
 			const before = readFileSync(skillFile());
 			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
 			const change = (landed.details.changes as Array<{ backup: string }>)[0];
-			expect(readFileSync(join(BACKUPS(getEnv()), "alpha", "SKILL.md", change.backup)).equals(before)).to.equal(true);
+			expect(readFileSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "SKILL.md", change.backup)).equals(before)).to.equal(true);
 		});
 
-		it("keeps the old file itself as the backup (a hard link, made private) and lands the new bytes as a new file", async function () {
+		it("keeps the old bytes as a private copy, never a hard link of the skill file, and lands the new bytes as a new file", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
 			const old = statSync(skillFile());
 			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
-			const backup = statSync(join(BACKUPS(getEnv()), "alpha", "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup));
-			expect([backup.ino, backup.nlink, backup.mode & 0o777]).to.deep.equal([old.ino, 1, 0o600]);
+			const backup = statSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup));
+			expect(backup.ino, "a copy: an in-place edit of the skill file can never change it").to.not.equal(old.ino);
+			expect([backup.nlink, backup.mode & 0o777]).to.deep.equal([1, 0o600]);
 			expect(statSync(skillFile()).ino).to.not.equal(old.ino);
 			expect(statSync(skillFile()).mode & 0o777).to.equal(old.mode & 0o777);
 		});
@@ -87,7 +89,7 @@ describe("skill_manage actions", function () {
 			await tool.call({ action: "read", skill: "alpha" });
 			const before = readFileSync(skillFile());
 			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
-			const backupPath = join(BACKUPS(getEnv()), "alpha", "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup);
+			const backupPath = join(skillBackupDir(getEnv().agentDir, "alpha"), "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup);
 			expect(statSync(backupPath).ino).to.not.equal(statSync(other).ino);
 			writeFileSync(other, "edited through the other name\n");
 			expect(readFileSync(backupPath).equals(before)).to.equal(true);
@@ -189,9 +191,9 @@ describe("skill_manage actions", function () {
 			const written = await tool.call({ action: "write", skill: "alpha", file: "references/api.md", content: "new\n" });
 			expect(written.ok, written.text).to.equal(true);
 			expect(statSync(join(dir, "references", "api.md")).mode & 0o777).to.equal(0o755);
-			const backups = readdirSync(join(BACKUPS(getEnv()), "alpha", "references", "api.md"));
+			const backups = readdirSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md"));
 			expect(backups).to.have.length(1);
-			expect(readFileSync(join(BACKUPS(getEnv()), "alpha", "references", "api.md", backups[0]), "utf8")).to.equal("API notes\nline two\n");
+			expect(readFileSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md", backups[0]), "utf8")).to.equal("API notes\nline two\n");
 		});
 
 		it("refuses empty content with empty_content and a bad path with bad_file_path", async function () {
@@ -224,7 +226,7 @@ describe("skill_manage actions", function () {
 			const deleted = await tool.call({ action: "delete", skill: "alpha" });
 			expect(deleted.ok, deleted.text).to.equal(true);
 			expect(existsSync(dir)).to.equal(false);
-			const snapshots = join(BACKUPS(getEnv()), "alpha", "__deleted__");
+			const snapshots = join(skillBackupDir(getEnv().agentDir, "alpha"), "__deleted__");
 			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
 			expect(stamp).to.match(/^\d{8}-\d{6}\.\d{3}$/);
 			expect(readFileSync(join(snapshots, stamp, "SKILL.md"), "utf8")).to.equal(skillText("alpha"));

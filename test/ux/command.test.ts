@@ -4,6 +4,7 @@
 // the human's texts name slash commands. Driven in-process with a scripted UI, and through the real
 // CLI in print and RPC mode.
 import { expect } from "chai";
+import { skillBackupDir } from "../support/backups.ts";
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,7 +32,7 @@ const EDIT_STEPS = [
 ];
 
 function backupIds(env: TempEnv): string[] {
-	return readdirSync(join(env.agentDir, "selfskills", "backups", "deploy-checks", "SKILL.md")).sort();
+	return readdirSync(join(skillBackupDir(env.agentDir, "deploy-checks"), "SKILL.md")).sort();
 }
 
 /** A session with deploy-checks edited twice and a read-only skill in ~/.agents/skills. */
@@ -275,8 +276,9 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 	it("completes the bundled files that have backups, then that file's own backup ids", async function () {
 		const env = getEnv();
 		const store = createBackupStore(realFs, env.agentDir);
-		const skillBackup = store.store("deploy-checks", "SKILL.md", Buffer.from("old skill"));
-		const fileBackup = store.store("deploy-checks", "references/api.md", Buffer.from("old api"));
+		const key = { name: "deploy-checks", dir: join(env.agentDir, "skills", "deploy-checks") };
+		const skillBackup = store.store(key, "SKILL.md", Buffer.from("old skill"));
+		const fileBackup = store.store(key, "references/api.md", Buffer.from("old api"));
 		const deps: CommandDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded: () => undefined }, knownSkills: ["deploy-checks"] };
 		const values = async (prefix: string) => ((await completeArguments(deps, prefix)) ?? []).map((c) => c.value);
 		expect(await values("restore deploy-checks ")).to.deep.equal([`restore deploy-checks ${skillBackup.id}`, "restore deploy-checks references/api.md "]);

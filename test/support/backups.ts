@@ -1,0 +1,12 @@
+// Where the backup store keeps a skill's backups in a test's agent dir: one folder per skill folder,
+// `<name>@<hash of name and place>`, found here by the skill's name so tests need not know the hash.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+
+/** The backup folder of the one skill named `name` that has backups (throws when there is not exactly one). */
+export function skillBackupDir(agentDir: string, name: string): string {
+	const root = join(agentDir, "selfskills", "backups");
+	const found = readdirSync(root).filter((n) => n.startsWith(`${name}@`) && !n.endsWith(".json"));
+	if (found.length !== 1) throw new Error(`expected one backup folder of ${name} in ${root}, found: ${found.join(", ") || "none"}`);
+	return join(root, found[0]);
+}
