@@ -29,6 +29,23 @@ function cutLongLines(diff: string): string {
 		.join("\n");
 }
 
+/** A whole file added or deleted, written out directly: Myers spends over 100 ms on 40,000 lines of it. */
+function wholeFilePatch(oldName: string, newName: string, text: string, added: boolean): string {
+	if (text === "") return `--- ${oldName}\n+++ ${newName}\n`;
+	const lines = text.split("\n");
+	const newlineAtEnd = text.endsWith("\n");
+	if (newlineAtEnd) lines.pop();
+	const sign = added ? "+" : "-";
+	const range = added ? `@@ -0,0 +1,${lines.length} @@` : `@@ -1,${lines.length} +0,0 @@`;
+	return `--- ${oldName}\n+++ ${newName}\n${range}\n${lines.map((line) => sign + line).join("\n")}\n${newlineAtEnd ? "" : "\\ No newline at end of file\n"}`;
+}
+
+function textDiff(oldName: string, newName: string, before: string, after: string): string | undefined {
+	if (before === "" || after === "") return wholeFilePatch(oldName, newName, before || after, before === "");
+	const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
+	return patch?.replace(/^=+\n/, "");
+}
+
 export function diffChange(change: FileChange): string {
 	const name = `${change.skill}/${change.relPath}`;
 	if (!isText(change.before) || !isText(change.after)) return escapeControls(`Binary file ${name} ${change.after === null ? "deleted" : "changed"}\n`);
@@ -36,11 +53,11 @@ export function diffChange(change: FileChange): string {
 	const newName = change.after === null ? "/dev/null" : `b/${name}`;
 	const before = asText(change.before);
 	const after = asText(change.after);
-	const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
+	const patch = textDiff(oldName, newName, before, after);
 	if (patch === undefined) {
 		return escapeControls(`--- ${oldName}\n+++ ${newName}\n(too many changes to show a diff: ${lineCount(before)} line(s) before, ${lineCount(after)} after)\n`);
 	}
-	return escapeControls(cutLongLines(patch.replace(/^=+\n/, "")));
+	return escapeControls(cutLongLines(patch));
 }
 
 /** The diffs of all changes, cut at the read limit; files past it are counted, not diffed. */
