@@ -20,10 +20,11 @@ interface CallArgs {
 type Styler = Pick<Theme, "fg" | "bold">;
 
 export function formatCall(args: CallArgs, theme: Styler): string {
-	const subject = args.name ?? args.skill ?? args.path ?? "";
-	const parts = [theme.fg("toolTitle", theme.bold("skill_manage ")) + theme.fg("accent", args.action ?? "?")];
+	// Arguments and file text are shown with control characters escaped: they must never drive the terminal.
+	const subject = escapeControls(String(args.name ?? args.skill ?? args.path ?? ""));
+	const parts = [theme.fg("toolTitle", theme.bold("skill_manage ")) + theme.fg("accent", escapeControls(String(args.action ?? "?")))];
 	if (subject) parts.push(theme.fg("muted", subject));
-	if (args.file) parts.push(theme.fg("dim", args.file));
+	if (args.file) parts.push(theme.fg("dim", escapeControls(String(args.file))));
 	if (args.operations) parts.push(theme.fg("dim", `${args.operations.length} op(s)`));
 	if (args.dry_run) parts.push(theme.fg("warning", "(dry run)"));
 	return parts.join(" ");
@@ -45,9 +46,9 @@ function colourDiff(diff: string, theme: Styler): string {
 export function formatResult(result: AgentToolResult<unknown>, expanded: boolean, theme: Styler): string {
 	const details = (result.details ?? {}) as Record<string, unknown>;
 	const first = result.content.find((c) => c.type === "text");
-	const text = first && first.type === "text" ? first.text : "";
+	const text = escapeControls(first && first.type === "text" ? first.text : "");
 	if (details.ok === false) return theme.fg("error", expanded ? text : (text.split("\n")[0] ?? ""));
-	const diff = typeof details.diff === "string" ? details.diff : "";
+	const diff = typeof details.diff === "string" ? escapeControls(details.diff) : "";
 	const summary = text.split("\n")[0] ?? "";
 	if (diff) return `${theme.fg("success", summary)}\n${colourDiff(expanded ? diff : clipDiff(diff, 12), theme)}`;
 	if (expanded) return text;

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { ArgumentError, normalizeArguments } from "../../src/arguments.ts";
+import { formatCall, formatResult } from "../../src/render.ts";
 import { createSessionState } from "../../src/session-state.ts";
 import { createSkillManageTool } from "../../src/tool.ts";
 import { realFs } from "../../src/fs-ops.ts";
@@ -275,6 +276,14 @@ describe("hardening: bad input", function () {
 			const list = await tool.call({ action: "list" });
 			expect(textOf(list)).to.contain("\\u001b[31m testing deploy");
 			expect(raw.test(textOf(list)), JSON.stringify(textOf(list))).to.equal(false);
+			// pi's TUI draws the call and its result: neither passes a control character through.
+			const theme = { fg: (_colour: string, text: string) => text, bold: (text: string) => text };
+			const shown = [
+				formatCall({ action: "patch", skill: "deploy\u001b[2J", file: "a\u0007.md" }, theme),
+				...[false, true].map((expanded) => formatResult({ content: [{ type: "text", text: hostile }], details: { ok: true, diff: `+${hostile}\n` } }, expanded, theme)),
+				formatResult({ content: [{ type: "text", text: `not_found: ${hostile}` }], details: { ok: false } }, true, theme),
+			];
+			for (const text of shown) expect(raw.test(text), JSON.stringify(text)).to.equal(false);
 		});
 	});
 
