@@ -74,9 +74,13 @@ describe("hardening: bad input", function () {
 			}
 			expect(code, JSON.stringify(raw)).to.equal("invalid_arguments");
 		}
-		// The tool's own prepareArguments applies the same checks.
+		// The tool's own prepareArguments applies the same checks; the refusal comes back from execute
+		// (a throw there would reach the model through pi with empty details).
 		const defined = createSkillManageTool({ agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded() {} } });
-		expect(() => defined.prepareArguments?.({ action: "patch", skill: "deploy", old_string: 5 })).to.throw(ArgumentError, /^invalid_arguments: /);
+		const prepared = defined.prepareArguments?.({ action: "patch", skill: "deploy", old_string: 5 });
+		const refused = await defined.execute("call-1", prepared as never, undefined, undefined, { cwd: env.projectDir } as never);
+		expect(refused.details).to.include({ ok: false, code: "invalid_arguments" });
+		expect(textOf(refused)).to.match(/^invalid_arguments: /);
 		expect(defined.prepareArguments?.({ action: "read", skill_name: "deploy", file_path: undefined })).to.deep.include({ action: "read", skill: "deploy" });
 	});
 
