@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { getSelfSkillsDir } from "./backup-store.ts";
 import { sha256 } from "./read-ledger.ts";
-import { isProcessAlive, mkdirDurable, removeFileDurable, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
+import { assertNoLinkBelow, isProcessAlive, mkdirDurable, mkdirPrivate, removeFileDurable, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
 
 export interface JournalEntry {
 	readonly absPath: string;
@@ -52,11 +52,11 @@ export function getJournalDir(agentDir: string): string {
 
 export function writeJournal(fs: FsOps, agentDir: string, entries: readonly JournalEntry[]): string {
 	const dir = getJournalDir(agentDir);
-	mkdirDurable(fs, dir);
+	mkdirPrivate(fs, agentDir, dir);
 	const path = join(dir, `${Date.now()}-${process.pid}-${sequence++}.json`);
 	const journal: Journal = { pid: process.pid, startedAt: new Date().toISOString(), entries };
 	active.add(path);
-	writeFileAtomic(fs, path, Buffer.from(JSON.stringify(journal)), { mode: 0o600 });
+	writeFileAtomic(fs, path, Buffer.from(JSON.stringify(journal)), { mode: 0o600, storeBase: agentDir });
 	return path;
 }
 
@@ -119,6 +119,11 @@ function recoverable(journal: Journal, path: string): boolean {
 /** Rolls back every journal left by a dead process (or a rollback that failed here); says what it did. */
 export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 	const dir = getJournalDir(agentDir);
+	try {
+		assertNoLinkBelow(fs, agentDir, dir);
+	} catch {
+		return []; // A journal folder reached through a planted symlink is never read, let alone acted on.
+	}
 	const names = listDir(fs, dir).filter((n) => n.endsWith(".json")).sort();
 	const reports: RecoveryReport[] = [];
 	for (const name of names) {
