@@ -16,6 +16,8 @@ import type { MutationEffects } from "./mutate.ts";
 import { buildInjectedBlock } from "./prompt.ts";
 import { renderCommandOutput } from "./render.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
+import { createSideDoorGuard } from "./side-doors.ts";
+import { recordUse } from "./usage.ts";
 import { createSkillManageTool, TOOL_NAME } from "./tool.ts";
 import { isScannedByPi } from "./discovery.ts";
 import { checkSkillContent } from "./validation.ts";
@@ -67,7 +69,10 @@ export default function selfskills(pi: ExtensionAPI): void {
 				return { content: [{ type: "text", text: "disabled: selfskills is switched off (selfskills.enabled: false) for this project." }], details: { ok: false, code: "disabled" } };
 			}
 			recover(state);
-			return tool.execute(id, params, signal, onUpdate, ctx);
+			const result = await tool.execute(id, params, signal, onUpdate, ctx);
+			const { ok, action, skill } = result.details as { ok?: unknown; action?: unknown; skill?: unknown };
+			if (ok === true && action === "read" && typeof skill === "string") recordUse(realFs, getAgentDir(), skill);
+			return result;
 		},
 	});
 
@@ -104,13 +109,22 @@ export default function selfskills(pi: ExtensionAPI): void {
 	});
 
 	pi.on("before_agent_start", (event, ctx) => {
-		state.runtimeSkillFiles = (event.systemPromptOptions?.skills ?? []).map((s) => s.filePath);
+		const skills = event.systemPromptOptions?.skills ?? [];
+		state.runtimeSkillFiles = skills.map((s) => s.filePath);
+		state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
 		if (!isEnabled(ctx).inject) return undefined;
 		return { systemPrompt: `${event.systemPrompt}\n\n${buildInjectedBlock(state.changed.values())}` };
 	});
 
+	// pi's own edit, write and bash on skill files: blocked, or backed up and checked (side-doors.ts).
+	const sideDoors = createSideDoorGuard({ agentDir: getAgentDir, fs: realFs, state, effects });
+	pi.on("tool_call", (event, ctx) => sideDoors.onToolCall(event, ctx));
+
 	pi.on("tool_result", (event) => {
-		if (event.toolName !== TOOL_NAME) return undefined;
+		if (event.toolName !== TOOL_NAME) {
+			const warning = sideDoors.onToolResult(event);
+			return warning ? { content: [...event.content, { type: "text" as const, text: warning }] } : undefined;
+		}
 		const details = event.details as { ok?: unknown } | undefined;
 		return details?.ok === false ? { isError: true } : undefined;
 	});

@@ -18,12 +18,14 @@ export interface SessionState {
 	/** The last discovery, reused while its fingerprint holds. */
 	readonly discoveryCache: DiscoveryCache;
 	runtimeSkillFiles: string[];
+	/** pi's name for each of those files (the side-door guard keys backups by it, as skill_manage does). */
+	runtimeSkillNames: ReadonlyMap<string, string>;
 	/** Journals found and rolled back when the session started, for /selfskills. */
 	recoveries: string[];
 }
 
 export function createSessionState(): SessionState {
-	return { ledger: createReadLedger(), changed: new Map(), discoveryCache: createDiscoveryCache(), runtimeSkillFiles: [], recoveries: [] };
+	return { ledger: createReadLedger(), changed: new Map(), discoveryCache: createDiscoveryCache(), runtimeSkillFiles: [], runtimeSkillNames: new Map(), recoveries: [] };
 }
 
 export function resetSessionState(state: SessionState): void {
@@ -31,4 +33,5 @@ export function resetSessionState(state: SessionState): void {
 	state.changed.clear();
 	state.discoveryCache.clear();
 	state.runtimeSkillFiles = [];
+	state.runtimeSkillNames = new Map();
 }

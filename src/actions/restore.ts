@@ -61,8 +61,31 @@ function readCall(skill: string, relPath: string): string {
 	return relPath === SKILL_FILE ? `{"action":"read","skill":"${skill}"}` : `{"action":"read","skill":"${skill}","file":"${relPath}"}`;
 }
 
+/**
+ * A skill pi no longer loads (a side-door edit broke its frontmatter) is not discovered, yet its
+ * backups must still come back: its folder `<root>/<name>` in a writable root, when it has backups.
+ */
+function findBrokenSkill(ctx: CallContext, args: RestoreArgs): DiscoveredSkill | undefined {
+	const name = wantedName(ctx, args);
+	if (name === "" || name.includes("/")) return undefined;
+	for (const root of ctx.discovery.roots) {
+		const dir = join(root.path, name);
+		const filePath = join(dir, SKILL_FILE);
+		try {
+			if (!ctx.fs.lstat(filePath).isFile()) continue;
+		} catch {
+			continue;
+		}
+		if (ctx.store.list(skillKey(name, filePath), SKILL_FILE).length === 0) continue;
+		// checkWritable still judges the place: only the policy part of discovery is skipped.
+		return { name, description: "", filePath, dir, origin: { kind: "skills-dir", scope: "user" }, patchable: true, reason: undefined };
+	}
+	return undefined;
+}
+
 export function prepareRestore(ctx: CallContext, args: RestoreArgs): PreparedMutation | Refusal {
-	const skill = findSkill(ctx.discovery.skills, args, ctx.cwd);
+	const found = findSkill(ctx.discovery.skills, args, ctx.cwd);
+	const skill = "code" in found ? (findBrokenSkill(ctx, args) ?? found) : found;
 	if ("code" in skill) return prepareSnapshotRestore(ctx, args, skill);
 	const target = resolveFileTarget(skill, args.file);
 	if ("code" in target) return target;

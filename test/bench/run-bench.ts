@@ -6,7 +6,9 @@ import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readdirSync, r
 import { join } from "node:path";
 import { createEditToolDefinition, loadSkills, type ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { MAX_OPERATIONS } from "../../src/mutate.ts";
+import { realFs } from "../../src/fs-ops.ts";
 import { createSessionState } from "../../src/session-state.ts";
+import { createSideDoorGuard } from "../../src/side-doors.ts";
 import { buildInjectedBlock } from "../../src/prompt.ts";
 import { executeSkillManage, PROMPT_GUIDELINES, PROMPT_SNIPPET, skillManageSchema, TOOL_DESCRIPTION, TOOL_NAME } from "../../src/tool.ts";
 import type { OperationArgs } from "../../src/arguments.ts";
@@ -337,6 +339,44 @@ async function benchStartup(): Promise<void> {
 	}
 }
 
+/**
+ * The side-door watch on every built-in tool call: its cost on a file outside any skill with 1,000
+ * skills installed (the index is built once per prompt, measured apart), per edit and per bash call.
+ */
+async function benchSideDoors(): Promise<void> {
+	heading("side doors: the tool_call handler on pi's edit / bash outside every skill, 1,000 skills");
+	const env = createTempEnv({ prefix: "selfskills-bench-doors-" });
+	try {
+		const root = join(env.agentDir, "skills");
+		buildTree([root], 1000);
+		const state = createSessionState();
+		state.runtimeSkillFiles = readdirSync(root).map((name) => join(root, name, "SKILL.md"));
+		const guard = createSideDoorGuard({ agentDir: () => env.agentDir, fs: realFs, state, effects: { onLanded() {} } });
+		const ctx = { cwd: env.projectDir } as unknown as ExtensionContext;
+		const outside = join(env.projectDir, "src", "app.ts");
+		const editCall = { toolName: "edit", toolCallId: "e", input: { path: outside, edits: [{ oldText: "a", newText: "b" }] } };
+		const bashCall = { toolName: "bash", toolCallId: "b", input: { command: "npm run build > build.log 2>&1 && cp dist/app.js /tmp/app.js" } };
+		const indexMs = await timeOnce(() => guard.onToolCall(editCall, ctx));
+		const n = reps(2000, 200);
+		const timeEach = async (call: typeof editCall | typeof bashCall) => {
+			for (let i = 0; i < 200; i++) guard.onToolCall(call, ctx);
+			const runs: number[] = [];
+			for (let i = 0; i < n; i++) runs.push(await timeOnce(() => guard.onToolCall(call, ctx)));
+			return summarize(runs);
+		};
+		const edit = await timeEach(editCall);
+		const bash = await timeEach(bashCall);
+		console.log(`index of 1,000 skills (once per prompt) ${indexMs.toFixed(1)} ms`);
+		console.log(`edit outside every skill   ${fmtMs(edit)}`);
+		console.log(`bash outside every skill   ${fmtMs(bash)}`);
+		rows.push({ figure: "side-door handler, edit outside skills (1,000 skills)", value: `${edit.median.toFixed(3)} ms`, goal: "≤ 0.2 ms", met: edit.median <= 0.2 });
+		rows.push({ figure: "side-door handler, bash outside skills (1,000 skills)", value: `${bash.median.toFixed(3)} ms`, goal: "≤ 0.2 ms", met: bash.median <= 0.2 });
+		rows.push({ figure: "side-door skill index, built once per prompt", value: `${indexMs.toFixed(1)} ms`, goal: "(info)", met: true });
+	} finally {
+		env.cleanup();
+	}
+}
+
 async function main(): Promise<void> {
 	const started = Date.now();
 	console.log(`pi-selfskills bench — node ${process.version}, BENCH_SCALE=${process.env.BENCH_SCALE ?? "1"}`);
@@ -357,6 +397,7 @@ async function main(): Promise<void> {
 	if (wants("backups")) await benchBackups();
 	if (wants("prompt")) benchPromptCost();
 	if (wants("startup")) await benchStartup();
+	if (wants("sidedoors")) await benchSideDoors();
 	heading(`summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 	printTable(rows);
 }
