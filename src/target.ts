@@ -70,20 +70,21 @@ function matchesPath(skill: DiscoveredSkill, wanted: string, wantedReal: string)
 	return places.some((p) => p === wanted || resolveReal(p) === wantedReal);
 }
 
-/** A `skill` or `path` argument carrying a control character, refused before it is looked up or echoed. */
-function checkSelectorText(selector: SkillSelector): Refusal | undefined {
-	for (const field of ["skill", "path"] as const) {
-		const value = selector[field];
-		const char = value === undefined ? undefined : controlCharIn(value);
-		if (char && value !== undefined) {
-			return refusals.invalidArguments(selector.action ?? "?", `"${field}" ${escapeControls(JSON.stringify(value.slice(0, 120)))} contains the control character ${char}, which no skill name or path holds; pass the name exactly as {"action":"list"} shows it`, { field, char });
-		}
+/**
+ * A `skill` or `path` argument carrying a control character names no skill (names and folders
+ * never hold one): unknown_skill, decided before any lookup and echoed escaped, never raw.
+ */
+function checkSelectorText(selector: SkillSelector, names: readonly string[]): Refusal | undefined {
+	for (const value of [selector.skill, selector.path]) {
+		if (value === undefined || controlCharIn(value) === undefined) continue;
+		const printable = value.replace(/\p{Cc}|[\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu, "");
+		return refusals.unknownSkill(escapeControls(value.slice(0, 200)), nearNames(basename(printable), names));
 	}
 	return undefined;
 }
 
 export function findSkill(skills: readonly DiscoveredSkill[], selector: SkillSelector, cwd: string): DiscoveredSkill | Refusal {
-	const bad = checkSelectorText(selector);
+	const bad = checkSelectorText(selector, skills.map((s) => s.name));
 	if (bad) return bad;
 	const name = (selector.skill ?? "").trim();
 	if (selector.path !== undefined && selector.path.trim() !== "") {

@@ -251,7 +251,7 @@ describe("hardening: bad input", function () {
 
 		it("never trims a path: one ending in a space does not patch the folder without it", async function () {
 			for (const path of [`${join(skillsRoot, "deploy")} `, ` ${join(skillsRoot, "deploy")}`, `${join(skillsRoot, "deploy", "SKILL.md")}\t`]) {
-				await untouched({ action: "patch", path, old_string: "Run the build.", new_string: "Run it." }, path.includes("\t") ? "invalid_arguments" : "unknown_skill");
+				await untouched({ action: "patch", path, old_string: "Run the build.", new_string: "Run it." }, "unknown_skill");
 			}
 		});
 
@@ -261,7 +261,7 @@ describe("hardening: bad input", function () {
 				const r = await untouched({ action: "write", skill: "deploy", file, content: "x\n" }, "bad_file_path");
 				expect(raw.test(textOf(r)), JSON.stringify(textOf(r))).to.equal(false);
 			}
-			const r = await untouched({ action: "read", skill: "deploy\u001b[2J" }, "invalid_arguments");
+			const r = await untouched({ action: "read", skill: "deploy\u001b[2J" }, "unknown_skill");
 			expect(raw.test(textOf(r)), JSON.stringify(textOf(r))).to.equal(false);
 		});
 

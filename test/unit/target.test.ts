@@ -219,12 +219,13 @@ describe("target", function () {
 			expect(normalizeUserPath("skills/alpha ", projectDir)).to.equal(join(projectDir, "skills", "alpha "));
 		});
 
-		it("refuses control characters in a skill name or path with invalid_arguments, echoing none raw", function () {
+		it("refuses control characters in a skill name or path with unknown_skill and near names, echoing none raw", function () {
 			const { agentDir, projectDir } = getEnv();
 			const skill = makeSkill(join(agentDir, "skills"), "alpha");
-			for (const selector of [{ skill: "alpha\u001b[2J" }, { skill: "al\u202Epha" }, { path: `${skill.dir}\u0007` }]) {
-				const refusal = expectRefusal(findSkill([skill], selector, projectDir), "invalid_arguments");
-				expect(/[\u0000-\u001F\u202E]/.test(refusal.message), refusal.message).to.equal(false);
+			for (const selector of [{ skill: "alpha\u001b[2J" }, { skill: "al\u202Epha" }, { path: `${skill.dir}\u0007` }, { skill: "alpha\u0085" }]) {
+				const refusal = expectRefusal(findSkill([skill], selector, projectDir), "unknown_skill");
+				expect(/[\u0000-\u001F\u007F-\u009F\u202E]/.test(refusal.message), refusal.message).to.equal(false);
+				expect(refusal.data.nearNames, JSON.stringify(selector)).to.deep.equal(["alpha"]);
 			}
 		});
 
