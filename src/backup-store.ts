@@ -7,6 +7,7 @@
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/SKILL.md/20261202-094501.123-3f2a9c0b1d.md
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/references/api.md/20261202-094502.004-0be71c22aa.md
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/__deleted__/20261202-095000.000/SKILL.md   (whole tree)
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/.modes.json   (modes other than 0644, see MODES)
 //   <agentDir>/selfskills/backups/deploy-checks/SKILL.md/20251101-080000.000-77aa01be3c.md   (old per-name layout)
 //   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md            (old flat layout)
 //

@@ -215,7 +215,7 @@ function unlinkQuietly(fs: FsOps, path: string): void {
 	try {
 		fs.unlink(path);
 	} catch {
-		// A leftover temp file is swept later; a leftover backup name is checked against its hash when read.
+		// A leftover temp file is swept later.
 	}
 }
 

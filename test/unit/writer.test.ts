@@ -1,10 +1,11 @@
 // writer.ts with faults injected through FsOps, the way write-file-atomic's own tests do it: the
-// target stays untouched, no temp file is left behind, and the first error is the one thrown.
-import { chmodSync, linkSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+// target stays untouched, no temp file is left behind, and the first error is the one thrown; the
+// private store's folders, modes and symlink refusal.
+import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";
-import { existingMode, removeFileDurable, sweepTempFiles, SymlinkTargetError, TEMP_MARK, unshareBackup, writeFileAtomic } from "../../src/writer.ts";
+import { appendPrivate, assertNoLinkBelow, existingMode, mkdirPrivate, removeFileDurable, StoreLinkError, sweepTempFiles, SymlinkTargetError, TEMP_MARK, unshareBackup, writeFileAtomic } from "../../src/writer.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 const fail = (code: string, what = code) => () => {
@@ -175,6 +176,68 @@ describe("writer", function () {
 		writeFileSync(join(dir, alive), "x");
 		expect(sweepTempFiles(realFs, dir)).to.deep.equal([dead]);
 		expect(readdirSync(dir).sort()).to.deep.equal([alive, "SKILL.md"].sort());
+	});
+
+	describe("the private store", function () {
+		const base = () => getEnv().agentDir;
+
+		it("makes missing folders 0700 and sets older looser ones to 0700, below the base only", function () {
+			chmodSync(base(), 0o755);
+			mkdirSync(join(base(), "selfskills"), { mode: 0o755 });
+			chmodSync(join(base(), "selfskills"), 0o755);
+			mkdirPrivate(realFs, base(), join(base(), "selfskills", "backups", "a@1"));
+			for (const dir of ["selfskills", "selfskills/backups", "selfskills/backups/a@1"]) expect((statSync(join(base(), dir)).mode & 0o777).toString(8), dir).to.equal("700");
+			expect(statSync(base()).mode & 0o777, "the base is the user's own").to.equal(0o755);
+		});
+
+		it("refuses a symlink at any step below the base, naming it, and makes nothing behind it", function () {
+			const outside = join(getEnv().root, "outside");
+			mkdirSync(outside);
+			symlinkSync(outside, join(base(), "selfskills"));
+			const error = thrown(() => mkdirPrivate(realFs, base(), join(base(), "selfskills", "backups")));
+			expect(error).to.be.instanceOf(StoreLinkError);
+			expect([error.code, (error as StoreLinkError).path]).to.deep.equal(["ESYMLINK", join(base(), "selfskills")]);
+			expect(error.message).to.contain(`rm ${join(base(), "selfskills")}`);
+			expect(readdirSync(outside)).to.deep.equal([]);
+			expect(() => assertNoLinkBelow(realFs, base(), join(base(), "selfskills", "x"))).to.throw(StoreLinkError);
+		});
+
+		it("appends owner-only, tightens an older 0644 log, and never appends through a symlinked log", function () {
+			const log = join(base(), "selfskills", "audit.jsonl");
+			mkdirSync(join(base(), "selfskills"));
+			writeFileSync(log, "old\n", { mode: 0o644 });
+			chmodSync(log, 0o644);
+			appendPrivate(realFs, base(), log, "new\n");
+			expect([readFileSync(log, "utf8"), statSync(log).mode & 0o777]).to.deep.equal(["old\nnew\n", 0o600]);
+			const outside = join(getEnv().root, "outside.jsonl");
+			writeFileSync(outside, "");
+			const planted = join(base(), "selfskills", "planted.jsonl");
+			symlinkSync(outside, planted);
+			expect(thrown(() => appendPrivate(realFs, base(), planted, "x\n")).code).to.equal("ESYMLINK");
+			expect(readFileSync(outside, "utf8")).to.equal("");
+		});
+
+		it("keeps the first error of an append: a failing write closes the log and throws that error", function () {
+			const log = join(base(), "selfskills", "audit.jsonl");
+			let closed = 0;
+			const close = (fd: number) => {
+				closed++;
+				realFs.close(fd);
+			};
+			const fs = withFaults({ write: fail("ENOSPC"), close });
+			expect(thrown(() => appendPrivate(fs, base(), log, "x\n")).code).to.equal("ENOSPC");
+			expect(closed).to.be.greaterThan(0);
+		});
+
+		it("refuses an atomic write whose folder is a symlink below the store base, before any temp file is made", function () {
+			const outside = join(getEnv().root, "outside");
+			mkdirSync(outside);
+			mkdirSync(join(base(), "selfskills"));
+			symlinkSync(outside, join(base(), "selfskills", "backups"));
+			const error = thrown(() => writeFileAtomic(realFs, join(base(), "selfskills", "backups", "b.md"), Buffer.from("x"), { mode: 0o600, storeBase: base() }));
+			expect(error).to.be.instanceOf(StoreLinkError);
+			expect(readdirSync(outside)).to.deep.equal([]);
+		});
 	});
 
 	describe("backups left linked by an earlier version", function () {
