@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { DiscoveredSkill } from "../../src/discovery.ts";
 import type { Refusal } from "../../src/errors.ts";
-import { checkOldString, checkRead, checkUnchanged, checkUnique, closestLines, replaceExact } from "../../src/gates.ts";
+import { checkOldString, checkRead, checkUnchanged, checkUnique, closestLines, findAll, replaceExact } from "../../src/gates.ts";
 import { createReadLedger } from "../../src/read-ledger.ts";
 import type { FileTarget } from "../../src/target.ts";
 import { useTempEnv } from "../support/temp-env.ts";
@@ -110,6 +110,45 @@ describe("gates", function () {
 		it("replaces only the first occurrence unless replace_all is set", function () {
 			expect(replaceExact("x.x.x", "x", "y", false)).to.equal("y.x.x");
 			expect(replaceExact("x.x.x", "x", "y", true)).to.equal("y.y.y");
+		});
+	});
+
+	describe("the search, linear and bounded", function () {
+		it("agrees with a naive search on overlapping, repeated and self-similar needles", function () {
+			const naive = (text: string, needle: string, overlapping: boolean) => {
+				const hits: number[] = [];
+				for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + (overlapping ? 1 : needle.length))) hits.push(i);
+				return hits;
+			};
+			const texts = ["aaaaaa", "abababab", "abaababaabaab", "aabaabaaab\naab", "xyz", "🙂🙂a🙂"];
+			const needles = ["a", "aa", "aaa", "ab", "aba", "abaab", "aab", "b", "xyzx", "🙂", "🙂a"];
+			for (const text of texts) {
+				for (const needle of needles) {
+					expect(findAll(text, needle), `${text} / ${needle}`).to.deep.equal(naive(text, needle, false));
+					const unique = checkUnique(text, needle, false, "/p");
+					const overlapping = naive(text, needle, true);
+					if (overlapping.length === 0) expect(unique?.code).to.equal("not_found");
+					else if (overlapping.length === 1) expect(unique).to.equal(undefined);
+					else expect(unique?.data.count, `${text} / ${needle}`).to.equal(overlapping.length);
+				}
+			}
+			expect(replaceExact("aaaaa", "aa", "b", true)).to.equal("bba");
+			expect(replaceExact("xab", "ab", "", false)).to.equal("x");
+		});
+
+		it("lists at most 20 distinct line numbers of a not_unique, with the exact count", function () {
+			const refusal = expectCode(checkUnique("x x\n".repeat(50), "x", false, "/p"), "not_unique");
+			expect(refusal.data.count).to.equal(100);
+			expect(refusal.data.lines).to.deep.equal(Array.from({ length: 20 }, (_, i) => i + 1));
+		});
+
+		it("finds the closest line from the first line of a 1 MiB old_string, and escapes control characters", function () {
+			const text = "# Deploy\n\nRun \u001b[31mnpm\u001b[0m run build first.\u0007\nThen run npm test.\n";
+			const oldString = `Run npm run build first.\n${"junk ".repeat(200_000)}`;
+			const closest = closestLines(text, oldString);
+			expect(closest[0]).to.deep.equal({ line: 3, text: "Run \\u001b[31mnpm\\u001b[0m run build first.\\u0007" });
+			const refusal = expectCode(checkUnique(text, `\u001b]0;x\u0007${oldString}`, false, "/p"), "not_found");
+			expect(/[\u0000-\u0008\u000B-\u001F]/.test(refusal.message), refusal.message).to.equal(false);
 		});
 	});
 
