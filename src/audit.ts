@@ -26,6 +26,26 @@ export function getAuditPath(agentDir: string): string {
 	return join(getSelfSkillsDir(agentDir), "audit.jsonl");
 }
 
+/** Landed changes per skill, from the audit log (for /selfskills; a line that does not parse is skipped). */
+export function countChanges(fs: FsOps, agentDir: string): Map<string, number> {
+	const out = new Map<string, number>();
+	let text: string;
+	try {
+		text = fs.readFile(getAuditPath(agentDir)).toString("utf8");
+	} catch {
+		return out;
+	}
+	for (const line of text.split("\n")) {
+		try {
+			const { skill } = JSON.parse(line) as { skill?: unknown };
+			if (typeof skill === "string") out.set(skill, (out.get(skill) ?? 0) + 1);
+		} catch {
+			// A torn last line after a crash: the rest still counts.
+		}
+	}
+	return out;
+}
+
 /** Appends records; an audit failure never undoes a landed change, it is returned instead. */
 export function appendAudit(fs: FsOps, agentDir: string, records: readonly ChangeRecord[]): Error | undefined {
 	if (records.length === 0) return undefined;

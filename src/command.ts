@@ -19,6 +19,7 @@ import {
 	trustNoteForModel,
 	type RestoreView,
 } from "./command-text.ts";
+import { countChanges } from "./audit.ts";
 import { isRefusal, type Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
 import { pendingJournals } from "./journal.ts";
@@ -26,9 +27,12 @@ import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
 import { findSkill, resolveFileTarget } from "./target.ts";
 import { getTrustRefusal, setListedTrust, type TrustContext } from "./trust.ts";
+import { findUnused, readUsage, type SkillUsage } from "./usage.ts";
 
 export const COMMAND_NAME = "selfskills";
-const SUBCOMMANDS = ["status", "history", "restore", "trust", "untrust"];
+const SUBCOMMANDS = ["status", "history", "restore", "unused", "trust", "untrust"];
+/** `/selfskills unused` without a number: skills not used for this many days. */
+const UNUSED_DAYS = 30;
 const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
 
 /** customType of an output shown to the human; the model never sees these (index.ts drops them from its context). */
@@ -108,12 +112,32 @@ function formatRoots(roots: ReadonlyArray<{ kind: string; path: string }>): stri
 	return [...kinds].map(([path, names]) => `  ${path} (${names.join(", ")})`).join("\n") || "  (none)";
 }
 
+/** ` — last used <date> (N uses), M changes` for a skill's status line. */
+function useLine(use: SkillUsage | undefined, changes: number | undefined): string {
+	const used = use ? `last used ${use.last.slice(0, 10)} (${use.count} use${use.count === 1 ? "" : "s"})` : "never used";
+	return ` — ${used}, ${changes ?? 0} change${changes === 1 ? "" : "s"}`;
+}
+
+/** Skills not used for `days` (default 30), to help the person prune; nothing is moved or archived. */
+async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
+	const days = args[0] === undefined ? UNUSED_DAYS : Number(args[0]);
+	if (!Number.isInteger(days) || days < 0) return output(ctx, `"${args[0]}" is not a number of days; try /selfskills unused ${UNUSED_DAYS}`, "warning");
+	const callCtx = await context(deps, ctx);
+	const names = [...new Set(callCtx.discovery.skills.map((s) => s.name))];
+	const stale = findUnused(readUsage(deps.fs, deps.agentDir()), names, days);
+	if (stale.length === 0) return output(ctx, `Every one of the ${names.length} skills was used in the last ${days} days.`);
+	const lines = stale.map((s) => `  ${s.skill}: ${s.last ? `last used ${s.last.slice(0, 10)}` : "never used (since usage is counted)"}`);
+	output(ctx, `${stale.length} of ${names.length} skills not used in the last ${days} days:\n${lines.join("\n")}\nNothing is moved or archived; delete one you no longer want with skill_manage or by hand (a whole-skill delete is snapshotted first).`);
+}
+
 export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<string> {
 	const callCtx = await context(deps, ctx);
 	const { trust, report } = callCtx.policy;
 	const skills = callCtx.discovery.skills;
 	const patchable = skills.filter((s) => s.patchable);
 	const backups = callCtx.store.usage();
+	const usage = readUsage(deps.fs, deps.agentDir());
+	const changes = countChanges(deps.fs, deps.agentDir());
 	const journals = pendingJournals(deps.fs, deps.agentDir());
 	const s = report.settings;
 	const lines = [
@@ -123,7 +147,7 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 		`skills dir (create): ${s.skillsDir}`,
 		`writable roots:\n${formatRoots(callCtx.discovery.roots)}`,
 		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
-		...skills.map((k) => `  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}`),
+		...skills.map((k) => `  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}${useLine(usage.get(k.name), changes.get(k.name))}`),
 		`backups: ${backups.files} file(s), ${backups.bytes} bytes in ${callCtx.store.root}`,
 	];
 	if (report.problems.length > 0) lines.push(`settings problems:\n${report.problems.map((p) => `  ${p}`).join("\n")}`);
@@ -228,6 +252,8 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 				return await history(deps, ctx, rest);
 			case "restore":
 				return await restore(deps, ctx, rest);
+			case "unused":
+				return await unused(deps, ctx, rest);
 			case "trust":
 				return await changeTrust(deps, ctx, true, rest);
 			case "untrust":

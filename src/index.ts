@@ -77,7 +77,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	});
 
 	pi.registerCommand(COMMAND_NAME, {
-		description: "selfskills status; history <skill>; restore <skill> [file] [backup]; trust; untrust",
+		description: "selfskills status; history <skill>; restore <skill> [file] [backup]; unused [days]; trust; untrust",
 		getArgumentCompletions: (prefix) => completeArguments(commandDeps, prefix),
 		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
 	});

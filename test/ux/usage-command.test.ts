@@ -1,0 +1,45 @@
+// /selfskills and usage: the status line of each skill says when it was last used and how many
+// changes it had; `/selfskills unused [days]` lists the skills not used for that long, moving nothing.
+import { writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
+import { createPiSession, type PiSession } from "../support/pi-session.ts";
+import { useTempEnv } from "../support/temp-env.ts";
+import { call, commandOutputs, DEPLOY_SKILL, writeAgentSkill } from "./ux-support.ts";
+
+describe(`/selfskills: last use, changes and unused skills (pi ${getPiLine()})`, function () {
+	const getEnv = useTempEnv();
+	let pi: PiSession | undefined;
+	afterEach(() => pi?.dispose());
+
+	it("shows last use and changes per skill, and lists the skills not used for N days", async function () {
+		const env = getEnv();
+		writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+		writeAgentSkill(env, "old-notes", DEPLOY_SKILL.replace("deploy-checks", "old-notes"));
+		writeAgentSkill(env, "never-read", DEPLOY_SKILL.replace("deploy-checks", "never-read"));
+		// A use long ago, in the log's folded form.
+		mkdirSync(join(env.agentDir, "selfskills"), { recursive: true });
+		writeFileSync(join(env.agentDir, "selfskills", "usage.jsonl"), `${JSON.stringify({ skill: "old-notes", count: 4, first: "2025-01-01T00:00:00.000Z", last: "2025-02-01T00:00:00.000Z" })}\n`);
+		pi = await createPiSession({ env, packageDir: REPO_ROOT });
+		await pi.run("fix", [
+			call({ action: "read", skill: "deploy-checks" }),
+			call({ action: "patch", skill: "deploy-checks", old_string: "Run npm build.", new_string: "Run npm run build." }),
+			{ text: "done" },
+		]);
+		await pi.runCommand("/selfskills");
+		const status = commandOutputs(pi).at(-1) ?? "";
+		expect(status).to.match(/deploy-checks: patchable — last used \d{4}-\d\d-\d\d \(1 use\), 1 change\b/);
+		expect(status).to.contain("old-notes: patchable — last used 2025-02-01 (4 uses), 0 changes");
+		expect(status).to.contain("never-read: patchable — never used, 0 changes");
+		await pi.runCommand("/selfskills unused");
+		const unused = commandOutputs(pi).at(-1) ?? "";
+		expect(unused).to.match(/not used in the last 30 days/);
+		expect(unused).to.contain("never-read: never used");
+		expect(unused).to.contain("old-notes: last used 2025-02-01");
+		expect(unused).not.to.contain("deploy-checks:");
+		expect(unused).to.contain("Nothing is moved or archived");
+		await pi.runCommand("/selfskills unused soon");
+		expect(commandOutputs(pi).at(-1)).to.contain('"soon" is not a number of days');
+	});
+});
