@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { CallContext, PreparedMutation } from "../call-context.ts";
-import { checkSize, checkUnsafe, checkIsText, encodeText } from "../content-guard.ts";
+import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from "../content-guard.ts";
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
@@ -45,7 +45,7 @@ function renderExact(args: CreateArgs, path: string): string | Refusal {
 	}
 	if (check.diagnostics.length > 0 || check.name !== args.name) return refusals.invalidSkill(path, check.diagnostics);
 	if (check.description !== args.description) {
-		const read = [{ type: "error", message: `pi would read the description as ${JSON.stringify(check.description ?? null)}, not as written` }];
+		const read = [{ type: "error", message: `pi would read the description as ${escapeControls(JSON.stringify(check.description ?? null))}, not as written` }];
 		return refusals.invalidSkill(path, read, `---\nname: ${args.name}\ndescription: ${JSON.stringify(args.description.trim())}\n---`);
 	}
 	return text;
