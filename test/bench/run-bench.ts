@@ -14,6 +14,7 @@ import { executeSkillManage, PROMPT_GUIDELINES, PROMPT_SNIPPET, skillManageSchem
 import type { OperationArgs } from "../../src/arguments.ts";
 import { piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
+import { skillBackupDir } from "../support/backups.ts";
 import { createTempEnv } from "../support/temp-env.ts";
 import { createBenchEnv, expectOk, MARK_A, writeSkill } from "./fixtures.ts";
 import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
@@ -247,7 +248,7 @@ async function benchBackups(): Promise<void> {
 		writeSkill(bench.roots[0], "backed-up", 4096);
 		await expectOk(bench, { action: "read", skill: "backed-up" });
 		await expectOk(bench, { action: "patch", skill: "backed-up", old_string: MARK_A, new_string: "Counter: 0." });
-		const store = join(bench.env.agentDir, "selfskills", "backups", "backed-up", "SKILL.md");
+		const store = join(skillBackupDir(bench.env.agentDir, "backed-up"), "SKILL.md");
 		let most = 0;
 		const patchTimes: number[] = [];
 		for (let i = 0; i < n; i++) {
