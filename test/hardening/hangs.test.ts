@@ -106,6 +106,21 @@ describe("hardening: hangs", function () {
 		// Loose bounds for a slow, shared box: the point is a bound, not a benchmark.
 		const BOUND_MS = 1000;
 
+		/** A bundled file on disk, read (with SKILL.md) so that a patch of it passes gates 2 and 3. */
+		async function readBundled(file: string, text: string): Promise<void> {
+			writeFileSync(join(dir, file), text);
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			expectOk(await tool.call({ action: "read", skill: "deploy", file }));
+		}
+
+		/** Patches `file` and checks the refusal's code and the CPU it cost. */
+		async function expectBoundedRefusal(args: Record<string, unknown>, code: string): Promise<Result> {
+			const { ms, result } = await cpuOf(() => tool.call({ action: "patch", skill: "deploy", ...args }));
+			expectRefused(result, code);
+			expect(ms, `took ${ms} ms of CPU`).to.be.below(BOUND_MS);
+			return result;
+		}
+
 		it("answers a 256 KiB and a 1 MiB old_string that is not found with not_found and the closest lines", async function () {
 			this.timeout(30_000);
 			const lines = Array.from({ length: 200 }, (_, i) => `${i}. Run step ${i} of the deploy, then check the page for errors.`);
@@ -123,38 +138,25 @@ describe("hardening: hangs", function () {
 
 		it("answers an old_string that makes V8's indexOf quadratic, against a 1 MiB file", async function () {
 			this.timeout(60_000);
-			writeFileSync(join(dir, "big.md"), `${"a".repeat(MIB - 1)}\n`);
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expectOk(await tool.call({ action: "read", skill: "deploy", file: "big.md" }));
+			await readBundled("big.md", `${"a".repeat(MIB - 1)}\n`);
 			// 250 a's, a b, then 50,000 a's: V8 took 19 s to say it is not there.
-			const oldString = `${"a".repeat(250)}b${"a".repeat(50_000)}`;
-			const { ms, result } = await cpuOf(() => tool.call({ action: "patch", skill: "deploy", file: "big.md", old_string: oldString, new_string: "x" }));
-			expectRefused(result, "not_found");
-			expect(ms, `took ${ms} ms of CPU`).to.be.below(BOUND_MS);
+			await expectBoundedRefusal({ file: "big.md", old_string: `${"a".repeat(250)}b${"a".repeat(50_000)}`, new_string: "x" }, "not_found");
 		});
 
 		it("counts many matches and lists a few of their lines", async function () {
 			this.timeout(30_000);
 			// A line number per match, each counted from the top, took minutes for 300,000 matches.
-			writeFileSync(join(dir, "many.md"), "ab\n".repeat(30_000));
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expectOk(await tool.call({ action: "read", skill: "deploy", file: "many.md" }));
-			const { ms, result } = await cpuOf(() => tool.call({ action: "patch", skill: "deploy", file: "many.md", old_string: "b", new_string: "c" }));
-			expectRefused(result, "not_unique");
+			await readBundled("many.md", "ab\n".repeat(30_000));
+			const result = await expectBoundedRefusal({ file: "many.md", old_string: "b", new_string: "c" }, "not_unique");
 			expect(result.details.count).to.equal(30_000);
 			expect((result.details.lines as number[]).length).to.be.at.most(20);
 			expect(textOf(result).length).to.be.below(2000);
-			expect(ms, `took ${ms} ms of CPU`).to.be.below(BOUND_MS);
 		});
 
 		it("refuses a replace_all that would multiply the file past 1 MiB before building it", async function () {
 			this.timeout(30_000);
-			writeFileSync(join(dir, "many.md"), "ab\n".repeat(300_000));
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expectOk(await tool.call({ action: "read", skill: "deploy", file: "many.md" }));
-			const { ms, result } = await cpuOf(() => tool.call({ action: "patch", skill: "deploy", file: "many.md", old_string: "b", new_string: "c".repeat(100_000), replace_all: true }));
-			expectRefused(result, "too_large");
-			expect(ms, `took ${ms} ms of CPU`).to.be.below(BOUND_MS);
+			await readBundled("many.md", "ab\n".repeat(300_000));
+			await expectBoundedRefusal({ file: "many.md", old_string: "b", new_string: "c".repeat(100_000), replace_all: true }, "too_large");
 		});
 
 		it("answers a 1 MiB skill name with unknown_skill among many skills", async function () {
