@@ -83,11 +83,16 @@ function checkSelectorText(selector: SkillSelector, names: readonly string[]): R
 	return undefined;
 }
 
+/** Linux's PATH_MAX: no longer path names a file. */
+const MAX_USER_PATH = 4096;
+
 export function findSkill(skills: readonly DiscoveredSkill[], selector: SkillSelector, cwd: string): DiscoveredSkill | Refusal {
 	const bad = checkSelectorText(selector, skills.map((s) => s.name));
 	if (bad) return bad;
 	const name = (selector.skill ?? "").trim();
 	if (selector.path !== undefined && selector.path.trim() !== "") {
+		// Longer than any path the system resolves: resolving it segment by segment would take minutes.
+		if (selector.path.length > MAX_USER_PATH) return refusals.unknownSkill(selector.path.slice(0, 200), nearNames(basename(selector.path), skills.map((s) => s.name)));
 		const wanted = normalizeUserPath(selector.path, cwd);
 		const wantedReal = resolveReal(wanted);
 		const hit = skills.find((s) => matchesPath(s, wanted, wantedReal));

@@ -159,14 +159,17 @@ describe("hardening: hangs", function () {
 			await expectBoundedRefusal({ file: "many.md", old_string: "b", new_string: "c".repeat(100_000), replace_all: true }, "too_large");
 		});
 
-		it("answers a 1 MiB skill name with unknown_skill among many skills", async function () {
+		it("answers a 1 MiB skill name or path with unknown_skill among many skills", async function () {
 			this.timeout(30_000);
 			for (let i = 0; i < 30; i++) writeSkill(join(env.agentDir, "skills"), `skill-number-${i}`);
 			expectOk(await tool.call({ action: "list" }));
-			const { ms, result } = await cpuOf(() => tool.call({ action: "read", skill: "s".repeat(MIB) }));
-			expectRefused(result, "unknown_skill");
-			expect(textOf(result).length).to.be.below(2000);
-			expect(ms, `took ${ms} ms of CPU`).to.be.below(BOUND_MS);
+			// A long name costs edit distances against every skill; a long path, one realpath per segment.
+			for (const args of [{ skill: "s".repeat(MIB) }, { path: "a/".repeat(MIB / 2) }, { path: `${"a".repeat(MIB)}/deploy` }]) {
+				const { ms, result } = await cpuOf(() => tool.call({ action: "read", ...args }));
+				expectRefused(result, "unknown_skill");
+				expect(textOf(result).length).to.be.below(2000);
+				expect(ms, `took ${ms} ms of CPU`).to.be.below(BOUND_MS);
+			}
 		});
 	});
 });
