@@ -1,15 +1,15 @@
 // Turning a call's `skill` / `path` / `file` into one concrete target: the discovered skill and
-// the absolute file inside its folder. Every path rule of the contract lives here: no `..`, no
-// absolute paths, backslashes, NUL, hidden segments or case/Unicode aliases of SKILL.md.
+// the absolute regular file inside its folder. Every path rule of the contract lives here: no `..`,
+// no absolute paths, backslashes, NUL or control characters, hidden segments, case/Unicode aliases
+// of SKILL.md, trailing separators or names too long for the temp and backup names beside them.
 
-import { homedir } from "node:os";
 import { basename, join, normalize, resolve } from "node:path";
 import type { DiscoveredSkill } from "./discovery.ts";
 import { controlCharIn, escapeControls } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { describeNonRegular } from "./fs-ops.ts";
-import { isWithin, resolveReal } from "./paths.ts";
+import { expandHome, isWithin, resolveReal } from "./paths.ts";
 
 export const SKILL_FILE = "SKILL.md";
 
@@ -33,10 +33,7 @@ export interface FileTarget {
  * "deploy " is another folder than "deploy", and trimming patched the wrong one.
  */
 export function normalizeUserPath(path: string, cwd: string): string {
-	let p = path.replace(/^@/, "");
-	if (p === "~") p = homedir();
-	else if (p.startsWith("~/")) p = join(homedir(), p.slice(2));
-	return resolve(cwd, p);
+	return resolve(cwd, expandHome(path.replace(/^@/, "")));
 }
 
 function editDistance(a: string, b: string): number {
