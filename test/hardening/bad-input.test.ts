@@ -303,6 +303,10 @@ describe("hardening: bad input", function () {
 				const r = await untouched({ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` }, "invalid_skill");
 				expect(String(r.details.suggestion), written).to.contain(`description: ${JSON.stringify(written)}`);
 			}
+			// The rest of YAML's syntax in a plain value does not parse at all: refused the same way.
+			for (const written of ["> Use when folded.", "| Use when piped.", "*steps Use when aliased.", "Use when: a colon.", "'Use' when quoted.", '"Use" when quoted.']) {
+				await untouched({ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` }, "invalid_skill");
+			}
 			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: line, new_string: 'description: "Use when testing deploy. #ci Lists the steps."' }));
 			expect(await descriptionOf("deploy")).to.equal("Use when testing deploy. #ci Lists the steps.");
 		});
