@@ -91,6 +91,9 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 				["bash", "SKILL.md", false],
 			]);
 			expect(readFileSync(outside, "utf8")).to.equal("changed notes\n");
+			// The change was followed like a landed one (the same path emits selfskills:changed): the next prompt names it.
+			const next = await pi!.run("next", [{ text: "ok" }]);
+			expect(next.calls[0].systemPrompt).to.contain("- deploy-checks (bash)");
 		});
 	});
 
@@ -120,6 +123,22 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 			for (const ok of [read, cat, other]) expect(ok.isError, ok.text).to.equal(false);
 			expect(readFileSync(outside, "utf8")).to.equal("other notes\n");
 			expect(auditLines(env)).to.deep.equal([]);
+		});
+
+		it("resolves paths as pi does: a leading @, ~, and a symlinked folder on the way", async function () {
+			const env = getEnv();
+			const { skillFile } = await start(env, { guardBuiltins: "block" });
+			symlinkSync(join(env.agentDir, "skills"), join(env.home, "sk"));
+			symlinkSync(join(env.agentDir, "skills"), join(env.projectDir, "linked"));
+			const run = await pi!.run("try", [
+				tool("write", { path: "@linked/deploy-checks/references/new.md", content: "x\n" }),
+				edit("~/sk/deploy-checks/SKILL.md", "Run npm build.", "Run make."),
+				tool("bash", { command: "cd ~/sk && echo x > deploy-checks/notes.md" }),
+				{ text: "done" },
+			]);
+			for (const r of run.toolResults) expect(r.isError, r.text).to.equal(true);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+			expect(readdirSync(join(env.agentDir, "skills", "deploy-checks"))).to.deep.equal(["SKILL.md"]);
 		});
 
 		it("blocks even under guardBuiltins off when approval is not auto or the skill is pinned", async function () {
