@@ -128,16 +128,21 @@ function missingDirs(fs: FsOps, dir: string): string[] {
 }
 
 function applyChange(ctx: CommitContext, change: FileChange): void {
-	ctx.guard.assertHeld(change.absPath);
-	const changed = recheckOne(ctx, change);
-	if (changed) throw new ChangedError(changed);
+	// Checked first, and again right before the rename or unlink: a program that writes the file in
+	// place while the new bytes are written and synced is seen and its bytes kept, not replaced.
+	const recheck = () => {
+		ctx.guard.assertHeld(change.absPath);
+		const changed = recheckOne(ctx, change);
+		if (changed) throw new ChangedError(changed);
+	};
+	recheck();
 	if (change.after === null) {
-		removeFileDurable(ctx.fs, change.absPath);
+		removeFileDurable(ctx.fs, change.absPath, recheck);
 		return;
 	}
 	mkdirDurable(ctx.fs, dirname(change.absPath));
 	const options = change.before === null ? { mode: change.mode ?? 0o644 } : {};
-	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: () => ctx.guard.assertHeld(change.absPath) });
+	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: recheck });
 }
 
 /** Puts one written file back and checks its bytes; false when it is not back. */

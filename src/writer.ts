@@ -237,9 +237,10 @@ export function unshareBackup(fs: FsOps, backup: string, file: string, oldBytes:
 	}
 }
 
-/** Removes a file (never a symlink's target) and syncs its folder. */
-export function removeFileDurable(fs: FsOps, path: string): void {
+/** Removes a file (never a symlink's target) and syncs its folder; `beforeUnlink` throwing keeps it. */
+export function removeFileDurable(fs: FsOps, path: string, beforeUnlink?: () => void): void {
 	existingMode(fs, path);
+	beforeUnlink?.();
 	fs.unlink(path);
 	syncDir(fs, dirname(path));
 }

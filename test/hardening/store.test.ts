@@ -13,26 +13,35 @@ import { createHarness, expectOk, expectRefused, fingerprint, skillText, textOf,
 
 const OTHER = "# Written in place by another program\n";
 
-/** realFs that calls `before(n)` ahead of its n-th call (counted over every operation). */
-function steppedFs(before: (n: number) => void): FsOps {
-	let n = 0;
+/** realFs that calls `before()` ahead of every call, and logs each call. */
+function steppedFs(before: () => void, log: Array<{ op: string; args: unknown[] }> = []): FsOps {
 	const wrapped: Record<string, unknown> = {};
 	for (const key of Object.keys(realFs) as Array<keyof FsOps>) {
 		const original = realFs[key] as (...a: unknown[]) => unknown;
 		wrapped[key] = (...args: unknown[]) => {
-			before(n++);
+			log.push({ op: key, args });
+			before();
 			return original(...args);
 		};
 	}
 	return wrapped as unknown as FsOps;
 }
 
-/** What an editor that saves in place does: same inode, new bytes. */
-function writeInPlace(path: string, text: string): void {
+/**
+ * The one call before which another program's in-place write is lost whatever is done: the rename
+ * (or unlink) that replaces the file, right after the last look at it. Before any other call its
+ * bytes must end up in the file or in a backup.
+ */
+function blindCall(log: ReadonlyArray<{ op: string; args: unknown[] }>, target: string): number {
+	return log.findIndex((c) => (c.op === "rename" && c.args[1] === target) || (c.op === "unlink" && c.args[0] === target));
+}
+
+/** What an editor that saves in place does: same inode, new bytes; false when there is no file. */
+function writeInPlace(path: string, text: string): boolean {
 	try {
-		if (!lstatSync(path).isFile()) return;
+		if (!lstatSync(path).isFile()) return false;
 	} catch {
-		return;
+		return false;
 	}
 	const fd = openSync(path, "r+");
 	try {
@@ -41,6 +50,7 @@ function writeInPlace(path: string, text: string): void {
 	} finally {
 		closeSync(fd);
 	}
+	return true;
 }
 
 describe("hardening: the backup store", function () {
@@ -52,14 +62,18 @@ describe("hardening: the backup store", function () {
 		for (const scenario of SCENARIOS.filter((s) => s.old !== null)) {
 			it(`${scenario.name}: every backup still holds the bytes its name promises, and the old version is kept`, async function () {
 				let calls = 0;
+				let blind = -1;
 				{
 					const env = await prepareEnv(scenario);
 					try {
 						let armed = false;
-						const tool = createHarness(env, steppedFs(() => armed && calls++));
+						const log: Array<{ op: string; args: unknown[] }> = [];
+						const tool = createHarness(env, steppedFs(() => armed && calls++, log));
 						for (const read of scenario.reads) expectOk(await tool.call(read));
+						log.length = 0;
 						armed = true;
 						expectOk(await tool.call(scenario.action));
+						blind = blindCall(log, scenario.target(env));
 					} finally {
 						env.cleanup();
 					}
@@ -69,7 +83,11 @@ describe("hardening: the backup store", function () {
 					const env = await prepareEnv(scenario);
 					try {
 						let armed = false;
-						const tool = createHarness(env, steppedFs((n) => armed && n === k && writeInPlace(scenario.target(env), OTHER)));
+						let seen = 0;
+						let wrote = false;
+						const tool = createHarness(env, steppedFs(() => {
+							if (armed && seen++ === k) wrote = writeInPlace(scenario.target(env), OTHER);
+						}));
 						for (const read of scenario.reads) expectOk(await tool.call(read));
 						armed = true;
 						const r = await tool.call(scenario.action);
@@ -77,8 +95,11 @@ describe("hardening: the backup store", function () {
 						checkBackups(env);
 						const held = walkFiles(join(env.agentDir, "selfskills", "backups")).map((f) => readFileSync(f, "utf8"));
 						// The bytes the call replaced are the old ones, or the other program's when it wrote before the call read the file.
-						if (r.details.ok === true) expect(held.includes(scenario.old ?? "") || held.includes(OTHER), `${where}: landed without a backup of what it replaced`).to.equal(true);
-						else expect([scenario.old, OTHER], `${where}: refused but changed the file: ${textOf(r)}`).to.include(readFileSync(scenario.target(env), "utf8"));
+						const now = existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null;
+						if (r.details.ok === true) {
+							expect(held.includes(scenario.old ?? "") || held.includes(OTHER), `${where}: landed without a backup of what it replaced`).to.equal(true);
+							if (wrote && k !== blind) expect(now === OTHER || held.includes(OTHER), `${where}: the other program's bytes were lost`).to.equal(true);
+						} else expect([scenario.old, OTHER], `${where}: refused but changed the file: ${textOf(r)}`).to.include(now);
 						total++;
 					} finally {
 						env.cleanup();
