@@ -89,7 +89,7 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 		expect(readFileSync(join(env.agentDir, "skills", "beta", "SKILL.md"), "utf8"), "the other files are put back").to.contain("Check the page.");
 		await pi.runCommand("/selfskills");
 		const status = commandOutputs(pi).join("\n");
-		expect(status).to.match(new RegExp(`left as found: ${alpha.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(old bytes: \\S+selfskills/backups/alpha/SKILL\\.md/\\S+\\.md\\)`));
+		expect(status).to.match(new RegExp(`left as found: ${alpha.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(old bytes: \\S+selfskills/backups/alpha@[0-9a-f]{12}/SKILL\\.md/\\S+\\.md\\)`));
 		expect(status).to.contain("unfinished batch journal(s)");
 		// Tried once and reported once: the next calls neither retry it nor repeat the report.
 		await pi.run("list", [call({ action: "list" }), call({ action: "list" }), { text: "ok" }]);

@@ -1,8 +1,8 @@
 // bash-writes.ts: which paths a command writes, for the side-door guard. Every writing form the
 // contract names is found; reading commands, descriptors and here-document bodies write nothing.
-import { homedir } from "node:os";
 import { expect } from "chai";
 import { findBashWrites } from "../../src/bash-writes.ts";
+import { getHomeDir } from "../../src/paths.ts";
 
 const CWD = "/w/project";
 
@@ -28,7 +28,6 @@ describe("findBashWrites", function () {
 		["git restore skills/a/SKILL.md", ["/w/project/skills/a/SKILL.md"]],
 		["cat > skills/a/SKILL.md <<'EOF'\n---\nname: a\nrm -rf /\nEOF\necho done", ["/w/project/skills/a/SKILL.md"]],
 		["cd skills/a && rm SKILL.md", ["/w/project/skills/a/SKILL.md"]],
-		["sudo rm ~/x", [`${homedir()}/x`]],
 		["FOO=1 rm 'skills/my skill/SKILL.md'", ["/w/project/skills/my skill/SKILL.md"]],
 		["rm skills/a/refs/*.md", ["/w/project/skills/a/refs"]],
 		["dd if=/dev/zero of=skills/a/x.bin", ["/w/project/skills/a/x.bin"]],
@@ -38,6 +37,10 @@ describe("findBashWrites", function () {
 			expect(findBashWrites(command, CWD)).to.deep.equal(expected);
 		});
 	}
+
+	it("expands ~ against the home folder at the time of the call", function () {
+		expect(findBashWrites("sudo rm ~/x", CWD)).to.deep.equal([`${getHomeDir()}/x`]);
+	});
 
 	const reads = [
 		"cat skills/a/SKILL.md",

@@ -166,7 +166,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			pi = await createPiSession({ env });
 			const command = pi.session.extensionRunner.getCommand("selfskills");
 			const complete = async (prefix: string) => ((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
-			expect(await complete("")).to.deep.equal(["status", "history ", "restore ", "trust", "untrust"]);
+			expect(await complete("")).to.deep.equal(["status", "history ", "restore ", "unused", "trust", "untrust"]);
 			expect(await complete("re")).to.deep.equal(["restore "]);
 			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
 			expect(await complete("restore ")).to.include.members(["restore deploy-checks ", "restore shared-notes ", "restore selfskills "]);
