@@ -7,6 +7,8 @@ import { expect } from "chai";
 import { backupFolderName, skillKey } from "../../src/backup-store.ts";
 import type { FsOps } from "../../src/fs-ops.ts";
 import { realFs } from "../../src/fs-ops.ts";
+import { recoverJournals } from "../../src/journal.ts";
+import { sha256 } from "../../src/read-ledger.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { checkBackups, prepareEnv, SCENARIOS, skillDir, walkFiles } from "./crash-support.ts";
 import { createHarness, expectOk, expectRefused, fingerprint, skillText, textOf, writeSkill } from "./support.ts";
@@ -172,6 +174,25 @@ describe("hardening: the backup store", function () {
 				expectOk(r);
 				expect(textOf(r)).to.contain(join(env.agentDir, "selfskills", "audit.jsonl"));
 				expect(readFileSync(outside, "utf8")).to.equal("");
+			} finally {
+				env.cleanup();
+			}
+		});
+
+		it("never recovers from journals reached through a symlinked journal folder", async function () {
+			const env = await prepareEnv(SCENARIOS[0]);
+			try {
+				const file = join(skillDir(env), "SKILL.md");
+				const now = readFileSync(file);
+				const outside = join(env.root, "outside");
+				mkdirSync(outside);
+				writeFileSync(join(outside, "planted.md"), "planted text\n");
+				const entry = { absPath: file, beforeHash: sha256("planted text\n"), afterHash: sha256(now), backupPath: join(outside, "planted.md"), mode: 0o644 };
+				writeFileSync(join(outside, "1-999999-0.json"), JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [entry] }));
+				mkdirSync(join(env.agentDir, "selfskills"), { recursive: true });
+				symlinkSync(outside, join(env.agentDir, "selfskills", "journal"));
+				expect(recoverJournals(realFs, env.agentDir)).to.deep.equal([]);
+				expect(readFileSync(file).equals(now), "the skill file was rolled 'back' to the planted bytes").to.equal(true);
 			} finally {
 				env.cleanup();
 			}
