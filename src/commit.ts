@@ -141,7 +141,7 @@ function applyChange(ctx: CommitContext, change: FileChange): void {
 		return;
 	}
 	mkdirDurable(ctx.fs, dirname(change.absPath));
-	const options = change.before === null ? { mode: change.mode ?? 0o644 } : {};
+	const options = change.before === null ? { mode: change.mode ?? 0o644 } : change.restoreMode === undefined ? {} : { mode: change.restoreMode };
 	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: recheck });
 }
 

@@ -14,8 +14,10 @@ export interface FileChange {
 	/** Content on disk when planned; null when the file did not exist. */
 	readonly before: Buffer | null;
 	readonly after: Buffer | null;
-	/** Mode for a new file (an overwrite keeps the file's own mode). */
+	/** Mode for a new file (an overwrite keeps the file's own mode, unless restoreMode says otherwise). */
 	readonly mode?: number;
+	/** A restore over an existing file: the mode recorded with the backup goes back too (undoing, not granting). */
+	readonly restoreMode?: number;
 	/** Set for SKILL.md changes: the name pi must load it under after the write. */
 	readonly expectName?: string;
 	/** Bytes the agent has not seen (a restore): the file no longer counts as read once they land. */

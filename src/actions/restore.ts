@@ -117,6 +117,8 @@ function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries
 		before: current,
 		after: bytes,
 		mode: entry.mode ?? 0o644,
+		// A backup with no recorded mode was 0644, except the older layouts, which kept none: the file keeps its own.
+		restoreMode: entry.mode ?? (entry.legacy ? undefined : 0o644),
 		// pi decides whether it loads (checked after the write); the name is all that is needed here.
 		expectName: target.isSkillFile ? loadedNameOf(bytes.toString("utf8"), dirName) : undefined,
 		unseen: true,

@@ -145,6 +145,27 @@ describe("hardening: delete and restore", function () {
 			});
 		}
 
+		it("puts the recorded mode back over an existing file too (a script made private by hand, restored to its 0755 version)", async function () {
+			const script = join(dir, "scripts", "run.sh");
+			mkdirSync(join(dir, "scripts"));
+			writeFileSync(script, "#!/bin/sh\necho one\n");
+			chmodSync(script, 0o755);
+			expectOk(await tool.call({ action: "read", skill: "deploy", file: "scripts/run.sh" }));
+			expectOk(await tool.call({ action: "write", skill: "deploy", file: "scripts/run.sh", content: "#!/bin/sh\necho two\n" }));
+			expect(modeOf(script).toString(8), "an overwrite keeps the mode").to.equal("755");
+			chmodSync(script, 0o600);
+			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "scripts/run.sh" }));
+			expect(readFileSync(script, "utf8")).to.equal("#!/bin/sh\necho one\n");
+			expect(modeOf(script).toString(8)).to.equal("755");
+			// And a 0644 version comes back 0644 over a file someone made executable since.
+			writeFileSync(join(dir, "references", "notes.md"), "notes\n");
+			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+			expectOk(await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" }));
+			chmodSync(join(dir, "references", "notes.md"), 0o755);
+			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
+			expect(modeOf(join(dir, "references", "notes.md")).toString(8)).to.equal("644");
+		});
+
 		it("keeps the recorded mode when the snapshot's own files are made private", async function () {
 			const script = join(dir, "scripts", "run.sh");
 			mkdirSync(join(dir, "scripts"));
