@@ -124,7 +124,7 @@ export function notFound(path: string, oldString: string, closest: readonly Near
 export function notUnique(path: string, count: number, lines: readonly number[]): Refusal {
 	return refusal(
 		"not_unique",
-		`old_string occurs ${count} times in ${path} (lines ${lines.join(", ")}). Add surrounding lines to old_string so it matches once, or pass "replace_all": true to change every occurrence.`,
+		`old_string occurs ${count} times in ${path} (${lines.length < count ? `first ${lines.length} at lines` : "lines"} ${lines.join(", ")}). Add surrounding lines to old_string so it matches once, or pass "replace_all": true to change every occurrence.`,
 		{ path, count, lines },
 	);
 }

@@ -70,7 +70,7 @@ function planCreate(ctx: CallContext, args: CreateArgs, target: FileTarget, view
 	if (view.read(target.absPath) !== null || view.mode(target.skill.dir ?? target.absPath) !== undefined) {
 		return refusals.exists(args.name, target.skill.dir ?? target.absPath);
 	}
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
 	if (writable) return writable;
 	const large = checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body));
 	if (large) return large;

@@ -35,7 +35,7 @@ function skillFileTarget(skill: DiscoveredSkill): FileTarget {
 }
 
 function planFileDelete(ctx: CallContext, target: FileTarget, input: PlanInput): Plan | Refusal {
-	const gated = checkRead(ctx.ledger, skillFileTarget(target.skill)) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	const gated = checkRead(ctx.ledger, skillFileTarget(target.skill)) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
 	if (gated) return gated;
 	const current = input.view.read(target.absPath);
 	if (current === null) return refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`);
@@ -53,11 +53,12 @@ interface TreeEntry {
 	readonly mode: number;
 }
 
-/** Every regular file and folder of a skill tree; symlinks are reported, never followed. */
-function walkTree(fs: FsOps, root: string): { files: TreeEntry[]; dirs: string[]; symlinks: string[] } {
+/** Every regular file and folder of a skill tree; symlinks and other kinds (FIFO, socket, device) are reported, never followed or opened. */
+function walkTree(fs: FsOps, root: string): { files: TreeEntry[]; dirs: string[]; symlinks: string[]; others: string[] } {
 	const files: TreeEntry[] = [];
 	const dirs: string[] = [root];
 	const symlinks: string[] = [];
+	const others: string[] = [];
 	const walk = (dir: string, prefix: string) => {
 		for (const name of fs.readdir(dir).sort()) {
 			const absPath = join(dir, name);
@@ -68,10 +69,11 @@ function walkTree(fs: FsOps, root: string): { files: TreeEntry[]; dirs: string[]
 				dirs.push(absPath);
 				walk(absPath, relPath);
 			} else if (stat.isFile()) files.push({ relPath, absPath, mode: stat.mode & 0o777 });
+			else others.push(relPath);
 		}
 	};
 	walk(root, "");
-	return { files, dirs, symlinks };
+	return { files, dirs, symlinks, others };
 }
 
 /** Files an earlier op of the batch created in the folder: deleted with it, so no folder is left behind. */
@@ -87,13 +89,16 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 	if (!skill.dir) return refusals.invalidArguments("delete", `"${skill.name}" is a single-file skill; it cannot be deleted as a folder`);
 	const dir = skill.dir;
 	const target = skillFileTarget(skill);
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
 	if (writable) return writable;
 	let tree: ReturnType<typeof walkTree>;
 	try {
 		tree = walkTree(ctx.fs, dir);
 	} catch (error) {
 		return refusals.ioError(dir, error);
+	}
+	if (tree.others.length > 0) {
+		return refusals.badFilePath(tree.others[0], `the skill folder holds ${tree.others.length === 1 ? "an entry" : `${tree.others.length} entries`} that ${tree.others.length === 1 ? "is" : "are"} no regular file or folder (${tree.others.join(", ")}: a FIFO, socket or device), which a snapshot cannot keep; remove ${tree.others.length === 1 ? "it" : "them"} by hand, then delete the skill`);
 	}
 	if (tree.symlinks.length > 0) {
 		return refusals.notWritable(dir, `the skill folder holds symbolic links (${tree.symlinks.join(", ")}), which a snapshot cannot keep`, ctx.discovery.roots.map((r) => r.path));

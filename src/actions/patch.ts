@@ -38,7 +38,7 @@ const loadedName = (text: string, dirName: string): string => checkSkillContent(
 
 /** Gates 2-4, shared by every action that changes an existing file it must have read. */
 export function checkReadUnchangedWritable(ctx: CallContext, target: FileTarget, input: PlanInput): Refusal | undefined {
-	const writable = () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	const writable = () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
 	if (input.touched.has(target.absPath)) return writable();
 	return checkRead(ctx.ledger, target) ?? checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath))) ?? writable();
 }

@@ -98,7 +98,7 @@ export function prepareRestore(ctx: CallContext, args: RestoreArgs): PreparedMut
 }
 
 function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries: readonly BackupEntry[]; named: BackupEntry | undefined }, input: PlanInput): Plan | Refusal {
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
 	if (writable) return writable;
 	const current = input.view.read(target.absPath);
 	// A plain restore undoes the last change: the newest backup that differs from the file now (a
@@ -164,7 +164,7 @@ function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotE
 	const dir = snapshot.originDir ?? "";
 	const skill: DiscoveredSkill = { name, description: "", filePath: join(dir, SKILL_FILE), dir, origin: { kind: "skills-dir", scope: "user" }, patchable: true, reason: undefined };
 	const target: FileTarget = { skill, relPath: SKILL_FILE, absPath: skill.filePath, isSkillFile: true };
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target);
+	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
 	if (writable) return writable;
 	if (input.view.mode(dir) !== undefined) return refusals.exists(name, dir);
 	const changes: FileChange[] = files.map((f) => ({

@@ -32,7 +32,7 @@ function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input:
 	const current = input.view.read(target.absPath);
 	const gated =
 		current === null
-			? checkRead(ctx.ledger, { ...target, absPath: target.skill.filePath, isSkillFile: true }) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir }, target)
+			? checkRead(ctx.ledger, { ...target, absPath: target.skill.filePath, isSkillFile: true }) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target)
 			: checkReadUnchangedWritable(ctx, target, input);
 	if (gated) return gated;
 	let before = "";

@@ -4,7 +4,7 @@
 // multiplies the file). Each must end at once with its refusal. A FIFO test keeps a writer waiting,
 // so a regression reads EOF and fails instead of hanging the suite.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -73,6 +73,11 @@ describe("hardening: hangs", function () {
 				expectRefused(r, "bad_file_path");
 				expect(textOf(r), JSON.stringify(args)).to.contain("FIFO");
 			}
+			// A whole-skill delete is refused up front, naming the pipes, before any snapshot is taken.
+			const whole = await tool.call({ action: "delete", skill: "deploy" });
+			expectRefused(whole, "bad_file_path");
+			expect(textOf(whole)).to.contain("p.md, references/q.md").and.contain("FIFO");
+			expect(existsSync(join(dir, "SKILL.md"))).to.equal(true);
 			expect(Date.now() - started, "took so long that something waited on the pipe").to.be.below(10_000);
 		});
 
