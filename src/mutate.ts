@@ -3,6 +3,7 @@
 // commit and then record the landing per op: ledger, one audit line and one `selfskills:changed`
 // event for each file change of each landed op, and each op's fate when the commit failed.
 
+import { dirname } from "node:path";
 import type { CallContext, PreparedMutation } from "./call-context.ts";
 import { appendAudit, type ChangeRecord } from "./audit.ts";
 import { commitPlan, type ChangeFate, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
@@ -10,6 +11,7 @@ import { clipDiff, diffChanges } from "./diff.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { withFileLocks } from "./locks.ts";
+import { recordCreated } from "./origins.ts";
 import { createDiskView, createOverlay, hashOrNull, mergeChanges, type FileChange, type FileView, type Plan } from "./plan.ts";
 import { checkLanded } from "./validation.ts";
 
@@ -149,6 +151,19 @@ function operationRecords(ctx: CallContext, planned: Planned, landed: readonly L
 	);
 }
 
+/** A landed create makes the skill the package's own (for approval per origin); a failure is reported like the audit's. */
+function recordCreates(ctx: CallContext, plans: readonly Plan[]): Error | undefined {
+	try {
+		for (const plan of plans) {
+			const file = plan.action === "create" ? plan.changes.find((c) => c.relPath === "SKILL.md") : undefined;
+			if (file) recordCreated(ctx.fs, ctx.agentDir, plan.skill, dirname(file.absPath));
+		}
+		return undefined;
+	} catch (error) {
+		return error instanceof Error ? error : new Error(String(error));
+	}
+}
+
 export async function runMutations(ctx: CallContext, prepared: readonly PreparedMutation[], options: RunOptions): Promise<MutationResult | Refusal> {
 	if (prepared.length === 0) return refusals.invalidArguments("operations", "the batch is empty");
 	if (ctx.signal?.aborted) return refusals.aborted();
@@ -180,7 +195,7 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 			else ctx.ledger.record(change.absPath, change.newHash);
 		}
 		const landedOps = operationRecords(ctx, planned, outcome.landed, options.batch);
-		const auditError = appendAudit(ctx.fs, ctx.agentDir, landedOps.map((l) => l.record));
+		const auditError = appendAudit(ctx.fs, ctx.agentDir, landedOps.map((l) => l.record)) ?? recordCreates(ctx, planned.plans);
 		for (const { record, change } of landedOps) options.effects.onLanded(record, change);
 		const reports = reportOperations(planned.plans, outcome.landed.map((l) => ({ path: l.absPath, fate: "written", backupPath: l.backupPath })), true);
 		const backups = outcome.landed.filter((c) => c.backupId).map((c) => `${c.relPath} -> ${c.backupId}`);

@@ -15,6 +15,7 @@ import { loadPolicy } from "./call-context.ts";
 import type { LandedChange } from "./commit.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import type { MutationEffects } from "./mutate.ts";
+import { originOfSkill, type SkillOriginKind } from "./origins.ts";
 import { expandHome, isWithin, resolveReal } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
 import type { SessionState } from "./session-state.ts";
@@ -101,11 +102,11 @@ export function findSkillHits(toolName: string, input: Record<string, unknown>, 
 }
 
 /** Why a side door to this skill is closed whatever guardBuiltins says, or undefined. */
-function forcedBlock(settings: SelfSkillsSettings, skill: SkillPlace): string | undefined {
+function forcedBlock(settings: SelfSkillsSettings, skill: SkillPlace, origin: () => SkillOriginKind): string | undefined {
 	if (isPinned(settings.pinned, skill.name)) return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
-	// Which origin a skill has is skill_manage's business; a side door takes the stricter of the two.
-	const modes = new Set([approvalFor(settings.approval, "own"), approvalFor(settings.approval, "others")]);
-	if (modes.has("propose") || modes.has("ask")) return `changes to skills need the person's approval here (selfskills.approval), which only skill_manage asks for`;
+	if (settings.approval === "auto") return undefined;
+	const mode = approvalFor(settings.approval, origin());
+	if (mode !== "auto") return `changes to this skill need the person's approval (selfskills.approval: "${mode}"), which only skill_manage asks for`;
 	return undefined;
 }
 
@@ -222,7 +223,7 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			if (hits.length === 0) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
 			for (const hit of hits) {
-				const forced = forcedBlock(settings, hit.skill);
+				const forced = forcedBlock(settings, hit.skill, () => originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir));
 				if (forced || settings.guardBuiltins === "block") return { block: true, reason: blockReason(event.toolName, hit.skill, forced) };
 			}
 			if (settings.guardBuiltins === "off") return undefined;

@@ -200,13 +200,14 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
  * Appends `text` to a file of the private store below `base`, made 0600 (and set to it, were it
  * older and looser); a symlink at any step, the file itself included, is refused, never followed.
  */
-export function appendPrivate(fs: FsOps, base: string, path: string, text: string): void {
+export function appendPrivate(fs: FsOps, base: string, path: string, text: string, options: { sync?: boolean } = {}): void {
 	mkdirPrivate(fs, base, dirname(path));
 	assertNoLinkBelow(fs, base, path);
 	const fd = fs.open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
 	withFd(fs, fd, () => {
 		fs.fchmod(fd, 0o600);
 		writeAll(fs, fd, Buffer.from(text));
+		if (options.sync) fs.fsync(fd);
 	});
 }
 

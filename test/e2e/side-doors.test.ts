@@ -142,7 +142,7 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 		});
 
 		it("blocks even under guardBuiltins off when approval is not auto or the skill is pinned", async function () {
-			for (const selfskills of [{ guardBuiltins: "off", approval: "ask" }, { guardBuiltins: "off", approval: { own: "propose", others: "auto" } }, { guardBuiltins: "off", pinned: ["deploy-*"] }]) {
+			for (const selfskills of [{ guardBuiltins: "off", approval: "ask" }, { guardBuiltins: "off", approval: { own: "auto", others: "propose" } }, { guardBuiltins: "off", pinned: ["deploy-*"] }]) {
 				const env = createTempEnv();
 				const { skillFile } = await start(env, selfskills);
 				const run = await pi!.run("try", [edit(skillFile, "Run npm build.", "Run make."), { text: "done" }]);
@@ -154,6 +154,27 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 				env.cleanup();
 			}
 		});
+	});
+
+	it("follows the origin of approval { own, others }: a skill the package created is own, a person's skill is others, across sessions", async function () {
+		const env = getEnv();
+		const { skillFile } = await start(env, { approval: { own: "propose", others: "auto" } });
+		const created = await pi!.run("make", [
+			call({ action: "create", name: "release-notes", description: "Use when writing release notes. Gives the format.", body: "# Release notes\n\n1. List the changes.\n" }),
+			{ text: "ok" },
+		]);
+		expect(created.toolResults[0].isError, created.toolResults[0].text).to.equal(false);
+		pi!.dispose();
+		// A new session (pi restarted): the record of what the package created is on disk, not in memory.
+		pi = await createPiSession({ env, packageDir: REPO_ROOT });
+		const own = join(env.agentDir, "skills", "release-notes", "SKILL.md");
+		const run = await pi.run("edit both", [edit(own, "List the changes.", "List every change."), edit(skillFile, "Run npm build.", "Run make."), { text: "done" }]);
+		const [ownEdit, personsEdit] = run.toolResults;
+		expect(ownEdit.isError, ownEdit.text).to.equal(true);
+		expect(ownEdit.text).to.contain('selfskills.approval: "propose"');
+		expect(readFileSync(own, "utf8")).to.contain("List the changes.");
+		expect(personsEdit.isError, personsEdit.text).to.equal(false);
+		expect(readFileSync(skillFile, "utf8")).to.contain("Run make.");
 	});
 
 	it("counts a use each time pi's read loads a SKILL.md or skill_manage reads a skill, and nothing for other files", async function () {

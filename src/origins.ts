@@ -1,0 +1,49 @@
+// Which skills this package created ("own", for `selfskills.approval: { own, others }`): each
+// `create` that lands appends the skill's folder to a private log, synced, so the fact survives
+// restarts, a restore of the deleted skill into the same folder, and a pi upgrade. Every other
+// skill is a person's ("others").
+//
+//   <agentDir>/selfskills/created.jsonl
+//     {"name":"release-notes","dir":"/home/me/.pi/agent/skills/release-notes","time":"2026-12-02T09:45:01.123Z"}
+
+import { join } from "node:path";
+import { getSelfSkillsDir } from "./backup-store.ts";
+import type { FsOps } from "./fs-ops.ts";
+import { resolveReal } from "./paths.ts";
+import { appendPrivate } from "./writer.ts";
+
+export type SkillOriginKind = "own" | "others";
+
+export function getCreatedPath(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "created.jsonl");
+}
+
+/** Records that this package created the skill in `dir` (called once its create landed). */
+export function recordCreated(fs: FsOps, agentDir: string, name: string, dir: string): void {
+	appendPrivate(fs, agentDir, getCreatedPath(agentDir), `${JSON.stringify({ name, dir: resolveReal(dir), time: new Date().toISOString() })}\n`, { sync: true });
+}
+
+/** The real paths of every skill folder this package created. */
+export function readCreatedDirs(fs: FsOps, agentDir: string): Set<string> {
+	const out = new Set<string>();
+	let text: string;
+	try {
+		text = fs.readFile(getCreatedPath(agentDir)).toString("utf8");
+	} catch {
+		return out;
+	}
+	for (const line of text.split("\n")) {
+		try {
+			const { dir } = JSON.parse(line) as { dir?: unknown };
+			if (typeof dir === "string") out.add(dir);
+		} catch {
+			// A torn last line after a crash: that create is counted as a person's skill, the stricter side when own is looser.
+		}
+	}
+	return out;
+}
+
+/** "own" when this package created the skill folder `dir`, else "others". */
+export function originOfSkill(fs: FsOps, agentDir: string, dir: string): SkillOriginKind {
+	return readCreatedDirs(fs, agentDir).has(resolveReal(dir)) ? "own" : "others";
+}
