@@ -1,7 +1,9 @@
 // The gates every mutation passes, in the contract's order. Each gate is a small function that
-// returns a refusal or nothing; none of them writes. Planners call them top to bottom:
+// returns a refusal or nothing; none of them writes. GATE_ORDER lists, per planner, the gates it
+// runs and their order as data; runGates runs them top to bottom and stops at the first refusal:
 //   1 old_string   2 read this session   3 unchanged since read   4 inside a writable root
 //   5 unique match   6 pi's validation   (7 backup and 8 atomic write happen in commit.ts)
+// Between them sit the checks of the Limits (the file exists and is text, size, hidden Unicode).
 
 import { lstatSync } from "node:fs";
 import { dirname } from "node:path";
@@ -13,8 +15,54 @@ import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
 import type { ReadLedger } from "./read-ledger.ts";
 import { getForbiddenReason, getPiPlaces, isWithin, resolveReal } from "./paths.ts";
 import { findWritableRoot, type WritableRoot } from "./roots.ts";
-import type { FileTarget } from "./target.ts";
+import type { PlanInput } from "./call-context.ts";
+import { hashOrNull } from "./plan.ts";
+import type { FileTarget, NewSkillTarget } from "./target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "./validation.ts";
+
+/** Every gate a planner can name. */
+export type GateName = "old_string" | "read" | "unchanged" | "writable" | "exists" | "text" | "unique" | "size" | "unsafe" | "valid";
+
+/**
+ * The order of the gates, per planner: the contract's order, readable in one place. A planner
+ * supplies the gates it names (GateSet) and computes the new bytes; it never orders them itself.
+ * Human approval, when it lands, is one more entry after "valid" (before the backup in commit.ts).
+ */
+export const GATE_ORDER = {
+	patch: ["old_string", "read", "unchanged", "writable", "exists", "text", "unique", "size", "unsafe", "valid"],
+	write: ["read", "unchanged", "writable", "text", "unsafe"],
+	deleteFile: ["read", "exists", "unchanged", "writable"],
+	deleteSkill: ["read", "unchanged", "writable"],
+	create: ["exists", "writable", "size", "valid"],
+	// restore needs no read (the current bytes are backed up first) and checks no content: a byte copy.
+	restoreFile: ["writable", "exists"],
+	restoreSkill: ["writable", "exists"],
+} as const satisfies Record<string, readonly GateName[]>;
+
+export type GateSet = Partial<Record<GateName, () => Refusal | undefined>>;
+
+/** Runs the gates `order` names, in that order; the first refusal wins (pi's own gate loop). */
+export function runGates(order: readonly GateName[], gates: GateSet): Refusal | undefined {
+	for (const name of order) {
+		const gate = gates[name];
+		if (gate === undefined) throw new Error(`gate "${name}" is named but not supplied`);
+		const refusal = gate();
+		if (refusal) return refusal;
+	}
+	return undefined;
+}
+
+/**
+ * Gates 2 and 3 for an existing file the call must have read: none for a file an earlier op of
+ * the same batch wrote (the batch composes without a re-read).
+ */
+export function readGates(ctx: { ledger: ReadLedger }, target: FileTarget, input: PlanInput): Pick<GateSet, "read" | "unchanged"> {
+	const touched = input.touched.has(target.absPath);
+	return {
+		read: () => (touched ? undefined : checkRead(ctx.ledger, target)),
+		unchanged: () => (touched ? undefined : checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)))),
+	};
+}
 
 /** Gate 1: a non-empty old_string that differs from new_string. */
 export function checkOldString(oldString: string, newString: string): Refusal | undefined {
@@ -72,18 +120,20 @@ function nearestExisting(fs: FsOps, path: string): string {
  * this user may write both its folder and the backup store, so a write the filesystem would
  * refuse is refused here, before any backup is stored for it, naming the folder.
  */
-export function checkWritable(input: WritableInput, target: FileTarget): Refusal | undefined {
+export function checkWritable(input: WritableInput, target: FileTarget | NewSkillTarget): Refusal | undefined {
 	const rootPaths = input.roots.map((r) => r.path);
-	const { skill } = target;
-	if (skill.writeDenied) return refusals.folderNotWritable(target.absPath, skill.writeDenied.folder, skill.writeDenied.errno, rootPaths);
-	if (!skill.patchable) return refusals.notWritable(target.absPath, skill.reason ?? "read-only", rootPaths);
+	// A skill that does not exist yet has no discovered verdict: the place alone decides.
+	const skill = "skill" in target ? target.skill : undefined;
+	const skillDir = "skill" in target ? target.skill.dir : target.dir;
+	if (skill?.writeDenied) return refusals.folderNotWritable(target.absPath, skill.writeDenied.folder, skill.writeDenied.errno, rootPaths);
+	if (skill && !skill.patchable) return refusals.notWritable(target.absPath, skill.reason ?? "read-only", rootPaths);
 	const forbidden = getForbiddenReason(getPiPlaces(input.agentDir), resolveReal(target.absPath));
 	if (forbidden) return refusals.notWritable(target.absPath, forbidden, rootPaths);
 	if (!findWritableRoot(input.roots, target.absPath)) {
 		return refusals.notWritable(target.absPath, "outside every writable root (after resolving symlinks)", rootPaths);
 	}
 	if (isSymlink(target.absPath)) return refusals.notWritable(target.absPath, "the file is a symbolic link", rootPaths);
-	if (skill.dir && !isWithin(resolveReal(skill.dir), resolveReal(dirname(target.absPath)))) {
+	if (skillDir && !isWithin(resolveReal(skillDir), resolveReal(dirname(target.absPath)))) {
 		return refusals.notWritable(target.absPath, "a folder on the way is a symbolic link leading out of the skill", rootPaths);
 	}
 	const fs = input.fs ?? realFs;

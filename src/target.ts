@@ -20,6 +20,18 @@ export interface SkillSelector {
 	readonly action?: string;
 }
 
+/** A skill folder that does not exist yet (create, a deleted skill brought back): where it will be. */
+export interface NewSkillTarget {
+	readonly name: string;
+	readonly dir: string;
+	/** Its SKILL.md. */
+	readonly absPath: string;
+}
+
+export function newSkillTarget(name: string, dir: string): NewSkillTarget {
+	return { name, dir, absPath: join(dir, SKILL_FILE) };
+}
+
 export interface FileTarget {
 	readonly skill: DiscoveredSkill;
 	/** Path relative to the skill folder, `/`-separated; `SKILL.md` for the skill file. */

@@ -219,3 +219,17 @@ export function checkLanded(filePath: string, cwd: string, agentDir: string): La
 	return { loaded: skills.length === 1, name: skills[0]?.name, diagnostics: mine };
 }
 
+function frontmatterField(text: string, key: string): string | undefined {
+	try {
+		const { frontmatter } = parseFrontmatter<Record<string, unknown>>(text.replace(/^\uFEFF/, ""));
+		return typeof frontmatter[key] === "string" ? frontmatter[key] : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The description a skill file's frontmatter holds, as pi's parser reads it. */
+export const descriptionOf = (text: string): string | undefined => frontmatterField(text, "description");
+
+/** The name pi loads a skill file under: its frontmatter name, else its folder's name. */
+export const loadedNameOf = (text: string, dirName: string): string => frontmatterField(text, "name") || dirName;

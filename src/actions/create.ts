@@ -6,12 +6,11 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import type { CallContext, PreparedMutation } from "../call-context.ts";
 import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from "../content-guard.ts";
-import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkWritable } from "../gates.ts";
+import { checkWritable, GATE_ORDER, runGates } from "../gates.ts";
 import type { FileView, Plan } from "../plan.ts";
-import { SKILL_FILE, type FileTarget } from "../target.ts";
+import { newSkillTarget, SKILL_FILE, type NewSkillTarget } from "../target.ts";
 import { checkSkillContent, nameProblems } from "../validation.ts";
 
 export interface CreateArgs {
@@ -60,22 +59,24 @@ export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutat
 	if (unsafe) return unsafe;
 	const existing = ctx.discovery.skills.find((s) => s.name === args.name);
 	if (existing) return refusals.exists(args.name, existing.filePath);
-	const dir = join(ctx.settings.skillsDir, args.name);
-	const skill: DiscoveredSkill = { name: args.name, description: args.description, filePath: join(dir, SKILL_FILE), dir, origin: { kind: "skills-dir", scope: "user" }, patchable: true, reason: undefined };
-	const target: FileTarget = { skill, relPath: SKILL_FILE, absPath: skill.filePath, isSkillFile: true };
+	const target = newSkillTarget(args.name, join(ctx.settings.skillsDir, args.name));
 	return { action: "create", skill: args.name, file: SKILL_FILE, paths: [target.absPath], plan: (input) => planCreate(ctx, args, target, input.view) };
 }
 
-function planCreate(ctx: CallContext, args: CreateArgs, target: FileTarget, view: FileView): Plan | Refusal {
-	if (view.read(target.absPath) !== null || view.mode(target.skill.dir ?? target.absPath) !== undefined) {
-		return refusals.exists(args.name, target.skill.dir ?? target.absPath);
-	}
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
-	if (writable) return writable;
-	const large = checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body));
-	if (large) return large;
-	const text = renderExact(args, target.absPath);
-	if (typeof text !== "string") return text;
+function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, view: FileView): Plan | Refusal {
+	let text = "";
+	const refused = runGates(GATE_ORDER.create, {
+		exists: () => (view.read(target.absPath) !== null || view.mode(target.dir) !== undefined ? refusals.exists(args.name, target.dir) : undefined),
+		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		size: () => checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body)),
+		valid: () => {
+			const rendered = renderExact(args, target.absPath);
+			if (typeof rendered !== "string") return rendered;
+			text = rendered;
+			return undefined;
+		},
+	});
+	if (refused) return refused;
 	return {
 		action: "create",
 		skill: args.name,

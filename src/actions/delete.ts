@@ -7,7 +7,7 @@ import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import type { FsOps } from "../fs-ops.ts";
-import { checkRead, checkUnchanged, checkWritable } from "../gates.ts";
+import { checkRead, checkUnchanged, checkWritable, GATE_ORDER, readGates, runGates } from "../gates.ts";
 import { isWithin } from "../paths.ts";
 import { hashOrNull, type FileChange, type Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
@@ -35,15 +35,15 @@ function skillFileTarget(skill: DiscoveredSkill): FileTarget {
 }
 
 function planFileDelete(ctx: CallContext, target: FileTarget, input: PlanInput): Plan | Refusal {
-	const gated = checkRead(ctx.ledger, skillFileTarget(target.skill)) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
-	if (gated) return gated;
 	const current = input.view.read(target.absPath);
-	if (current === null) return refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`);
-	const readHash = ctx.ledger.get(target.absPath);
-	if (readHash !== undefined && !input.touched.has(target.absPath)) {
-		const stale = checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)));
-		if (stale) return stale;
-	}
+	const refused = runGates(GATE_ORDER.deleteFile, {
+		// Deleting a bundled file needs its skill read; the file itself, only if it was read, unchanged since.
+		read: () => checkRead(ctx.ledger, skillFileTarget(target.skill)),
+		exists: () => (current === null ? refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`) : undefined),
+		unchanged: readGates(ctx, target, input).unchanged,
+		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+	});
+	if (refused) return refused;
 	return { action: "delete", skill: target.skill.name, changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: null }] };
 }
 
@@ -89,8 +89,6 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 	if (!skill.dir) return refusals.invalidArguments("delete", `"${skill.name}" is a single-file skill; it cannot be deleted as a folder`);
 	const dir = skill.dir;
 	const target = skillFileTarget(skill);
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
-	if (writable) return writable;
 	let tree: ReturnType<typeof walkTree>;
 	try {
 		tree = walkTree(ctx.fs, dir);
@@ -110,8 +108,12 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 		file: "",
 		paths: tree.files.map((f) => f.absPath),
 		plan: (input) => {
-			const gated = checkRead(ctx.ledger, target) ?? checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)));
-			if (gated) return gated;
+			const refused = runGates(GATE_ORDER.deleteSkill, {
+				read: () => checkRead(ctx.ledger, target),
+				unchanged: () => checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath))),
+				writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+			});
+			if (refused) return refused;
 			// A file an earlier op of the batch deleted is gone already (backed up by that op), not vanished.
 			const present = tree.files.filter((f) => input.view.deletedBy(f.absPath) === undefined);
 			const files = [...present, ...writtenEarlier(input, dir, tree.files)].map((f) => ({ ...f, bytes: input.view.read(f.absPath) }));

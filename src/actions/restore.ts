@@ -9,11 +9,11 @@ import type { CallContext, PlanInput, PreparedMutation } from "../call-context.t
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkWritable } from "../gates.ts";
+import { checkWritable, GATE_ORDER, runGates } from "../gates.ts";
 import type { FileChange, Plan } from "../plan.ts";
 import { sha256 } from "../read-ledger.ts";
-import { findSkill, normalizeUserPath, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
-import { loadedNameOf } from "./patch.ts";
+import { loadedNameOf } from "../validation.ts";
+import { findSkill, newSkillTarget, normalizeUserPath, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
 
 export interface RestoreArgs extends SkillSelector {
 	readonly file?: string;
@@ -98,17 +98,22 @@ export function prepareRestore(ctx: CallContext, args: RestoreArgs): PreparedMut
 }
 
 function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries: readonly BackupEntry[]; named: BackupEntry | undefined }, input: PlanInput): Plan | Refusal {
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
-	if (writable) return writable;
 	const current = input.view.read(target.absPath);
 	// A plain restore undoes the last change: the newest backup that differs from the file now (a
 	// commit that failed may have left a backup of the very bytes still on disk as the newest).
 	const entry = choice.named ?? newestDiffering(choice.entries, current) ?? choice.entries[0];
-	const bytes = ctx.store.read(entry);
-	if ("code" in bytes) return bytes;
-	if (current !== null && current.equals(bytes)) {
-		return refusals.restoreNoChange(target.skill.name, target.relPath, entry.id, newestDiffering(choice.entries, current)?.id);
-	}
+	let bytes: Buffer = Buffer.alloc(0);
+	const refused = runGates(GATE_ORDER.restoreFile, {
+		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		// The backup must still hold what its name promises, and differ from the file now.
+		exists: () => {
+			const read = ctx.store.read(entry);
+			if ("code" in read) return read;
+			bytes = read;
+			return current !== null && current.equals(bytes) ? refusals.restoreNoChange(target.skill.name, target.relPath, entry.id, newestDiffering(choice.entries, current)?.id) : undefined;
+		},
+	});
+	if (refused) return refused;
 	const dirName = basename(target.skill.dir ?? target.absPath);
 	const change: FileChange = {
 		skill: target.skill.name,
@@ -162,11 +167,12 @@ function prepareSnapshotRestore(ctx: CallContext, args: RestoreArgs, unknown: Re
 
 function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotEntry, files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>, input: PlanInput): Plan | Refusal {
 	const dir = snapshot.originDir ?? "";
-	const skill: DiscoveredSkill = { name, description: "", filePath: join(dir, SKILL_FILE), dir, origin: { kind: "skills-dir", scope: "user" }, patchable: true, reason: undefined };
-	const target: FileTarget = { skill, relPath: SKILL_FILE, absPath: skill.filePath, isSkillFile: true };
-	const writable = checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target);
-	if (writable) return writable;
-	if (input.view.mode(dir) !== undefined) return refusals.exists(name, dir);
+	const target = newSkillTarget(name, dir);
+	const refused = runGates(GATE_ORDER.restoreSkill, {
+		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		exists: () => (input.view.mode(dir) !== undefined ? refusals.exists(name, dir) : undefined),
+	});
+	if (refused) return refused;
 	const changes: FileChange[] = files.map((f) => ({
 		skill: name,
 		relPath: f.relPath,

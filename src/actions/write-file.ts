@@ -6,10 +6,9 @@ import type { CallContext, PlanInput, PreparedMutation } from "../call-context.t
 import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkRead, checkWritable } from "../gates.ts";
+import { checkRead, checkWritable, GATE_ORDER, readGates, runGates } from "../gates.ts";
 import type { Plan } from "../plan.ts";
-import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../target.ts";
-import { checkReadUnchangedWritable } from "./patch.ts";
+import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
 
 export interface WriteArgs extends SkillSelector {
 	readonly file: string;
@@ -30,20 +29,25 @@ export function prepareWrite(ctx: CallContext, args: WriteArgs): PreparedMutatio
 
 function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input: PlanInput): Plan | Refusal {
 	const current = input.view.read(target.absPath);
-	const gated =
+	// A new file needs its skill's SKILL.md read; an overwrite needs the file itself read and unchanged.
+	const gates =
 		current === null
-			? checkRead(ctx.ledger, { ...target, absPath: target.skill.filePath, isSkillFile: true }) ?? checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target)
-			: checkReadUnchangedWritable(ctx, target, input);
-	if (gated) return gated;
+			? { read: () => checkRead(ctx.ledger, { ...target, absPath: target.skill.filePath, relPath: SKILL_FILE, isSkillFile: true }), unchanged: () => undefined }
+			: readGates(ctx, target, input);
 	let before = "";
-	if (current !== null) {
-		const text = decodeText(current, target.absPath);
-		if (typeof text !== "string") return text;
-		if (text === args.content) return refusals.noChange("content");
-		before = text;
-	}
-	const unsafe = checkUnsafe("content", args.content, before);
-	if (unsafe) return unsafe;
+	const refused = runGates(GATE_ORDER.write, {
+		...gates,
+		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		text: () => {
+			if (current === null) return undefined;
+			const text = decodeText(current, target.absPath);
+			if (typeof text !== "string") return text;
+			before = text;
+			return text === args.content ? refusals.noChange("content") : undefined;
+		},
+		unsafe: () => checkUnsafe("content", args.content, before),
+	});
+	if (refused) return refused;
 	return {
 		action: "write",
 		skill: target.skill.name,
