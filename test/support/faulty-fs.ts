@@ -1,0 +1,57 @@
+// The one fault-injecting FsOps of the suite: a rule runs before each call and may fail it, plant
+// something on disk first, or kill the process; every call is logged. Imports only src/ and node
+// built-ins, so the crash children can load it as plain transpiled JS (test/crash/transpile.ts).
+import { type FsOps, realFs } from "../../src/fs-ops.ts";
+
+export type FsOp = keyof FsOps;
+
+/** One filesystem call as a rule sees it. */
+export interface FsCall {
+	readonly op: FsOp;
+	readonly args: readonly unknown[];
+	/** Calls of this op made before this one (the first rename is index 0). */
+	readonly index: number;
+	/** Calls of any op made before this one. */
+	readonly seq: number;
+}
+
+/** Returns (or throws) the Error the call must throw; returning nothing lets the call run. */
+export type Fault = (call: FsCall) => Error | undefined | void;
+
+/** One rule for every call, or one rule per op (ops without a rule just run). */
+export type FaultPlan = Fault | Partial<Record<FsOp, Fault>>;
+
+export interface FaultyFs extends FsOps {
+	/** Every call, in order, whether it failed or not; tests may empty it between phases. */
+	readonly log: FsCall[];
+}
+
+/**
+ * `base` with `plan` run before every call. `base` (default realFs) is where a test replaces an
+ * op's implementation outright (a short write, a garbled write) rather than failing it.
+ */
+export function faultyFs(plan: FaultPlan = {}, base: FsOps = realFs): FaultyFs {
+	const log: FsCall[] = [];
+	const counts = new Map<FsOp, number>();
+	let seq = 0;
+	const wrapped: Record<string, unknown> = { log };
+	for (const op of Object.keys(realFs) as FsOp[]) {
+		const original = base[op] as (...args: unknown[]) => unknown;
+		const rule = typeof plan === "function" ? plan : plan[op];
+		wrapped[op] = (...args: unknown[]) => {
+			const index = counts.get(op) ?? 0;
+			counts.set(op, index + 1);
+			const call: FsCall = { op, args, index, seq: seq++ };
+			log.push(call);
+			const fault = rule?.(call);
+			if (fault) throw fault;
+			return original(...args);
+		};
+	}
+	return wrapped as unknown as FaultyFs;
+}
+
+/** An Error shaped like Node's (`code`, message starting with the code), for a rule to return. */
+export function errno(code: string, message = code): NodeJS.ErrnoException {
+	return Object.assign(new Error(`${code}: ${message}`), { code });
+}
