@@ -271,6 +271,41 @@ function notWritten(plan: CommitPlan, error: unknown): CommitOutcome {
 	return { ok: false, refusal: failureRefusal(error, undefined), fates: plan.changes.map((c) => ({ path: c.absPath, fate: "not_written", backupPath: null })) };
 }
 
+/** Where a failed commit stopped: what was backed up, its journal, how many writes began, and why. */
+interface Failure {
+	readonly prepared: Prepared;
+	readonly journal: string | undefined;
+	/** Index of the write that failed (or plan.changes.length when a check after the writes failed). */
+	readonly done: number;
+	readonly error: unknown;
+}
+
+/**
+ * Puts every write that began back from its backup, newest first, and reports each file's fate.
+ * The write that failed may have got as far as its rename (a folder sync failed after it), or made
+ * folders: it is checked and undone like the others, unless it found its file changed. The journal
+ * goes once every file is back; one that could not be put back keeps it for the next recovery.
+ */
+function rollBack(ctx: CommitContext, plan: CommitPlan, failure: Failure): CommitOutcome {
+	const { prepared, journal, done, error } = failure;
+	const backupOf = (i: number) => prepared.landed[i].backupPath;
+	const fates: FateReport[] = plan.changes.map((c, i) => ({ path: c.absPath, fate: "not_written", backupPath: backupOf(i) }));
+	const reached = done < plan.changes.length && !(error instanceof ChangedError) ? done + 1 : done;
+	for (let i = reached - 1; i >= 0; i--) {
+		const change = plan.changes[i];
+		const entry = prepared.entries[i];
+		if (i === done && diskHash(ctx.fs, change.absPath) === entry.beforeHash) {
+			removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
+			continue;
+		}
+		fates[i] = { path: change.absPath, fate: undoChange(ctx, change, entry) ? "rolled_back" : "rollback_failed", backupPath: backupOf(i) };
+	}
+	if (journal && fates.every((f) => f.fate !== "rollback_failed")) forgetJournal(ctx, journal);
+	else if (journal) releaseJournal(journal);
+	const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
+	return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
+}
+
 export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome {
 	for (const change of plan.changes) {
 		const changed = recheckOne(ctx, change);
@@ -291,8 +326,6 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	} catch (error) {
 		return notWritten(plan, error);
 	}
-	const backupOf = (i: number) => prepared.landed[i].backupPath;
-
 	let done = 0;
 	try {
 		for (; done < plan.changes.length; done++) applyChange(ctx, plan.changes[done]);
@@ -302,23 +335,7 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 		// The commit point: from here on a crash leaves all-new; before it, recovery rolls back.
 		if (journal) removeJournal(ctx.fs, journal);
 	} catch (error) {
-		const fates: FateReport[] = plan.changes.map((c, i) => ({ path: c.absPath, fate: "not_written", backupPath: backupOf(i) }));
-		// The write that failed may have got as far as its rename (a folder sync failed after it), or
-		// made folders: it is checked and undone like the others, unless it found its file changed.
-		const reached = done < plan.changes.length && !(error instanceof ChangedError) ? done + 1 : done;
-		for (let i = reached - 1; i >= 0; i--) {
-			const change = plan.changes[i];
-			const entry = prepared.entries[i];
-			if (i === done && diskHash(ctx.fs, change.absPath) === entry.beforeHash) {
-				removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
-				continue;
-			}
-			fates[i] = { path: change.absPath, fate: undoChange(ctx, change, entry) ? "rolled_back" : "rollback_failed", backupPath: backupOf(i) };
-		}
-		if (journal && fates.every((f) => f.fate !== "rollback_failed")) forgetJournal(ctx, journal);
-		else if (journal) releaseJournal(journal);
-		const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
-		return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
+		return rollBack(ctx, plan, { prepared, journal, done, error });
 	}
 	for (const change of prepared.pruned) ctx.store.prune(skillKey(change.skill, change.absPath, change.relPath), change.relPath, ctx.backupCap);
 	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };

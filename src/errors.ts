@@ -35,6 +35,8 @@ export type RefusalCode =
 export interface Refusal {
 	readonly code: RefusalCode;
 	/** One or two sentences for the model: what is wrong, the offending value, the next call. */
+	readonly reason: string;
+	/** `<code>: <reason>`: the tool result's text. */
 	readonly message: string;
 	readonly data: Record<string, unknown>;
 }
@@ -43,8 +45,18 @@ export function isRefusal(value: unknown): value is Refusal {
 	return typeof value === "object" && value !== null && "code" in value && "message" in value && "data" in value;
 }
 
-function refusal(code: RefusalCode, message: string, data: Record<string, unknown> = {}): Refusal {
-	return { code, message: `${code}: ${message}`, data };
+function refusal(code: RefusalCode, reason: string, data: Record<string, unknown> = {}): Refusal {
+	return { code, reason, message: `${code}: ${reason}`, data };
+}
+
+/** The same refusal with a sentence added after its reason (none when `note` is empty), and more data. */
+export function withNote(inner: Refusal, note: string, data: Record<string, unknown> = {}): Refusal {
+	return refusal(inner.code, note === "" ? inner.reason : `${inner.reason}\n${note}`, { ...inner.data, ...data });
+}
+
+/** The same refusal, its reason led by `head` (which op, at which stage), with more data. */
+export function withHead(inner: Refusal, head: string, data: Record<string, unknown> = {}): Refusal {
+	return refusal(inner.code, `${head} ${inner.reason}`, { ...inner.data, ...data });
 }
 
 const quote = (value: string): string => JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value);
@@ -273,11 +285,7 @@ export function errnoCode(error: unknown): string | undefined {
 
 /** Prefix a refusal of one batch operation with its index, keeping code and data. */
 export function forOperation(index: number, inner: Refusal): Refusal {
-	return {
-		code: inner.code,
-		message: `${inner.code}: operations[${index}] failed, nothing was written. ${inner.message.slice(inner.code.length + 2)}`,
-		data: { ...inner.data, operation: index },
-	};
+	return withHead(inner, `operations[${index}] failed, nothing was written.`, { operation: index });
 }
 
 /** An op of a batch that needs what an earlier op of the same batch deletes. */

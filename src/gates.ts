@@ -246,7 +246,7 @@ export function checkUnique(text: string, oldString: string, replaceAll: boolean
 	if (hits.length === 0) {
 		const refusal = refusals.notFound(path, escapeControls(oldString.slice(0, PROBE_CHARS)), closestLines(text, oldString));
 		const crlf = text.includes("\r\n") && /(^|[^\r])\n/.test(oldString);
-		return crlf ? { ...refusal, message: `${refusal.message}\nThe file uses CRLF line endings: write \\r\\n in old_string.` } : refusal;
+		return crlf ? refusals.withNote(refusal, "The file uses CRLF line endings: write \\r\\n in old_string.") : refusal;
 	}
 	if (hits.length > 1 && !replaceAll) return refusals.notUnique(path, hits.length, lineNumbers(text, hits, MAX_LISTED_LINES));
 	return undefined;

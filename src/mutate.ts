@@ -121,20 +121,18 @@ function commitFailure(outcome: { refusal: Refusal; fates: readonly FateReport[]
 	const reports = reportOperations(planned.plans, outcome.fates, false);
 	const failedOp = planned.plans.findIndex((p) => p.changes.some((c) => c.absPath === outcome.failedPath));
 	const broken = outcome.fates.filter((f) => f.fate === "rollback_failed");
-	const head =
+	const headed =
 		batch && failedOp >= 0
-			? `${outcome.refusal.code}: operations[${failedOp}] failed at commit; ${broken.length > 0 ? "the rollback of the ops already written did NOT finish." : "every op already written was rolled back."} ${outcome.refusal.message.slice(outcome.refusal.code.length + 2)}`
-			: outcome.refusal.message;
-	const tail =
+			? refusals.withHead(outcome.refusal, `operations[${failedOp}] failed at commit; ${broken.length > 0 ? "the rollback of the ops already written did NOT finish." : "every op already written was rolled back."}`)
+			: outcome.refusal;
+	const notes = [
+		reports.length > 0 && outcome.fates.length > 0 ? describeOperations(reports, batch) : "",
 		broken.length > 0
-			? `\nThe rollback could not finish: ${broken.map((f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`).join("; ")}.${planned.changes.length > 1 ? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left." : " Copy the old bytes back from the backup named here."}`
-			: "";
-	const fates = reports.length > 0 && outcome.fates.length > 0 ? `\n${describeOperations(reports, batch)}` : "";
-	return {
-		...outcome.refusal,
-		message: `${head}${fates}${tail}`,
-		data: { ...outcome.refusal.data, ...(batch && failedOp >= 0 ? { operation: failedOp } : {}), fates: outcome.fates, operations: reports },
-	};
+			? `The rollback could not finish: ${broken.map((f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`).join("; ")}.${planned.changes.length > 1 ? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left." : " Copy the old bytes back from the backup named here."}`
+			: "",
+	].filter(Boolean);
+	const data = { ...(batch && failedOp >= 0 ? { operation: failedOp } : {}), fates: outcome.fates, operations: reports };
+	return refusals.withNote(headed, notes.join("\n"), data);
 }
 
 /** One record per file change of each op, with that op's own hashes and the file's backup. */

@@ -141,11 +141,7 @@ function withCurrentText(ctx: CallContext, refusal: Refusal): Refusal {
 	const text = decodeText(bytes, path);
 	if (typeof text !== "string" || text.length > READ_CHAR_LIMIT) return refusal;
 	ctx.ledger.record(path, sha256(bytes));
-	return {
-		...refusal,
-		message: `${refusal.message}\nIts current content, now recorded as read, so you may retry against it directly:\n${text}`,
-		data: { ...refusal.data, currentText: text },
-	};
+	return refusals.withNote(refusal, `Its current content, now recorded as read, so you may retry against it directly:\n${text}`, { currentText: text });
 }
 
 /**
