@@ -115,7 +115,8 @@ export async function runChild(env: TempEnv, scenario: Scenario, killAt: number)
 	const options = {
 		cwd: REPO_ROOT,
 		timeout: 60_000,
-		env: { ...process.env, HOME: env.home, PI_CODING_AGENT_DIR: env.agentDir, PI_OFFLINE: "1", PROJECT: env.projectDir, KILL_AT: String(killAt), READS: JSON.stringify(scenario.reads), ACTION: JSON.stringify(scenario.action) },
+		// Every variable of this env named: kill points run two at a time, and process.env holds the env made last.
+		env: { ...process.env, HOME: env.home, PI_CODING_AGENT_DIR: env.agentDir, XDG_RUNTIME_DIR: env.runtimeDir, PI_OFFLINE: "1", PROJECT: env.projectDir, KILL_AT: String(killAt), READS: JSON.stringify(scenario.reads), ACTION: JSON.stringify(scenario.action) },
 	};
 	try {
 		const { stdout } = await run(process.execPath, ["--import", "tsx", CHILD], options);
