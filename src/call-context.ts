@@ -2,6 +2,7 @@
 // lives, the project's trust, settings, the discovered skills with their writable roots, the
 // session's read ledger and the (replaceable) filesystem and backup store.
 
+import type { SkillManageArgs } from "./arguments.ts";
 import { createBackupStore, type BackupStore } from "./backup-store.ts";
 import type { DiscoveryCache } from "./discovery-cache.ts";
 import { discoverSkills, type Discovery } from "./discovery.ts";
@@ -73,7 +74,28 @@ export interface CallContextInput {
 	readonly runtimeSkillFiles: readonly string[];
 	/** Reuses the session's last discovery while the disk proves it current; none: always fresh. */
 	readonly discoveryCache?: DiscoveryCache;
+	/** The skill names the call acts on (targetsOf), for the cache's lighter check; none: the full one. */
+	readonly targets?: readonly string[];
 	readonly signal?: AbortSignal;
+}
+
+const TARGETED = new Set(["read", "patch", "write", "delete", "restore", "history"]);
+
+/**
+ * The skills a call names and acts on alone, or undefined when its outcome depends on every
+ * skill: list, create (a new name must differ from all), and a skill chosen by path.
+ */
+export function targetsOf(args: SkillManageArgs): string[] | undefined {
+	const ops = args.action === "operations" ? (args.operations ?? []) : [args];
+	if (ops.length === 0) return undefined;
+	const names: string[] = [];
+	for (const op of ops) {
+		const name = typeof op.skill === "string" ? op.skill.trim() : "";
+		// A name no skill could have (control characters...) is refused with the nearest names of all.
+		if (!TARGETED.has(op.action) || !/^[\w.-]+$/.test(name) || (op.path !== undefined && op.path.trim() !== "")) return undefined;
+		names.push(name);
+	}
+	return names;
 }
 
 export async function createCallContext(input: CallContextInput): Promise<CallContext> {
@@ -81,7 +103,7 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
 	const options = { cwd, agentDir: input.agentDir, trusted: trust.trusted, settings: report.settings, runtimeSkillFiles: input.runtimeSkillFiles, fs: input.fs };
-	const discovery = await (input.discoveryCache ? input.discoveryCache.discover(options) : discoverSkills(options));
+	const discovery = await (input.discoveryCache ? input.discoveryCache.discover(options, input.targets) : discoverSkills(options));
 	return {
 		cwd,
 		agentDir: input.agentDir,

@@ -8,6 +8,9 @@
 // An entry changed shortly before it was stamped (200 ms on a filesystem with sub-second
 // timestamps, 3 s otherwise) could change again within the same clock tick and keep its mtime
 // ("racy git"), so for those the content (folder names, file hash) is compared as well. Any doubt means a fresh discovery: a miss costs time, never correctness.
+// A call that names its skills (patch, write, delete, read, restore, history) checks only the
+// stamps outside every skill folder plus those of its own skills: a cost that does not grow with
+// the number of skills installed.
 
 import { readdirSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
@@ -54,6 +57,14 @@ interface Entry {
 	readonly key: string;
 	readonly fingerprint: Fingerprint;
 	discovery: Discovery;
+	/** The stamps split by the skill folder (or single-file skill) they lie in; built on first use. */
+	groups?: StampGroups;
+}
+
+interface StampGroups {
+	/** Outside every skill: settings, markers, roots, folders that group skills, manifests, ignore files. */
+	readonly shared: readonly string[];
+	readonly byOwner: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface DiscoveryCacheStats {
@@ -65,7 +76,13 @@ export interface DiscoveryCacheStats {
 
 export interface DiscoveryCache {
 	readonly stats: Readonly<DiscoveryCacheStats>;
-	discover(options: DiscoverOptions): Promise<Discovery>;
+	/**
+	 * `targets`: the names of the only skills the call acts on. The check then skips the stamps
+	 * inside other skills' folders; every stamp that could make a skill of one of those names
+	 * appear, vanish or change (settings, roots, grouping folders, manifests, ignore files, the
+	 * skill's own folder) is still compared. A name the cached discovery lacks gets the full check.
+	 */
+	discover(options: DiscoverOptions, targets?: readonly string[]): Promise<Discovery>;
 	/**
 	 * Called under the write locks after a commit landed: the cache follows the tool's own
 	 * writes when nothing else changed (same folder entries, the bytes it wrote, a SKILL.md
@@ -151,9 +168,11 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 	}
 }
 
-function isFresh(fingerprint: Fingerprint): boolean {
+function isFresh(fingerprint: Fingerprint, paths: Iterable<string> = fingerprint.stamps.keys()): boolean {
 	const now = Date.now();
-	for (const [path, stamp] of fingerprint.stamps) {
+	for (const path of paths) {
+		const stamp = fingerprint.stamps.get(path);
+		if (!stamp) return false;
 		const stat = statOf(path);
 		if (sigOf(stat, fingerprint.granularityMs, stamp.existenceOnly) !== stamp.sig) return false;
 		if (!stamp.racy || !stat) continue;
@@ -240,6 +259,47 @@ function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
 	return fingerprint;
 }
 
+const SHARED_FILE = /^(package\.json|\.gitignore|\.ignore|\.fdignore)$/;
+
+/** Each stamp under the skill folder (or single-file skill) that holds it; the rest are shared. */
+function groupStamps(entry: Entry): StampGroups {
+	const owners = new Set(entry.discovery.skills.map((s) => s.dir ?? s.filePath));
+	const shared: string[] = [];
+	const byOwner = new Map<string, string[]>();
+	for (const path of entry.fingerprint.stamps.keys()) {
+		let owner: string | undefined;
+		// An ignore file or manifest can hide or add skills anywhere (and move the writable roots): always checked.
+		for (let p = path; !SHARED_FILE.test(basename(path)); p = dirname(p)) {
+			if (owners.has(p)) {
+				owner = p;
+				break;
+			}
+			if (dirname(p) === p) break;
+		}
+		if (owner === undefined) shared.push(path);
+		else {
+			const list = byOwner.get(owner);
+			if (list) list.push(path);
+			else byOwner.set(owner, [path]);
+		}
+	}
+	return { shared, byOwner };
+}
+
+/** The stamps a call acting on `targets` depends on; undefined when it needs the full check. */
+function targetedPaths(entry: Entry, targets: readonly string[]): string[] | undefined {
+	const owners: string[] = [];
+	for (const name of targets) {
+		const skill = entry.discovery.skills.find((s) => s.name === name);
+		// Not found: the refusal lists the names nearest to it, which any skill can change.
+		if (!skill) return undefined;
+		owners.push(skill.dir ?? skill.filePath);
+	}
+	entry.groups ??= groupStamps(entry);
+	const { shared, byOwner } = entry.groups;
+	return [...shared, ...owners.flatMap((owner) => byOwner.get(owner) ?? [])];
+}
+
 function keyOf(options: DiscoverOptions): string {
 	const { cwd, agentDir, trusted, settings, runtimeSkillFiles } = options;
 	return JSON.stringify({ cwd, agentDir, trusted, settings, runtimeSkillFiles, home: getUserAgentsSkillsDir() });
@@ -284,9 +344,10 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 	const stats: DiscoveryCacheStats = { hits: 0, misses: 0, unkept: 0 };
 	return {
 		stats,
-		async discover(options) {
+		async discover(options, targets) {
 			const key = keyOf(options);
-			if (entry && entry.key === key && isFresh(entry.fingerprint)) {
+			const paths = entry && entry.key === key && targets !== undefined ? targetedPaths(entry, targets) : undefined;
+			if (entry && entry.key === key && isFresh(entry.fingerprint, paths)) {
 				stats.hits++;
 				return entry.discovery;
 			}

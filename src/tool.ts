@@ -15,7 +15,7 @@ import { readSkillFile } from "./actions/read.ts";
 import { prepareRestore } from "./actions/restore.ts";
 import { prepareWrite } from "./actions/write-file.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type OperationArgs, type SkillManageArgs } from "./arguments.ts";
-import { createCallContext, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
+import { createCallContext, targetsOf, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
@@ -171,7 +171,7 @@ function refusedArguments(args: unknown): { raw: unknown } | undefined {
 export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
-		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, signal });
+		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, targets: targetsOf(args), signal });
 		const result = await dispatch(callCtx, args, deps.effects);
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
 		return { content: [{ type: "text", text: clipText(result.text, RESULT_CHAR_LIMIT) }], details: result.details };

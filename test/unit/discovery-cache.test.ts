@@ -9,7 +9,7 @@ import { createDiscoveryCache } from "../../src/discovery-cache.ts";
 import { discoverSkills, type DiscoverOptions, type Discovery } from "../../src/discovery.ts";
 import { sha256 } from "../../src/read-ledger.ts";
 import { loadSettings } from "../../src/settings.ts";
-import { buildLocations, type LocationsFixture } from "../fixtures/locations/build-locations.ts";
+import { buildLocations, LOCATIONS, type LocationsFixture } from "../fixtures/locations/build-locations.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 function summary(discovery: Discovery): unknown {
@@ -301,5 +301,165 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			expect(cache.stats.misses).to.equal(3);
 			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
 		});
+	});
+});
+
+/**
+ * What a call that names one skill can depend on: that skill as discovered (or, when missing,
+ * every name, for the nearest-names refusal), the diagnostics on its files and the writable roots
+ * that hold it. The other names (gate 6 refuses a rename onto one) are compared by the walk.
+ */
+function targetOutcome(discovery: Discovery, name: string): unknown {
+	const skill = discovery.skills.find((s) => s.name === name);
+	const names = discovery.skills.map((s) => s.name).sort();
+	if (!skill) return { missing: name, names };
+	const own = skill.dir ?? skill.filePath;
+	return {
+		skill: [skill.name, skill.description, skill.filePath, skill.dir, skill.patchable, skill.reason, skill.origin, skill.writeDenied],
+		diagnostics: discovery.diagnostics.filter((d) => d.path !== undefined && (d.path === own || d.path.startsWith(`${own}/`))).map((d) => [d.type, d.message, d.path]),
+		roots: discovery.roots.filter((r) => skill.filePath.startsWith(`${r.path}/`)).map((r) => [r.kind, r.path]),
+	};
+}
+
+describe("discovery cache: a call naming its skill checks only what can change its outcome", function () {
+	const getEnv = useTempEnv();
+	const targets = LOCATIONS.map((l) => l.skill);
+
+	/** Changes aimed at the named skills, on top of the general ones: the skill itself, a twin, the policy inputs. */
+	function targetedChanges(env: TempEnv, fixture: LocationsFixture, trust: { trusted: boolean }, focus: { name: string }): Change[] {
+		const places = scannedPlaces(env, fixture);
+		const findDir = (name: string) => places.flatMap(skillDirs).find((dir) => readFileSync(join(dir, "SKILL.md"), "utf8").includes(`name: ${name}\n`));
+		const projectSettings = join(fixture.cwd, ".pi", "settings.json");
+		const globalSettings = join(env.agentDir, "settings.json");
+		return [
+			(pick, step) => {
+				const name = focus.name;
+				const dir = findDir(name);
+				if (!dir) return `rewrite ${name}: gone`;
+				const file = join(dir, "SKILL.md");
+				// Same length, mtime put back: only ctime (or the content) tells.
+				const { mtime, atime } = statSync(file);
+				writeFileSync(file, readFileSync(file, "utf8").replace(/description: .{4}/, `description: ${String(step % 10000).padStart(4, "0")}`));
+				utimesSync(file, atime, mtime);
+				return `rewrite ${file}`;
+			},
+			(pick, step) => {
+				// A twin: a new folder (under the same name, or another, or nested in a new group) claiming the name.
+				const name = pick(3) === 0 ? targets[pick(targets.length)] : focus.name;
+				const place = places[pick(places.length)];
+				const folder = [name, `twin-${step}`, join(`group-${step}`, name)][pick(3)];
+				mkdirSync(join(place, folder), { recursive: true });
+				writeFileSync(join(place, folder, "SKILL.md"), skillText(name, `A twin made at step ${step}.`));
+				return `twin of ${name} at ${join(place, folder)}`;
+			},
+			(pick, step) => {
+				const dir = findDir(focus.name);
+				if (!dir) return "rename target: gone";
+				const to = join(dirname(dir), `renamed-${step}`);
+				renameSync(dir, to);
+				return `rename ${dir} -> ${to}`;
+			},
+			(pick) => {
+				const dir = findDir(pick(3) === 0 ? targets[pick(targets.length)] : focus.name);
+				if (!dir) return "ignore target: gone";
+				writeFileSync(join(dir, ".ignore"), pick(2) === 0 ? "SKILL.md\n" : "nothing\n");
+				return `ignore file in ${dir}`;
+			},
+			(pick) => {
+				const settings = JSON.parse(readFileSync(projectSettings, "utf8"));
+				const has = settings.packages.includes("../proj-local-pkg");
+				settings.packages = has ? settings.packages.filter((p: string) => p !== "../proj-local-pkg") : [...settings.packages, "../proj-local-pkg"];
+				if (pick(2) === 0) settings.skills = settings.skills.length > 0 ? [] : ["../listed-project"];
+				writeFileSync(projectSettings, JSON.stringify(settings));
+				return `project settings: ${JSON.stringify(settings)}`;
+			},
+			(pick) => {
+				const settings = JSON.parse(readFileSync(globalSettings, "utf8"));
+				settings.selfskills = { ...settings.selfskills, patchPackages: pick(2) === 0, patchProjectAgents: pick(2) === 0 };
+				writeFileSync(globalSettings, JSON.stringify(settings));
+				return `selfskills settings ${JSON.stringify(settings.selfskills)}`;
+			},
+			() => {
+				trust.trusted = !trust.trusted;
+				return `trusted: ${trust.trusted}`;
+			},
+		];
+	}
+
+	function currentOptions(env: TempEnv, fixture: LocationsFixture, trusted: boolean): DiscoverOptions {
+		const settings = loadSettings({ cwd: fixture.cwd, agentDir: env.agentDir, trusted }).settings;
+		return { cwd: fixture.cwd, agentDir: env.agentDir, trusted, settings, runtimeSkillFiles: fixture.runtimeSkillFiles };
+	}
+
+	async function walk(seed: number, steps: number, settle: boolean): Promise<{ hits: number; misses: number }> {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const cache = createDiscoveryCache();
+		const trust = { trusted: true };
+		if (settle) await new Promise((done) => setTimeout(done, 3_500));
+		await cache.discover(currentOptions(env, fixture, trust.trusted));
+		// The call's target is drawn first, so the changes aimed at a skill mostly hit the one called.
+		const focus = { name: targets[0] };
+		const changes = [...createChanges(env, fixture), ...targetedChanges(env, fixture, trust, focus), ...targetedChanges(env, fixture, trust, focus)];
+		const pick = createRandom(seed);
+		for (let step = 0; step < steps; step++) {
+			const name = (focus.name = targets[pick(targets.length)]);
+			const what = changes[pick(changes.length)](pick, step);
+			const options = currentOptions(env, fixture, trust.trusted);
+			const fresh = await discoverSkills(options);
+			const cached = await cache.discover(options, [name]);
+			expect(targetOutcome(cached, name), `seed ${seed}, step ${step}: ${what}; target ${name}`).to.deep.equal(targetOutcome(fresh, name));
+			// Every name a rename could collide with is known; a name hidden inside its own folder (a new
+			// ignore file there) may linger until the next full check: a needless refusal, never a miss.
+			const known = new Set(cached.skills.map((s) => s.name));
+			expect(fresh.skills.map((s) => s.name).filter((n) => !known.has(n)), `seed ${seed}, step ${step}: ${what}; names`).to.deep.equal([]);
+			const again = await cache.discover(options, [name]);
+			expect(targetOutcome(again, name), `seed ${seed}, step ${step} again`).to.deep.equal(targetOutcome(fresh, name));
+			// A full check after targeted ones still sees everything that changed.
+			if (step % 4 === 3) expect(summary(await cache.discover(options)), `seed ${seed}, step ${step}, full`).to.deep.equal(summary(fresh));
+		}
+		return cache.stats;
+	}
+
+	it("over 80 random changes made at once (other skills, twins, folders, settings, packages, trust)", async function () {
+		this.timeout(120_000);
+		const stats = await walk(23, 80, false);
+		expect(stats.hits, "the cache was never used").to.be.greaterThan(60);
+	});
+
+	it("over 50 random changes to a tree old enough to be trusted on its stat", async function () {
+		this.timeout(120_000);
+		const stats = await walk(29, 50, true);
+		expect(stats.hits).to.be.greaterThan(40);
+	});
+
+	it("does not look inside other skills' folders: an edit there is no miss for a targeted call", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const cache = createDiscoveryCache();
+		const options = currentOptions(env, fixture, true);
+		await cache.discover(options);
+		const other = fixture.files.get("pi-project-skill") ?? "";
+		writeFileSync(other, skillText("pi-project-skill", "Edited by another process."));
+		const targeted = await cache.discover(options, ["agent-skill"]);
+		expect(cache.stats).to.deep.include({ hits: 1, misses: 1 });
+		expect(targetOutcome(targeted, "agent-skill")).to.deep.equal(targetOutcome(await discoverSkills(options), "agent-skill"));
+		// The full check (list, create) still sees it.
+		const full = await cache.discover(options);
+		expect(cache.stats.misses).to.equal(2);
+		expect(full.skills.find((s) => s.name === "pi-project-skill")?.description).to.equal("Edited by another process.");
+	});
+
+	it("takes the full check for a name the cached discovery lacks", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const cache = createDiscoveryCache();
+		const options = currentOptions(env, fixture, true);
+		await cache.discover(options);
+		// A skill renamed in place to the missing name: visible only in its own folder.
+		writeFileSync(fixture.files.get("pi-project-skill") ?? "", skillText("brand-new-name", "Renamed in place."));
+		const found = await cache.discover(options, ["brand-new-name"]);
+		expect(found.skills.map((s) => s.name)).to.include("brand-new-name");
+		expect(cache.stats.misses).to.equal(2);
 	});
 });
