@@ -22,7 +22,7 @@
 import { basename, dirname, extname, join } from "node:path";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
-import { listDir, type FsOps } from "./fs-ops.ts";
+import { listDir, walkTree, type FsOps } from "./fs-ops.ts";
 import { sha256 } from "./read-ledger.ts";
 import { assertNoLinkBelow, mkdirPrivate, syncDir, writeFileAtomic } from "./writer.ts";
 
@@ -339,20 +339,9 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 				.sort((a, b) => b.id.localeCompare(a.id));
 		},
 		readSnapshot(entry) {
-			const out: Array<{ relPath: string; bytes: Buffer; mode: number }> = [];
 			guard(entry.path);
 			const modes = readModes(join(entry.path, "..", ".."));
-			const walk = (dir: string, prefix: string) => {
-				for (const name of fs.readdir(dir).sort()) {
-					const path = join(dir, name);
-					const stat = fs.lstat(path);
-					const rel = prefix ? `${prefix}/${name}` : name;
-					if (stat.isDirectory()) walk(path, rel);
-					else if (stat.isFile()) out.push({ relPath: rel, bytes: fs.readFile(path), mode: modes[`${DELETED_DIR}/${entry.id}/${rel}`] ?? stat.mode & 0o777 });
-				}
-			};
-			walk(entry.path, "");
-			return out;
+			return walkTree(fs, entry.path, { strict: true }).files.map((f) => ({ relPath: f.relPath, bytes: fs.readFile(f.absPath), mode: modes[`${DELETED_DIR}/${entry.id}/${f.relPath}`] ?? f.stat.mode & 0o777 }));
 		},
 		prune(key, relPath, cap) {
 			// Runs after a change has landed: a failure here must not turn it into an error, so an
@@ -401,22 +390,11 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 			return [...new Set(found)].sort();
 		},
 		usage() {
-			let files = 0;
-			let bytes = 0;
-			const walk = (dir: string, inSnapshot: boolean) => {
-				for (const name of listDir(fs, dir)) {
-					const path = join(dir, name);
-					const stat = fs.lstat(path);
-					if (stat.isDirectory()) walk(path, inSnapshot || (basename(dir) === DELETED_DIR && SNAPSHOT.test(name)));
-					else if (stat.isFile() && (inSnapshot || ENTRY.test(name))) {
-						files++;
-						bytes += stat.size;
-					}
-				}
-			};
 			guard(root);
-			walk(root, false);
-			return { files, bytes };
+			// A backup is a file named <stamp>-<hash><ext>, or any file inside a deletion snapshot.
+			const inSnapshot = (relPath: string) => relPath.split("/").some((part, i, parts) => part === DELETED_DIR && SNAPSHOT.test(parts[i + 1] ?? "") && i + 2 < parts.length);
+			const backups = walkTree(fs, root).files.filter((f) => inSnapshot(f.relPath) || ENTRY.test(basename(f.relPath)));
+			return { files: backups.length, bytes: backups.reduce((sum, f) => sum + f.stat.size, 0) };
 		},
 	};
 }

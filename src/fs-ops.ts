@@ -117,3 +117,54 @@ export function folderWriteError(ops: FsOps, dir: string): string | undefined {
 		return typeof code === "string" ? code : "EACCES";
 	}
 }
+
+/** One entry of a walked tree: its path relative to the root (`/`-separated) and its lstat. */
+export interface TreeEntry {
+	readonly relPath: string;
+	readonly absPath: string;
+	readonly stat: fs.Stats;
+}
+
+export interface Tree {
+	readonly files: TreeEntry[];
+	/** Every folder, the root first, each before the folders below it. */
+	readonly dirs: string[];
+	/** Relative paths of symbolic links: reported, never followed. */
+	readonly symlinks: string[];
+	/** Relative paths of what is neither a regular file, a folder nor a link (FIFO, socket, device): never opened. */
+	readonly others: string[];
+}
+
+export interface WalkOptions {
+	/** Leave out an entry (and, for a folder, all below it). */
+	readonly skip?: (name: string, relPath: string) => boolean;
+	/** Stop once this many files were found (a folder of a hundred thousand files costs no more). */
+	readonly maxFiles?: number;
+	/** Throw when a folder cannot be read (a snapshot must see everything); by default it counts as empty. */
+	readonly strict?: boolean;
+}
+
+/**
+ * The one tree walk of the package, with one set of rules: every entry lstat'ed through `ops`,
+ * names in sorted order, a symlink never followed, an unreadable folder empty (or, strict, an error).
+ */
+export function walkTree(ops: FsOps, root: string, options: WalkOptions = {}): Tree {
+	const tree: Tree = { files: [], dirs: [], symlinks: [], others: [] };
+	const max = options.maxFiles ?? Number.POSITIVE_INFINITY;
+	const walk = (dir: string, prefix: string) => {
+		tree.dirs.push(dir);
+		for (const name of (options.strict ? ops.readdir(dir) : listDir(ops, dir)).sort()) {
+			if (tree.files.length >= max) return;
+			const relPath = prefix ? `${prefix}/${name}` : name;
+			if (options.skip?.(name, relPath)) continue;
+			const absPath = `${dir}/${name}`;
+			const stat = ops.lstat(absPath);
+			if (stat.isSymbolicLink()) tree.symlinks.push(relPath);
+			else if (stat.isDirectory()) walk(absPath, relPath);
+			else if (stat.isFile()) tree.files.push({ relPath, absPath, stat });
+			else tree.others.push(relPath);
+		}
+	};
+	walk(root, "");
+	return tree;
+}

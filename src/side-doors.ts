@@ -13,7 +13,7 @@ import { createBackupStore, skillKey } from "./backup-store.ts";
 import { findBashWrites } from "./bash-writes.ts";
 import { loadPolicy } from "./call-context.ts";
 import type { LandedChange } from "./commit.ts";
-import { listDir, type FsOps } from "./fs-ops.ts";
+import { walkTree, type FsOps } from "./fs-ops.ts";
 import type { MutationEffects } from "./mutate.ts";
 import { originOfSkill, type SkillOriginKind } from "./origins.ts";
 import { expandHome, isWithin, resolveReal } from "./paths.ts";
@@ -118,19 +118,10 @@ function blockReason(toolName: string, skill: SkillPlace, why: string | undefine
 	].join(" ");
 }
 
-/** Regular files of a skill folder, relative, symlinks and dotted temp files left out. */
+/** Regular files of a skill folder, relative (symlinks are never followed). */
 function skillFiles(fs: FsOps, skill: SkillPlace): string[] {
 	if (skill.filePath === skill.dir) return [basename(skill.dir)];
-	const out: string[] = [];
-	const walk = (dir: string, rel: string) => {
-		for (const name of listDir(fs, dir)) {
-			const stat = fs.lstat(join(dir, name));
-			if (stat.isDirectory()) walk(join(dir, name), rel ? `${rel}/${name}` : name);
-			else if (stat.isFile()) out.push(rel ? `${rel}/${name}` : name);
-		}
-	};
-	walk(skill.dir, "");
-	return out;
+	return walkTree(fs, skill.dir).files.map((f) => f.relPath);
 }
 
 interface Before {

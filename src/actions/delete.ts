@@ -1,12 +1,12 @@
 // `delete`: remove one bundled file (backed up first), or a whole skill when `file` is omitted:
 // the full tree is snapshotted under __deleted__/<stamp>/ before anything is removed.
 
-import { join, relative, sep } from "node:path";
+import { relative, sep } from "node:path";
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import type { FsOps } from "../fs-ops.ts";
+import { walkTree, type FsOps } from "../fs-ops.ts";
 import { checkRead, checkUnchanged, checkWritable, GATE_ORDER, readGates, runGates } from "../gates.ts";
 import { isWithin } from "../paths.ts";
 import { hashOrNull, type FileChange, type Plan } from "../plan.ts";
@@ -47,37 +47,20 @@ function planFileDelete(ctx: CallContext, target: FileTarget, input: PlanInput):
 	return { action: "delete", skill: target.skill.name, changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: null }] };
 }
 
-interface TreeEntry {
+interface SnapshotFile {
 	readonly relPath: string;
 	readonly absPath: string;
 	readonly mode: number;
 }
 
-/** Every regular file and folder of a skill tree; symlinks and other kinds (FIFO, socket, device) are reported, never followed or opened. */
-function walkTree(fs: FsOps, root: string): { files: TreeEntry[]; dirs: string[]; symlinks: string[]; others: string[] } {
-	const files: TreeEntry[] = [];
-	const dirs: string[] = [root];
-	const symlinks: string[] = [];
-	const others: string[] = [];
-	const walk = (dir: string, prefix: string) => {
-		for (const name of fs.readdir(dir).sort()) {
-			const absPath = join(dir, name);
-			const relPath = prefix ? `${prefix}/${name}` : name;
-			const stat = fs.lstat(absPath);
-			if (stat.isSymbolicLink()) symlinks.push(relPath);
-			else if (stat.isDirectory()) {
-				dirs.push(absPath);
-				walk(absPath, relPath);
-			} else if (stat.isFile()) files.push({ relPath, absPath, mode: stat.mode & 0o777 });
-			else others.push(relPath);
-		}
-	};
-	walk(root, "");
-	return { files, dirs, symlinks, others };
+/** A skill tree for its snapshot: every regular file with its mode, every folder, and what cannot be kept. */
+function walkSkill(fs: FsOps, root: string): { files: SnapshotFile[]; dirs: string[]; symlinks: string[]; others: string[] } {
+	const tree = walkTree(fs, root, { strict: true });
+	return { ...tree, files: tree.files.map((f) => ({ relPath: f.relPath, absPath: f.absPath, mode: f.stat.mode & 0o777 })) };
 }
 
 /** Files an earlier op of the batch created in the folder: deleted with it, so no folder is left behind. */
-function writtenEarlier(input: PlanInput, dir: string, known: readonly TreeEntry[]): TreeEntry[] {
+function writtenEarlier(input: PlanInput, dir: string, known: readonly SnapshotFile[]): SnapshotFile[] {
 	const onDisk = new Set(known.map((f) => f.absPath));
 	return [...input.touched]
 		.filter((absPath) => !onDisk.has(absPath) && isWithin(dir, absPath) && input.view.read(absPath) !== null)
@@ -89,9 +72,9 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 	if (!skill.dir) return refusals.invalidArguments("delete", `"${skill.name}" is a single-file skill; it cannot be deleted as a folder`);
 	const dir = skill.dir;
 	const target = skillFileTarget(skill);
-	let tree: ReturnType<typeof walkTree>;
+	let tree: ReturnType<typeof walkSkill>;
 	try {
-		tree = walkTree(ctx.fs, dir);
+		tree = walkSkill(ctx.fs, dir);
 	} catch (error) {
 		return refusals.ioError(dir, error);
 	}

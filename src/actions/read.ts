@@ -1,13 +1,11 @@
 // `read`: SKILL.md or a bundled file of a discovered skill, cut at 30,000 characters, and the
 // record in the session's ledger (path -> sha256 of the whole file) that unlocks mutations.
 
-import { type Dirent, readdirSync } from "node:fs";
-import { join } from "node:path";
 import type { ActionResult, CallContext } from "../call-context.ts";
 import { decodeText, escapeControls, READ_CHAR_LIMIT } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { NotRegularFileError } from "../fs-ops.ts";
+import { NotRegularFileError, walkTree, type FsOps } from "../fs-ops.ts";
 import { sha256 } from "../read-ledger.ts";
 import { findSkill, notRegularReason, resolveFileTarget, type SkillSelector } from "../target.ts";
 
@@ -15,24 +13,12 @@ import { findSkill, notRegularReason, resolveFileTarget, type SkillSelector } fr
 const MAX_LISTED_FILES = 100;
 
 /**
- * Bundled files of a skill folder (relative paths), hidden entries and SKILL.md left out. Stops
- * one past `limit`, so a folder of a hundred thousand files costs no more than a small one.
+ * Bundled files of a skill folder (relative paths), hidden entries, node_modules and SKILL.md left
+ * out. Stops one past `limit`, so a folder of a hundred thousand files costs no more than a small one.
  */
-export function listBundledFiles(dir: string, prefix = "", limit = MAX_LISTED_FILES, out: string[] = []): string[] {
-	let entries: Dirent[];
-	try {
-		entries = readdirSync(join(dir, prefix), { withFileTypes: true });
-	} catch {
-		return out;
-	}
-	for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-		if (out.length > limit) break;
-		if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
-		const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-		if (entry.isDirectory()) listBundledFiles(dir, rel, limit, out);
-		else if (rel !== "SKILL.md") out.push(rel);
-	}
-	return out;
+export function listBundledFiles(fs: FsOps, dir: string, limit = MAX_LISTED_FILES): string[] {
+	const skip = (name: string, relPath: string) => name.startsWith(".") || name === "node_modules" || relPath === "SKILL.md";
+	return walkTree(fs, dir, { skip, maxFiles: limit + 1 }).files.map((f) => f.relPath);
 }
 
 /** File names for an echo: escaped, at most MAX_LISTED_FILES, saying when there were more. */
@@ -53,7 +39,7 @@ export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: s
 		// resolveFileTarget refused it already, unless it was swapped in since.
 		if (error instanceof NotRegularFileError) return refusals.badFilePath(target.relPath, notRegularReason(error.kind, target.relPath, skill.name));
 		if (refusals.errnoCode(error) === "ENOENT") {
-			const files = skill.dir ? listBundledFiles(skill.dir, "", 20) : [];
+			const files = skill.dir ? listBundledFiles(ctx.fs, skill.dir, 20) : [];
 			return refusals.badFilePath(target.relPath, `no such file in skill "${skill.name}" (files: ${namesForEcho(files.slice(0, 20)) || "none"})`);
 		}
 		return refusals.ioError(target.absPath, error);
@@ -64,7 +50,7 @@ export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: s
 	ctx.ledger.record(target.absPath, hash);
 	const cut = text.length > READ_CHAR_LIMIT;
 	const shown = cut ? text.slice(0, READ_CHAR_LIMIT) : text;
-	const found = target.isSkillFile && skill.dir ? listBundledFiles(skill.dir) : [];
+	const found = target.isSkillFile && skill.dir ? listBundledFiles(ctx.fs, skill.dir) : [];
 	const bundled = found.slice(0, MAX_LISTED_FILES);
 	const header = `${escapeControls(target.absPath)} (${bytes.length} bytes, sha256 ${hash.slice(0, 12)}, ${skill.patchable ? "patchable" : `read-only: ${skill.reason}`})`;
 	const footer = [
