@@ -7,7 +7,8 @@ import { constants } from "node:fs";
 import { sep } from "node:path";
 import { createBackupStore } from "../../src/backup-store.ts";
 import { commitPlan } from "../../src/commit.ts";
-import { realFs, type FsOps } from "../../src/fs-ops.ts";
+import { realFs } from "../../src/fs-ops.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { scenarioPlan } from "./scenario.ts";
 
 const [agentDir, killAtText, failRenameTo] = process.argv.slice(2);
@@ -18,30 +19,22 @@ let failedAt: number | undefined;
 let journalRemovedAt: number | undefined;
 
 /** Calls that change what is on disk; reads and fsyncs change nothing a later process sees. */
-const MUTATING = ["open", "write", "fchmod", "rename", "link", "unlink", "rmdir", "mkdir", "appendFile"] as const;
+const MUTATING: ReadonlySet<string> = new Set(["open", "write", "fchmod", "rename", "link", "unlink", "rmdir", "mkdir", "appendFile"]);
 
-function counting(fs: FsOps): FsOps {
-	const wrapped: FsOps = { ...fs };
-	for (const name of MUTATING) {
-		const real = fs[name] as (...args: unknown[]) => unknown;
-		(wrapped as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
-			// open() of a folder (for its fsync) changes nothing; open with O_CREAT does.
-			if (name !== "open" || (Number(args[1]) & constants.O_CREAT) !== 0) {
-				calls++;
-				if (name === "unlink" && String(args[0]).includes(`${sep}journal${sep}`)) journalRemovedAt ??= calls;
-				if (calls === killAt) process.kill(process.pid, "SIGKILL");
-			}
-			if (name === "rename" && failRenameTo && String(args[1]).endsWith(failRenameTo)) {
-				failedAt ??= calls;
-				throw Object.assign(new Error(`EIO: injected failure, rename onto ${String(args[1])}`), { code: "EIO" });
-			}
-			return real(...args);
-		};
+const fs = faultyFs(({ op, args }) => {
+	if (!MUTATING.has(op)) return undefined;
+	// open() of a folder (for its fsync) changes nothing; open with O_CREAT does.
+	if (op !== "open" || (Number(args[1]) & constants.O_CREAT) !== 0) {
+		calls++;
+		if (op === "unlink" && String(args[0]).includes(`${sep}journal${sep}`)) journalRemovedAt ??= calls;
+		if (calls === killAt) process.kill(process.pid, "SIGKILL");
 	}
-	return wrapped;
-}
-
-const fs = counting(realFs);
+	if (op === "rename" && failRenameTo && String(args[1]).endsWith(failRenameTo)) {
+		failedAt ??= calls;
+		return errno("EIO", `injected failure, rename onto ${String(args[1])}`);
+	}
+	return undefined;
+});
 const outcome = commitPlan(scenarioPlan(agentDir), {
 	fs,
 	agentDir,

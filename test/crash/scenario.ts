@@ -2,10 +2,11 @@
 // files, an overwritten and a new bundled file in new folders, an executable file deleted), as
 // old and new trees, plus the plan that turns one into the other. No pi import: the child that
 // runs it must start fast, since it is spawned once per kill point.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { CommitPlan } from "../../src/commit.ts";
 import type { FileChange } from "../../src/plan.ts";
+import { skillText, writeFile, writeSkill } from "../support/fixtures.ts";
 
 export interface ScenarioFile {
 	readonly skill: string;
@@ -15,32 +16,25 @@ export interface ScenarioFile {
 	readonly mode: number;
 }
 
-const skillText = (name: string, step: string) => `---\nname: ${name}\ndescription: Use when testing crashes. ${name} skill.\n---\n# ${name}\n\n1. ${step}\n`;
+const oneStep = (name: string, text: string) => skillText(name, `# ${name}\n\n1. ${text}\n`);
 
 export const SCENARIO: readonly ScenarioFile[] = [
-	{ skill: "alpha", relPath: "SKILL.md", old: skillText("alpha", "Run npm build."), new: skillText("alpha", "Run npm run build."), mode: 0o644 },
+	{ skill: "alpha", relPath: "SKILL.md", old: oneStep("alpha", "Run npm build."), new: oneStep("alpha", "Run npm run build."), mode: 0o644 },
 	{ skill: "alpha", relPath: "references/notes.md", old: "old notes\n", new: "new notes, longer than before\n", mode: 0o640 },
-	{ skill: "beta", relPath: "SKILL.md", old: skillText("beta", "Check the page."), new: skillText("beta", "Check the health endpoint."), mode: 0o644 },
+	{ skill: "beta", relPath: "SKILL.md", old: oneStep("beta", "Check the page."), new: oneStep("beta", "Check the health endpoint."), mode: 0o644 },
 	{ skill: "beta", relPath: "scripts/old.sh", old: "#!/bin/sh\necho old\n", new: null, mode: 0o755 },
 	{ skill: "gamma", relPath: "references/new/deep.md", old: null, new: "a new file in new folders\n", mode: 0o644 },
 ];
 /** gamma's SKILL.md is never touched; it makes gamma a skill folder. */
-const GAMMA = skillText("gamma", "Stay as you are.");
+const GAMMA = oneStep("gamma", "Stay as you are.");
 
 export const skillsDir = (agentDir: string) => join(agentDir, "skills");
 const absPath = (agentDir: string, f: { skill: string; relPath: string }) => join(skillsDir(agentDir), f.skill, ...f.relPath.split("/"));
 
 /** Writes the old tree. */
 export function writeOldTree(agentDir: string): void {
-	mkdirSync(join(skillsDir(agentDir), "gamma"), { recursive: true });
-	writeFileSync(join(skillsDir(agentDir), "gamma", "SKILL.md"), GAMMA);
-	for (const f of SCENARIO) {
-		if (f.old === null) continue;
-		const path = absPath(agentDir, f);
-		mkdirSync(join(path, ".."), { recursive: true });
-		writeFileSync(path, f.old);
-		chmodSync(path, f.mode);
-	}
+	writeSkill(skillsDir(agentDir), "gamma", GAMMA);
+	for (const f of SCENARIO) if (f.old !== null) writeFile(absPath(agentDir, f), f.old, f.mode);
 }
 
 export function scenarioPlan(agentDir: string): CommitPlan {

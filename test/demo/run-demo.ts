@@ -10,6 +10,7 @@ import type { FauxStep } from "../support/faux-script.ts";
 import { FAUX_CLI_ARGS, piInstall, runPiCli, type PiCliResult } from "../support/pi-cli.ts";
 import { getPiLineInfo, REPO_ROOT } from "../support/pi-line.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
+import { call } from "../ux/ux-support.ts";
 
 const SKILL = `---
 name: deploy-checks
@@ -43,7 +44,6 @@ const PROMPTS = [
 	"From now on we deploy staging from the release branch. Add that to the deploy checks.",
 ];
 
-const call = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "skill_manage", arguments: args } });
 const bash = (command: string): FauxStep => ({ toolCall: { name: "bash", arguments: { command } } });
 
 /** The model's side of the session: a careful agent that finds a gap in its skill the moment it bites. */

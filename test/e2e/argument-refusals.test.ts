@@ -1,11 +1,13 @@
 // Refused arguments through pi's real agent loop: pi turns a throw in prepareArguments into an
 // error with empty details, so every invalid_arguments refusal must still reach the model as an
 // error result whose details carry the code and the field, whatever shape the bad call has.
+import { join } from "node:path";
 import { expect } from "chai";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call, DEPLOY_SKILL, writeAgentSkill } from "../ux/ux-support.ts";
+import { call } from "../ux/ux-support.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 describe(`invalid_arguments through pi's agent loop (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();
@@ -14,7 +16,7 @@ describe(`invalid_arguments through pi's agent loop (pi ${getPiLine()})`, functi
 
 	it("keeps details.code for an unknown action, a missing field, a wrong type, an extra field and a bad batch", async function () {
 		const env = getEnv();
-		writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+		writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		const bad: Array<Record<string, unknown>> = [
 			{ action: "frobnicate" },

@@ -1,21 +1,13 @@
 // The package under the REAL pi CLI of the active line: `pi install <checkout>` into an empty agent dir,
 // then print and RPC runs with an offline scripted model — the same scenario on pi 0.73.1 and pi 1.6.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { getRpcCommands, piInstall, runPiPrint, runPiRpc } from "../support/pi-cli.ts";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
-import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-
-const SKILL = "---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n# Deploy checks\n\n1. Run npm build.\n";
-const call = (args: Record<string, unknown>) => ({ toolCall: { name: "skill_manage", arguments: args } });
-
-function writeAgentSkill(env: TempEnv): string {
-	const dir = join(env.agentDir, "skills", "deploy-checks");
-	mkdirSync(dir, { recursive: true });
-	writeFileSync(join(dir, "SKILL.md"), SKILL);
-	return join(dir, "SKILL.md");
-}
+import { useTempEnv } from "../support/temp-env.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
+import { call } from "../ux/ux-support.ts";
 
 function toolResultText(message: unknown): string {
 	const content = (message as { content?: Array<{ type: string; text?: string }> }).content ?? [];
@@ -36,7 +28,7 @@ describe(`skill_manage under the real pi CLI (pi ${getPiLine()})`, function () {
 
 	it("walks list, read, patch and create in print mode, with the rules block on every model call", async function () {
 		const env = getEnv();
-		const skillFile = writeAgentSkill(env);
+		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		await piInstall(env, REPO_ROOT);
 		const result = await runPiPrint({
 			env,
@@ -56,13 +48,13 @@ describe(`skill_manage under the real pi CLI (pi ${getPiLine()})`, function () {
 		expect(result.calls[0].systemPrompt).to.contain("<name>selfskills</name>");
 		expect(toolResultText(result.calls[1].lastMessage)).to.match(/deploy-checks — Use when deploying the app\. .* patchable: yes/);
 		expect(toolResultText(result.calls[3].lastMessage)).to.match(/^patch landed/);
-		expect(readFileSync(skillFile, "utf8")).to.equal(SKILL.replace("npm build", "npm run build"));
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
 		expect(readFileSync(join(env.agentDir, "skills", "release-notes", "SKILL.md"), "utf8")).to.contain("name: release-notes");
 	});
 
 	it("prints /selfskills status in print mode without calling the model", async function () {
 		const env = getEnv();
-		writeAgentSkill(env);
+		writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		await piInstall(env, REPO_ROOT);
 		const result = await runPiPrint({ env, prompt: "/selfskills" });
 		expect(result.calls).to.have.length(0);

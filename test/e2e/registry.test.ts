@@ -10,7 +10,8 @@ import { runPiCli, runPiPrint } from "../support/pi-cli.ts";
 import { getPiLine, isPi16 } from "../support/pi-line.ts";
 import { packPackage, publishTarball, startLocalRegistry, type LocalRegistry } from "../support/registry.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { call, DEPLOY_SKILL, writeAgentSkill } from "../ux/ux-support.ts";
+import { call } from "../ux/ux-support.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const SOURCE = "npm:pi-selfskills";
 const READ_ONLY = "installed npm package: an update would overwrite the change";
@@ -98,7 +99,7 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 	});
 
 	it("registers skill_manage, lists the doc-skill as read-only and lands a patch with its backup", async function () {
-		const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		const result = await runPiPrint({
 			env,
 			prompt: "fix the deploy skill",

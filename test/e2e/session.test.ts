@@ -1,23 +1,15 @@
 // The package as users run it: installed into settings.packages, loaded by pi's own resource loader,
 // driven by a scripted faux model through skill_manage, the standing-rules block and /selfskills.
-import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { readFileSync, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { skillBackupDir } from "../support/backups.ts";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession, type ToolResultView } from "../support/pi-session.ts";
-import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
+import { useTempEnv } from "../support/temp-env.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
+import { call } from "../ux/ux-support.ts";
 
-const SKILL = "---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n# Deploy checks\n\n1. Run npm build.\n2. Check the health page.\n";
-
-function writeAgentSkill(env: TempEnv, name: string, text: string): string {
-	const dir = join(env.agentDir, "skills", name);
-	mkdirSync(dir, { recursive: true });
-	writeFileSync(join(dir, "SKILL.md"), text);
-	return join(dir, "SKILL.md");
-}
-
-const call = (args: Record<string, unknown>) => ({ toolCall: { name: "skill_manage", arguments: args } });
 const details = (r: ToolResultView) => r.details as Record<string, unknown>;
 
 describe(`skill_manage through a real pi session (pi ${getPiLine()})`, function () {
@@ -27,7 +19,7 @@ describe(`skill_manage through a real pi session (pi ${getPiLine()})`, function 
 
 	it("lists, reads, patches, refuses a non-unique match, creates, shows history and restores", async function () {
 		const env = getEnv();
-		const skillFile = writeAgentSkill(env, "deploy-checks", SKILL);
+		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		const run = await pi.run("fix the deploy skill", [
 			call({ action: "list" }),
@@ -58,7 +50,7 @@ describe(`skill_manage through a real pi session (pi ${getPiLine()})`, function 
 		expect(readFileSync(join(env.agentDir, "skills", "release-notes", "SKILL.md"), "utf8")).to.contain('description: "Use when writing release notes: the format: headings."');
 		expect(history.text, history.text).to.match(/2 backup\(s\)/);
 		expect(restored.isError, restored.text).to.equal(false);
-		expect(readFileSync(skillFile, "utf8")).to.equal(SKILL.replace("npm build", "npm run build"));
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
 		expect(created.text).to.contain("/reload");
 		const backups = readdirSync(join(skillBackupDir(env.agentDir, "deploy-checks"), "SKILL.md"));
 		expect(backups).to.have.length(3);

@@ -11,7 +11,8 @@ import { readUsage } from "../../src/usage.ts";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { createTempEnv, useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { call, DEPLOY_SKILL, writeAgentSkill } from "../ux/ux-support.ts";
+import { call } from "../ux/ux-support.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const tool = (name: string, args: Record<string, unknown>) => ({ toolCall: { name, arguments: args } });
 const edit = (path: string, oldText: string, newText: string) => tool("edit", { path, edits: [{ oldText, newText }] });
@@ -27,7 +28,7 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 	afterEach(() => pi?.dispose());
 
 	async function start(env: TempEnv, selfskills: Record<string, unknown> = {}): Promise<{ skillFile: string; outside: string }> {
-		const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		const outside = join(env.projectDir, "notes.md");
 		writeFileSync(outside, "project notes\n");
 		pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills } });

@@ -14,7 +14,9 @@ import { realFs } from "../../src/fs-ops.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, expectRefused, expectSameTree, fingerprint, skillText, textOf, writeSkill, type Harness } from "./support.ts";
+import { call } from "../ux/ux-support.ts";
+import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness } from "../support/harness.ts";
 
 const MIB = 1024 * 1024;
 
@@ -326,7 +328,6 @@ describe("hardening: bad input", function () {
 		afterEach(() => pi?.dispose());
 		it("turns malformed tool calls into error results without crashing the session", async function () {
 			pi = await createPiSession({ env, packageDir: REPO_ROOT });
-			const call = (args: Record<string, unknown>) => ({ toolCall: { name: "skill_manage", arguments: args } });
 			const run = await pi.run("try bad calls", [
 				call({ action: "patch", skill: "deploy", old_string: 5, new_string: "x" }),
 				call({ action: "nope" }),

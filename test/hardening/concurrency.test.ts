@@ -10,7 +10,8 @@ import { expect } from "chai";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, expectRefused, skillText, textOf, writeSkill } from "./support.ts";
+import { skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
 
 const run = promisify(execFile);
 const HAMMER = join(REPO_ROOT, "test", "hardening", "fixtures", "hammer.ts");

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { getLockDir } from "../../src/locks.ts";
 import { checkOldOrNew, OLD_SKILL, prepareEnv, readSkill, runChild, SCENARIOS, sharedBackups, tempFiles } from "./crash-support.ts";
-import { createHarness, expectOk, faultyFs, textOf } from "./support.ts";
+import { faultyFs } from "../support/faulty-fs.ts";
+import { createHarness, expectOk, textOf } from "../support/harness.ts";
 
 /** Up to `max` indexes spread over 0..count-1, always the first and the last. */
 function spread(count: number, max: number): number[] {
@@ -94,7 +95,7 @@ describe("hardening: crashes and faults", function () {
 						const locks = getLockDir();
 						let lastOpen = "";
 						const fs = faultyFs({
-							open: (args) => void (lastOpen = String(args[0])),
+							open: ({ args }) => void (lastOpen = String(args[0])),
 							// Taken away while the target's temp file is synced, after the backup was taken.
 							fsync: () => {
 								const targetTemp = lastOpen.startsWith(join(env.agentDir, "skills")) || scenario.next === null; // a delete syncs only its backup

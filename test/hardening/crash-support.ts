@@ -9,7 +9,8 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, skillText, writeSkill } from "./support.ts";
+import { skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk } from "../support/harness.ts";
 
 const run = promisify(execFile);
 const CHILD = join(REPO_ROOT, "test", "hardening", "fixtures", "crash-child.ts");

@@ -6,7 +6,8 @@
 import { expect } from "chai";
 import type { FsOps } from "../../src/fs-ops.ts";
 import { checkOldOrNew, prepareEnv, SCENARIOS, sharedBackups, tempFiles } from "./crash-support.ts";
-import { createHarness, errno, expectOk, faultyFs, textOf } from "./support.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
+import { createHarness, expectOk, textOf } from "../support/harness.ts";
 
 describe("hardening: every fault on every call", function () {
 	this.timeout(900_000);

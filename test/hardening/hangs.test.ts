@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { NotRegularFileError, readRegularFile } from "../../src/fs-ops.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, expectRefused, skillText, textOf, writeSkill, type Harness, type Result } from "./support.ts";
+import { skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, textOf, type Harness, type Result } from "../support/harness.ts";
 
 const MIB = 1024 * 1024;
 

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "../../src/content-guard.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, textOf, writeSkill, type Harness, type Result } from "./support.ts";
+import { writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, textOf, type Harness, type Result } from "../support/harness.ts";
 
 /** The result text and the details, as pi would hand them to the model and the session file. */
 function expectBounded(r: Result, what: string): void {

@@ -8,7 +8,9 @@ import { expect } from "chai";
 import { skillBackupDir } from "../support/backups.ts";
 import { isWithin } from "../../src/paths.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, expectRefused, expectSameTree, faultyFs, fingerprint, skillText, textOf, writeSkill, type Harness } from "./support.ts";
+import { faultyFs, type FsCall } from "../support/faulty-fs.ts";
+import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness } from "../support/harness.ts";
 
 function setGlobalSettings(env: TempEnv, settings: Record<string, unknown>): void {
 	writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify(settings));
@@ -213,7 +215,7 @@ describe("hardening: the path jail", function () {
 		writeFileSync(file, "original\n");
 		let planted = false;
 		const fs = faultyFs({
-			open: (args) => {
+			open: ({ args }) => {
 				const path = String(args[0]);
 				if (!planted && path.includes(".a.md.selfskills-tmp-")) {
 					planted = true;
@@ -243,7 +245,7 @@ describe("hardening: the path jail", function () {
 		];
 		for (const attack of attacks) {
 			let planted = false;
-			const plant = (args: unknown[]) => {
+			const plant = ({ args }: FsCall) => {
 				if (planted || !attack.when(String(args[0]))) return undefined;
 				planted = true;
 				renameSync(refs, `${refs}.moved`);
@@ -325,7 +327,7 @@ describe("hardening: the path jail", function () {
 	it("keeps every lock in the private folder and every temp file in the target's own folder", async function () {
 		await readDeploy();
 		const seen: string[] = [];
-		const fs = faultyFs({ open: (args) => void seen.push(String(args[0])) });
+		const fs = faultyFs({ open: ({ args }) => void seen.push(String(args[0])) });
 		const watched = createHarness(env, fs);
 		expectOk(await watched.call({ action: "read", skill: "deploy" }));
 		expectOk(await watched.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build." }));

@@ -1,18 +1,14 @@
 // No writable root inside pi's own folders: a trusted project or a setting that aims skillsDir, a
 // package or a symlinked .pi/skills at pi's extensions (code every later session runs), a .pi
 // folder, node_modules or the home folder gets no write there, and every refusal says why.
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, expectRefused, fingerprint, expectSameTree, textOf, writeSkill, type Harness, type Result } from "./support.ts";
+import { fingerprint, writeJson, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness, type Result } from "../support/harness.ts";
 
 const landedPaths = (r: Result): unknown[] => (r.details.changes as Array<{ path: string }>).map((c) => c.path);
-
-function writeJson(path: string, json: unknown): void {
-	mkdirSync(join(path, ".."), { recursive: true });
-	writeFileSync(path, JSON.stringify(json));
-}
 
 describe("hardening: pi's own folders are never writable", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-places-" });

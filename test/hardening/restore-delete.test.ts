@@ -6,7 +6,9 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { backupFolderName } from "../../src/backup-store.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, errno, expectOk, expectRefused, faultyFs, textOf, writeSkill, type Harness, type Result } from "./support.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
+import { writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, textOf, type Harness, type Result } from "../support/harness.ts";
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777;
 
@@ -85,7 +87,7 @@ describe("hardening: delete and restore", function () {
 		it("rolls the delete back when the folder cannot be removed entirely (a file appeared in it mid-commit)", async function () {
 			const planted = join(dir, "late.md");
 			tool = createHarness(env, faultyFs({
-				unlink: (args) => {
+				unlink: ({ args }) => {
 					if (args[0] === skillFile && !existsSync(planted)) writeFileSync(planted, "written by another program\n");
 					return undefined;
 				},
@@ -105,7 +107,7 @@ describe("hardening: delete and restore", function () {
 	it("rolls a bundled-file write back when its skill no longer loads after the commit (SKILL.md removed by another program)", async function () {
 		const notes = join(dir, "references", "notes.md");
 		tool = createHarness(env, faultyFs({
-			rename: (args) => {
+			rename: ({ args }) => {
 				if (String(args[1]) === notes && existsSync(skillFile)) rmSync(skillFile);
 				return undefined;
 			},
@@ -239,7 +241,7 @@ describe("hardening: delete and restore", function () {
 			const v1 = readFileSync(skillFile, "utf8");
 			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." }));
 			const v2 = readFileSync(skillFile, "utf8");
-			const failing = createHarness(env, faultyFs({ rename: (args) => (String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined) }));
+			const failing = createHarness(env, faultyFs({ rename: ({ args }) => (String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined) }));
 			expectOk(await failing.call({ action: "read", skill: "deploy" }));
 			expectRefused(await failing.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }), "io_error");
 			expect(readFileSync(skillFile, "utf8")).to.equal(v2);
@@ -252,7 +254,7 @@ describe("hardening: delete and restore", function () {
 		});
 
 		it("after a failed first commit, a plain restore answers no_change for restore (history), not the advice for patch", async function () {
-			const failing = createHarness(env, faultyFs({ rename: (args) => (String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined) }));
+			const failing = createHarness(env, faultyFs({ rename: ({ args }) => (String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined) }));
 			expectOk(await failing.call({ action: "read", skill: "deploy" }));
 			expectRefused(await failing.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run make." }), "io_error");
 			const r = await tool.call({ action: "restore", skill: "deploy" });

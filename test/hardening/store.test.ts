@@ -5,36 +5,23 @@ import { chmodSync, closeSync, existsSync, ftruncateSync, lstatSync, mkdirSync, 
 import { dirname, join } from "node:path";
 import { expect } from "chai";
 import { backupFolderName, skillKey } from "../../src/backup-store.ts";
-import type { FsOps } from "../../src/fs-ops.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { recoverJournals } from "../../src/journal.ts";
 import { sha256 } from "../../src/read-ledger.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { checkBackups, prepareEnv, SCENARIOS, skillDir, walkFiles } from "./crash-support.ts";
-import { createHarness, expectOk, expectRefused, fingerprint, skillText, textOf, writeSkill } from "./support.ts";
+import { faultyFs, type FsCall } from "../support/faulty-fs.ts";
+import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
 
 const OTHER = "# Written in place by another program\n";
-
-/** realFs that calls `before()` ahead of every call, and logs each call. */
-function steppedFs(before: () => void, log: Array<{ op: string; args: unknown[] }> = []): FsOps {
-	const wrapped: Record<string, unknown> = {};
-	for (const key of Object.keys(realFs) as Array<keyof FsOps>) {
-		const original = realFs[key] as (...a: unknown[]) => unknown;
-		wrapped[key] = (...args: unknown[]) => {
-			log.push({ op: key, args });
-			before();
-			return original(...args);
-		};
-	}
-	return wrapped as unknown as FsOps;
-}
 
 /**
  * The one call before which another program's in-place write is lost whatever is done: the rename
  * (or unlink) that replaces the file, right after the last look at it. Before any other call its
  * bytes must end up in the file or in a backup.
  */
-function blindCall(log: ReadonlyArray<{ op: string; args: unknown[] }>, target: string): number {
+function blindCall(log: readonly FsCall[], target: string): number {
 	return log.findIndex((c) => (c.op === "rename" && c.args[1] === target) || (c.op === "unlink" && c.args[0] === target));
 }
 
@@ -69,8 +56,9 @@ describe("hardening: the backup store", function () {
 					const env = await prepareEnv(scenario);
 					try {
 						let armed = false;
-						const log: Array<{ op: string; args: unknown[] }> = [];
-						const tool = createHarness(env, steppedFs(() => armed && calls++, log));
+						const fs = faultyFs(() => void (armed && calls++));
+						const { log } = fs;
+						const tool = createHarness(env, fs);
 						for (const read of scenario.reads) expectOk(await tool.call(read));
 						log.length = 0;
 						armed = true;
@@ -87,7 +75,7 @@ describe("hardening: the backup store", function () {
 						let armed = false;
 						let seen = 0;
 						let wrote = false;
-						const tool = createHarness(env, steppedFs(() => {
+						const tool = createHarness(env, faultyFs(() => {
 							if (armed && seen++ === k) wrote = writeInPlace(scenario.target(env), OTHER);
 						}));
 						for (const read of scenario.reads) expectOk(await tool.call(read));

@@ -10,12 +10,8 @@ import { expect } from "chai";
 import { backupFolderName, skillKey } from "../../src/backup-store.ts";
 import { loadPolicy } from "../../src/call-context.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, expectRefused, expectSameTree, fingerprint, skillText, textOf, writeSkill, type Harness } from "./support.ts";
-
-function writeJson(path: string, value: unknown): void {
-	mkdirSync(join(path, ".."), { recursive: true });
-	writeFileSync(path, JSON.stringify(value));
-}
+import { fingerprint, writeJson, skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness } from "../support/harness.ts";
 
 describe("hardening: trust, protected files and content", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-trust-" });

@@ -16,17 +16,13 @@ import { createSessionState } from "../../src/session-state.ts";
 import { loadSettings } from "../../src/settings.ts";
 import type { FileTarget } from "../../src/target.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk, expectRefused, expectSameTree, fingerprint, skillText, textOf, writeSkill } from "./support.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
+import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, expectRefused, expectSameTree, textOf } from "../support/harness.ts";
 
 /** realFs, except that access() refuses EACCES for the listed folders (as for a non-root user without w on them). */
 function deniedFs(folders: readonly string[]): FsOps {
-	return {
-		...realFs,
-		access(path, mode) {
-			if (folders.includes(path)) throw Object.assign(new Error(`EACCES: permission denied, access '${path}'`), { code: "EACCES" });
-			realFs.access(path, mode);
-		},
-	};
+	return faultyFs({ access: ({ args }) => (folders.includes(String(args[0])) ? errno("EACCES", `permission denied, access '${String(args[0])}'`) : undefined) });
 }
 
 describe("hardening: what this user may write", function () {
@@ -106,13 +102,12 @@ describe("hardening: what this user may write", function () {
 
 	it("reports a permission error that only the commit meets (the folder changed after the check) once, naming the folder to make writable", async function () {
 		// Node's message for this is "EACCES: permission denied, open '<folder>/.SKILL.md.selfskills-tmp-…'".
-		const fs: FsOps = {
-			...realFs,
-			open(path, flags, mode) {
-				if (path.includes("selfskills-tmp-") && path.startsWith(skillDir)) throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: "EACCES", path, syscall: "open" });
-				return realFs.open(path, flags, mode);
+		const fs = faultyFs({
+			open: ({ args: [path] }) => {
+				if (typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir)) return Object.assign(errno("EACCES", `permission denied, open '${path}'`), { path, syscall: "open" });
+				return undefined;
 			},
-		};
+		});
 		const tool = createHarness(env, fs);
 		expectOk(await tool.call({ action: "read", skill: "deploy" }));
 		const r = await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build." });

@@ -14,7 +14,10 @@ import { getLockPath } from "../../src/locks.ts";
 import { MAX_OPERATIONS } from "../../src/mutate.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { checkBackups, sharedBackups } from "../hardening/crash-support.ts";
-import { auditLines, createHarness, errno, faultyFs, journals, skillText, textOf, writeFile, type Harness, type Result } from "./support.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
+import { skillText, writeFile, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectRefused, textOf, type Harness, type Result } from "../support/harness.ts";
+import { auditLines, journals } from "./support.ts";
 
 const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
 
@@ -32,10 +35,11 @@ const ALPHA = skillText("alpha", "1. Run the build.\n2. Check the page.\n");
 const BETA = skillText("beta", "1. Deploy.\n");
 
 async function setUp(env: TempEnv): Promise<Fixture> {
-	const alpha = writeFile(env, "alpha", "SKILL.md", ALPHA);
-	const notes = writeFile(env, "alpha", "references/notes.md", "old notes\n", 0o640);
-	const beta = writeFile(env, "beta", "SKILL.md", BETA);
-	const script = writeFile(env, "beta", "scripts/run.sh", "#!/bin/sh\necho run\n", 0o755);
+	const skills = join(env.agentDir, "skills");
+	const alpha = writeSkill(skills, "alpha", ALPHA);
+	const notes = writeFile(join(skills, "alpha", "references", "notes.md"), "old notes\n", 0o640);
+	const beta = writeSkill(skills, "beta", BETA);
+	const script = writeFile(join(skills, "beta", "scripts", "run.sh"), "#!/bin/sh\necho run\n", 0o755);
 	const harness = createHarness(env);
 	for (const args of [{ skill: "alpha" }, { skill: "alpha", file: "references/notes.md" }, { skill: "beta" }]) {
 		const read = await harness.call({ action: "read", ...args });
@@ -51,12 +55,6 @@ const THREE_OPS = [
 	{ action: "write", skill: "alpha", file: "references/notes.md", content: "new notes\n" },
 	{ action: "delete", skill: "beta", file: "scripts/run.sh" },
 ];
-
-function expectRefused(result: Result, code: string): void {
-	expect(result.details.ok, textOf(result)).to.equal(false);
-	expect(result.details.code, textOf(result)).to.equal(code);
-	expect(textOf(result).startsWith(`${code}: `), textOf(result)).to.equal(true);
-}
 
 const fatesOf = (result: Result) => (result.details.operations as Array<{ fate: string }>).map((o) => o.fate);
 
@@ -163,7 +161,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		const env = getEnv();
 		const f = await setUp(env);
 		const before = f.snapshot();
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "rename" && args[1] === f.notes) throw errno("EIO", "injected rename failure");
 		});
 		const result = await f.harness.call({ action: "operations", operations: THREE_OPS });
@@ -185,7 +183,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		const env = getEnv();
 		const f = await setUp(env);
 		const before = f.snapshot();
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "unlink" && args[0] === f.script) throw errno("EACCES", "injected unlink failure");
 		});
 		const result = await f.harness.call({ action: "operations", operations: THREE_OPS });
@@ -200,7 +198,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		const f = await setUp(env);
 		const before = f.snapshot();
 		let backupOpen = false;
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "link" && String(args[1]).includes(join("selfskills", "backups", "beta"))) throw errno("ENOSPC", "no space left on device");
 			if (name === "open") backupOpen = String(args[0]).includes(join("selfskills", "backups", "beta"));
 			if (name === "write" && backupOpen) throw errno("ENOSPC", "no space left on device");
@@ -218,7 +216,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		const env = getEnv();
 		const f = await setUp(env);
 		let edited = false;
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			// While op 1's write lands, someone else rewrites the script op 3 is about to delete.
 			if (name === "rename" && args[1] === f.alpha && !edited) {
 				edited = true;
@@ -241,7 +239,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		// Each write checks its own file's lock: the one taken here is found when op 3 comes to it.
 		const scriptLock = getLockPath(f.script);
 		let stolen = false;
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "rename" && args[1] === f.alpha && !stolen) {
 				stolen = existsSync(scriptLock);
 				rmSync(scriptLock, { recursive: true, force: true });
@@ -263,7 +261,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		const f = await setUp(env);
 		const before = f.snapshot();
 		let alphaRenames = 0;
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "unlink" && args[0] === f.script) throw errno("EIO", "injected unlink failure");
 			if (name === "rename" && args[1] === f.alpha && ++alphaRenames > 1) throw errno("EIO", "injected rollback failure");
 		});
@@ -291,7 +289,7 @@ describe("operations: commit-time faults roll every written op back", function (
 		const env = getEnv();
 		const f = await setUp(env);
 		let reports: ReturnType<typeof recoverJournals> | undefined;
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "rename" && args[1] === f.notes && reports === undefined) reports = recoverJournals(realFs, env.agentDir);
 		});
 		const result = await f.harness.call({ action: "operations", operations: THREE_OPS });
@@ -328,7 +326,7 @@ describe("operations: whole-skill deletes in a batch", function () {
 		const env = getEnv();
 		const f = await setUp(env);
 		const before = f.snapshot();
-		f.harness.fs = faultyFs((name, args) => {
+		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "unlink" && args[0] === f.script) throw errno("EBUSY", "injected unlink failure");
 		});
 		const result = await f.harness.call({ action: "operations", operations: [THREE_OPS[0], { action: "delete", skill: "alpha" }, { action: "delete", skill: "beta" }] });

@@ -9,10 +9,10 @@ import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { expectedTree, snapshotTree, writeOldTree } from "../crash/scenario.ts";
-import { commandOutputs } from "../ux/ux-support.ts";
-import { auditLines, runChild, skillText, useCrashChild, writeFile } from "./support.ts";
+import { call, commandOutputs } from "../ux/ux-support.ts";
+import { skillText, writeFile, writeSkill } from "../support/fixtures.ts";
+import { auditLines, runChild, useCrashChild } from "./support.ts";
 
-const call = (args: Record<string, unknown>) => ({ toolCall: { name: "skill_manage", arguments: args } });
 const canonical = (tree: Record<string, string>) => JSON.stringify(Object.entries(tree).sort(([a], [b]) => a.localeCompare(b)));
 
 describe(`operations through a real pi session (pi ${getPiLine()})`, function () {
@@ -24,9 +24,10 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 
 	it("lands a batch over two skills, refuses a bad one by op index, and shows a dry run's combined diff", async function () {
 		const env = getEnv();
-		const alpha = writeFile(env, "alpha", "SKILL.md", skillText("alpha", "1. Run the build.\n"));
-		writeFile(env, "beta", "SKILL.md", skillText("beta", "1. Deploy.\n"));
-		const script = writeFile(env, "beta", "scripts/run.sh", "echo run\n", 0o755);
+		const skills = join(env.agentDir, "skills");
+		const alpha = writeSkill(skills, "alpha", skillText("alpha", "1. Run the build.\n"));
+		writeSkill(skills, "beta", skillText("beta", "1. Deploy.\n"));
+		const script = writeFile(join(skills, "beta", "scripts", "run.sh"), "echo run\n", 0o755);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		const ops = [
 			{ action: "patch", skill: "alpha", old_string: "Run the build.", new_string: "Run npm run build." },

@@ -3,10 +3,8 @@
 // agent run against generic errors ("the call failed", no data) shows what the structure buys.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { realFs } from "../../src/fs-ops.ts";
-import { createSessionState } from "../../src/session-state.ts";
-import { executeSkillManage, type ToolDeps } from "../../src/tool.ts";
+import { writeSkill } from "../support/fixtures.ts";
+import { createHarness } from "../support/harness.ts";
 import type { TempEnv } from "../support/temp-env.ts";
 
 export type Args = Record<string, unknown>;
@@ -23,14 +21,10 @@ export const SKILL_TEXT =
 	"---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n# Deploy checks\n\n1. Run npm build.\n2. Check the health page.\n3. Check the logs page.\n";
 
 export function createCaller(env: TempEnv, generic: boolean): Caller {
-	const deps: ToolDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded() {} } };
-	const ctx = { cwd: env.projectDir } as ExtensionContext;
+	const tool = createHarness(env);
 	return async (args) => {
-		const result = await executeSkillManage(deps, args as never, ctx);
-		const details = result.details as Record<string, unknown>;
+		const { details, text } = await tool.call(args);
 		const ok = details.ok !== false;
-		const first = result.content[0];
-		const text = first?.type === "text" ? first.text : "";
 		if (generic && !ok) return { ok, text: "error: the call failed", details: {} };
 		return { ok, text, details };
 	};
@@ -51,9 +45,8 @@ export interface Scenario {
 
 const skillPath = (env: TempEnv, name = "deploy-checks") => join(env.agentDir, "skills", name, "SKILL.md");
 
-function writeSkill(env: TempEnv): void {
-	mkdirSync(join(env.agentDir, "skills", "deploy-checks"), { recursive: true });
-	writeFileSync(skillPath(env), SKILL_TEXT);
+function writeDeploySkill(env: TempEnv): void {
+	writeSkill(join(env.agentDir, "skills"), "deploy-checks", SKILL_TEXT);
 }
 
 const readFirst = async (call: Caller) => {
@@ -71,7 +64,7 @@ const data = <T>(r: CallResult, key: string) => r.details[key] as T | undefined;
 export const SCENARIOS: readonly Scenario[] = [
 	{
 		mistake: "stale read",
-		setup: writeSkill,
+		setup: writeDeploySkill,
 		async prepare(call, env) {
 			await readFirst(call);
 			writeFileSync(skillPath(env), SKILL_TEXT.replace("# Deploy checks", "# Deploy checks (v2)"));
@@ -82,7 +75,7 @@ export const SCENARIOS: readonly Scenario[] = [
 	},
 	{
 		mistake: "non-unique match",
-		setup: writeSkill,
+		setup: writeDeploySkill,
 		prepare: readFirst,
 		mistaken: { action: "patch", skill: "deploy-checks", old_string: "page.", new_string: "page (HTTP 200)." },
 		repair(r, last) {
@@ -96,7 +89,7 @@ export const SCENARIOS: readonly Scenario[] = [
 	},
 	{
 		mistake: "typo'd old text",
-		setup: writeSkill,
+		setup: writeDeploySkill,
 		prepare: readFirst,
 		mistaken: { action: "patch", skill: "deploy-checks", old_string: "1. Run npm biuld.", new_string: "1. Run npm run build." },
 		repair(r, last) {
@@ -108,7 +101,7 @@ export const SCENARIOS: readonly Scenario[] = [
 	},
 	{
 		mistake: "missing description",
-		setup: writeSkill,
+		setup: writeDeploySkill,
 		prepare: readFirst,
 		mistaken: { action: "patch", skill: "deploy-checks", old_string: "description: Use when deploying the app. Lists the checks to run.\n", new_string: "summary: deploy checks\n" },
 		repair(r, last) {
@@ -122,7 +115,7 @@ export const SCENARIOS: readonly Scenario[] = [
 	},
 	{
 		mistake: "wrong skill name",
-		setup: writeSkill,
+		setup: writeDeploySkill,
 		prepare: readFirst,
 		mistaken: { action: "patch", skill: "deploy-check", old_string: "Run npm build.", new_string: "Run npm run build." },
 		repair(r, last) {

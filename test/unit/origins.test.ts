@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { realFs } from "../../src/fs-ops.ts";
 import { getCreatedPath, originOfSkill, recordCreated } from "../../src/origins.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { createHarness, expectOk } from "../hardening/support.ts";
+import { createHarness, expectOk } from "../support/harness.ts";
 
 describe("origins: the skills this package created", function () {
 	const getEnv = useTempEnv();

@@ -4,8 +4,8 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkS
 import { join } from "node:path";
 import { expect } from "chai";
 import { findProjectRoot, isWithin } from "../../src/paths.ts";
-import { type FsOps, realFs } from "../../src/fs-ops.ts";
 import { getTrustRefusal, isListedTrusted, resolveProjectTrust, setListedTrust } from "../../src/trust.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 describe("trust", function () {
@@ -157,14 +157,12 @@ describe("trust", function () {
 			const { agentDir, projectDir } = getEnv();
 			const path = join(agentDir, "settings.json");
 			writeFileSync(path, JSON.stringify({ theme: "dark" }));
-			const calls: string[] = [];
-			const spy = Object.fromEntries(
-				Object.entries(realFs).map(([key, fn]) => [key, (...args: unknown[]) => (calls.push(key), (fn as (...a: unknown[]) => unknown)(...args))]),
-			) as unknown as FsOps;
+			const spy = faultyFs();
 			setListedTrust(agentDir, projectDir, true, spy);
+			const calls = spy.log.map((c) => c.op);
 			expect(calls).to.include.members(["open", "write", "fsync", "rename"]);
 			expect(calls.filter((c) => c === "fsync").length, "file and folder synced").to.be.at.least(2);
-			const failing: FsOps = { ...realFs, rename: () => { throw Object.assign(new Error("EIO: rename"), { code: "EIO" }); } };
+			const failing = faultyFs({ rename: () => errno("EIO", "rename") });
 			const before = readFileSync(path, "utf8");
 			expect(() => setListedTrust(agentDir, join(projectDir, "other"), true, failing)).to.throw(/EIO/);
 			expect(readFileSync(path, "utf8")).to.equal(before);

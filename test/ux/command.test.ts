@@ -18,7 +18,8 @@ import { createBackupStore } from "../../src/backup-store.ts";
 import { completeArguments, OUTPUT_MESSAGE_TYPE, type CommandDeps } from "../../src/command.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { createSessionState } from "../../src/session-state.ts";
-import { call, commandOutputs, DEPLOY_SKILL, writeAgentSkill } from "./ux-support.ts";
+import { call, commandOutputs } from "./ux-support.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const PATCHED = DEPLOY_SKILL.replace("npm build", "npm run build");
 const TWICE = PATCHED.replace("health page", "health endpoint");
@@ -37,7 +38,7 @@ function backupIds(env: TempEnv): string[] {
 
 /** A session with deploy-checks edited twice and a read-only skill in ~/.agents/skills. */
 async function editedSession(env: TempEnv, options: { ui?: UiScript | false; settings?: Record<string, unknown> } = {}): Promise<{ pi: PiSession; skillFile: string }> {
-	const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+	const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 	const shared = join(env.home, ".agents", "skills", "shared-notes");
 	mkdirSync(shared, { recursive: true });
 	writeFileSync(join(shared, "SKILL.md"), "---\nname: shared-notes\ndescription: Shared notes every agent on this machine reads.\n---\n# Notes\n");
@@ -322,7 +323,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		it("works the same in the real CLI's print mode (pi -p \"/selfskills …\")", async function () {
 			const env = getEnv();
 			await piInstall(env, REPO_ROOT);
-			const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+			const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 			const edit = await runPiPrint({ env, prompt: "fix deploy-checks", steps: EDIT_STEPS });
 			expect(edit.exitCode, edit.stderr).to.equal(0);
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
@@ -344,7 +345,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		it("sends the diff in a confirm request, restores nothing on no, and restores on yes", async function () {
 			const env = getEnv();
 			await piInstall(env, REPO_ROOT);
-			const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+			const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 			await runPiPrint({ env, prompt: "fix deploy-checks", steps: EDIT_STEPS });
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
 			const declined = await rpcRestore(env, false);

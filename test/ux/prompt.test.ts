@@ -3,12 +3,14 @@
 // argument mapping follow pi's conventions, checked on the tool as pi registered it.
 import { expect } from "chai";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createEditToolDefinition, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { STANDING_RULES } from "../../src/prompt.ts";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call, DEPLOY_SKILL, writeAgentSkill } from "./ux-support.ts";
+import { call } from "./ux-support.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 /** Characters a tool puts in front of the model on every call: name, description, schema, snippet, guidelines. */
 function toolCost(tool: Pick<ToolDefinition, "name" | "description" | "parameters" | "promptSnippet" | "promptGuidelines">): number {
@@ -87,7 +89,7 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 
 	it("maps file_path, old_text/new_text and a stringified operations array through pi's prepareArguments", async function () {
 		const env = getEnv();
-		const skillFile = writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
+		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		const run = await pi.run("fix it", [
 			call({ action: "read", file_path: skillFile }),

@@ -6,7 +6,8 @@ import { expect } from "chai";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call, commandOutputs, DEPLOY_SKILL, writeAgentSkill } from "./ux-support.ts";
+import { call, commandOutputs } from "./ux-support.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 describe(`/selfskills: last use, changes and unused skills (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();
@@ -15,9 +16,9 @@ describe(`/selfskills: last use, changes and unused skills (pi ${getPiLine()})`,
 
 	it("shows last use and changes per skill, and lists the skills not used for N days", async function () {
 		const env = getEnv();
-		writeAgentSkill(env, "deploy-checks", DEPLOY_SKILL);
-		writeAgentSkill(env, "old-notes", DEPLOY_SKILL.replace("deploy-checks", "old-notes"));
-		writeAgentSkill(env, "never-read", DEPLOY_SKILL.replace("deploy-checks", "never-read"));
+		writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
+		writeSkill(join(env.agentDir, "skills"), "old-notes", DEPLOY_SKILL.replace("deploy-checks", "old-notes"));
+		writeSkill(join(env.agentDir, "skills"), "never-read", DEPLOY_SKILL.replace("deploy-checks", "never-read"));
 		// A use long ago, in the log's folded form.
 		mkdirSync(join(env.agentDir, "selfskills"), { recursive: true });
 		writeFileSync(join(env.agentDir, "selfskills", "usage.jsonl"), `${JSON.stringify({ skill: "old-notes", count: 4, first: "2025-01-01T00:00:00.000Z", last: "2025-02-01T00:00:00.000Z" })}\n`);

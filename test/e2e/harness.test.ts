@@ -4,11 +4,11 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "chai";
 import { loadSkillsFromDir, withFileMutationQueue } from "@mariozechner/pi-coding-agent";
-import { HARNESS_MINI_PROBE, type HarnessMiniProbe } from "./fixtures/harness-mini/src/index.ts";
-import { getRpcCommands, piInstall, runPiPrint } from "./support/pi-cli.ts";
-import { getPiLine, getPiLineInfo, getProjectTrustCliArgs, isPi16, REPO_ROOT, setProjectTrust } from "./support/pi-line.ts";
-import { createPiSession, type PiSession } from "./support/pi-session.ts";
-import { useTempEnv } from "./support/temp-env.ts";
+import { HARNESS_MINI_PROBE, type HarnessMiniProbe } from "../fixtures/harness-mini/src/index.ts";
+import { getRpcCommands, piInstall, runPiPrint } from "../support/pi-cli.ts";
+import { getPiLine, getPiLineInfo, getProjectTrustCliArgs, isPi16, REPO_ROOT, setProjectTrust } from "../support/pi-line.ts";
+import { createPiSession, type PiSession } from "../support/pi-session.ts";
+import { useTempEnv } from "../support/temp-env.ts";
 
 const MINI_DIR = join(REPO_ROOT, "test", "fixtures", "harness-mini");
 const ECHO = { toolCall: { name: "harness_echo", arguments: { text: "hello" } } };

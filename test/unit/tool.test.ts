@@ -2,25 +2,28 @@
 // their codes, dry runs, backups before every change, whole-skill delete and restore, and the
 // post-write verification that rolls a change back when the landed file no longer loads.
 import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { expect } from "chai";
 import { skillBackupDir } from "../support/backups.ts";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";
 import { checkSkillContent } from "../../src/validation.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { createDriver, skillText, writeSkill, type ToolDriver } from "./tool-helpers.ts";
+import { skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, type Harness } from "../support/harness.ts";
 
+/** The skill every test starts from; "Step one." is the line the patches aim at. */
+const ALPHA = skillText("alpha", "# alpha\n\nStep one.\n", "Use when testing alpha.");
 const BACKUPS = (env: TempEnv) => join(env.agentDir, "selfskills", "backups");
 
 describe("skill_manage actions", function () {
 	const getEnv = useTempEnv();
-	let tool: ToolDriver;
+	let tool: Harness;
 	let dir: string;
 	beforeEach(function () {
 		const env = getEnv();
-		dir = writeSkill(join(env.agentDir, "skills"), "alpha", skillText("alpha"), { "references/api.md": "API notes\nline two\n" });
-		tool = createDriver(env.agentDir, env.projectDir);
+		dir = dirname(writeSkill(join(env.agentDir, "skills"), "alpha", ALPHA, { "references/api.md": "API notes\nline two\n" }));
+		tool = createHarness(env);
 	});
 	const skillFile = () => join(dir, "SKILL.md");
 
@@ -32,7 +35,7 @@ describe("skill_manage actions", function () {
 			await tool.call({ action: "read", skill: "alpha" });
 			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
 			expect(landed.ok, landed.text).to.equal(true);
-			expect(readFileSync(skillFile(), "utf8")).to.equal(skillText("alpha").replace("Step one.", "Step 1."));
+			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA.replace("Step one.", "Step 1."));
 		});
 
 		it("lets a second patch land without a re-read", async function () {
@@ -45,7 +48,7 @@ describe("skill_manage actions", function () {
 
 		it("refuses with stale and both hashes when the file changed on disk after the read", async function () {
 			const read = await tool.call({ action: "read", skill: "alpha" });
-			writeFileSync(skillFile(), skillText("alpha", undefined, "# alpha\n\nStep one.\nEdited elsewhere.\n"));
+			writeFileSync(skillFile(), skillText("alpha", "# alpha\n\nStep one.\nEdited elsewhere.\n", "Use when testing alpha."));
 			const refused = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
 			expect(refused.code).to.equal("stale");
 			expect(refused.details.readHash).to.equal(read.details.hash);
@@ -100,7 +103,7 @@ describe("skill_manage actions", function () {
 			const refused = await tool.call({ action: "patch", skill: "alpha", old_string: "description: Use when testing alpha.", new_string: "description: Use when: testing alpha" });
 			expect(refused.code).to.equal("invalid_skill");
 			expect(refused.details.suggestion).to.equal('---\nname: alpha\ndescription: "Use when: testing alpha"\n---');
-			expect(readFileSync(skillFile(), "utf8")).to.equal(skillText("alpha"));
+			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
 		});
 
 		it("refuses hidden bidi characters in new_string with unsafe_content", async function () {
@@ -229,13 +232,13 @@ describe("skill_manage actions", function () {
 			const snapshots = join(skillBackupDir(getEnv().agentDir, "alpha"), "__deleted__");
 			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
 			expect(stamp).to.match(/^\d{8}-\d{6}\.\d{3}$/);
-			expect(readFileSync(join(snapshots, stamp, "SKILL.md"), "utf8")).to.equal(skillText("alpha"));
+			expect(readFileSync(join(snapshots, stamp, "SKILL.md"), "utf8")).to.equal(ALPHA);
 			expect(readFileSync(join(snapshots, stamp, "references", "api.md"), "utf8")).to.equal("API notes\nline two\n");
 			const history = await tool.call({ action: "history", skill: "alpha" });
 			expect(history.text).to.contain(stamp);
 			const restored = await tool.call({ action: "restore", skill: "alpha" });
 			expect(restored.ok, restored.text).to.equal(true);
-			expect(readFileSync(skillFile(), "utf8")).to.equal(skillText("alpha"));
+			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
 			expect(readFileSync(join(dir, "references", "api.md"), "utf8")).to.equal("API notes\nline two\n");
 			expect(statSync(join(dir, "references", "api.md")).mode & 0o777).to.equal(0o755);
 		});
@@ -246,7 +249,7 @@ describe("skill_manage actions", function () {
 			const patched = readFileSync(skillFile(), "utf8");
 			const first = await tool.call({ action: "restore", skill: "alpha" });
 			expect(first.ok, first.text).to.equal(true);
-			expect(readFileSync(skillFile(), "utf8")).to.equal(skillText("alpha"));
+			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
 			const second = await tool.call({ action: "restore", skill: "alpha" });
 			expect(second.ok, second.text).to.equal(true);
 			expect(readFileSync(skillFile(), "utf8")).to.equal(patched);
@@ -262,7 +265,7 @@ describe("skill_manage actions", function () {
 			const oldest = ids[1];
 			const restored = await tool.call({ action: "restore", skill: "alpha", backup: oldest.replace(/\.md$/, "") });
 			expect(restored.ok, restored.text).to.equal(true);
-			expect(readFileSync(skillFile(), "utf8")).to.equal(skillText("alpha"));
+			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
 			const missing = await tool.call({ action: "restore", skill: "alpha", backup: "20000101-000000.000-0000000000" });
 			expect(missing.code).to.equal("no_backup");
 		});
@@ -297,13 +300,13 @@ describe("skill_manage actions", function () {
 					return realFs.write(fd, bytes, offset);
 				},
 			};
-			const faultyTool = createDriver(env.agentDir, env.projectDir, faulty);
+			const faultyTool = createHarness(env, faulty);
 			await faultyTool.call({ action: "read", skill: "alpha" });
 			const refused = await faultyTool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
 			expect(garbled).to.equal(true);
 			expect(refused.code, refused.text).to.equal("invalid_skill");
 			expect(refused.text).to.contain("rolled back");
-			expect(readFileSync(skillFile(), "utf8")).to.equal(skillText("alpha"));
+			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
 		});
 	});
 
