@@ -2,7 +2,7 @@
 // tool) that a patch changes only the replaced bytes: BOM, CRLF, trailing spaces and odd Unicode stay.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { expect } from "chai";
 import type { DiscoveredSkill } from "../../src/discovery.ts";
 import type { Refusal } from "../../src/errors.ts";
@@ -10,7 +10,8 @@ import { checkOldString, checkRead, checkUnchanged, checkUnique, closestLines, f
 import { createReadLedger } from "../../src/read-ledger.ts";
 import type { FileTarget } from "../../src/target.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { createDriver, skillText, writeSkill } from "./tool-helpers.ts";
+import { skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness } from "../support/harness.ts";
 
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 
@@ -158,8 +159,8 @@ describe("gates", function () {
 		it("keeps a BOM, CRLF, trailing spaces and unusual Unicode outside the replaced span of a bundled file", async function () {
 			const { agentDir, projectDir } = getEnv();
 			const original = Buffer.from("\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, \u2028sep  \r\nend without newline", "utf8");
-			const dir = writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/notes.md": original });
-			const tool = createDriver(agentDir, projectDir);
+			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/notes.md": original }));
+			const tool = createHarness({ agentDir, projectDir });
 			expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
 			expect((await tool.call({ action: "read", skill: "alpha", file: "references/notes.md" })).ok).to.equal(true);
 			const result = await tool.call({ action: "patch", skill: "alpha", file: "references/notes.md", old_string: "fix me", new_string: "fixed $& $1" });
@@ -172,8 +173,8 @@ describe("gates", function () {
 		it("keeps CRLF line endings and trailing spaces of SKILL.md outside the replaced span", async function () {
 			const { agentDir, projectDir } = getEnv();
 			const original = "---\r\nname: alpha\r\ndescription: Use when testing alpha.  \r\n---\r\n# Alpha  \r\n\r\nStep one.\t\r\nStep two.\r\n";
-			const dir = writeSkill(join(agentDir, "skills"), "alpha", original);
-			const tool = createDriver(agentDir, projectDir);
+			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", original));
+			const tool = createHarness({ agentDir, projectDir });
 			await tool.call({ action: "read", skill: "alpha" });
 			const result = await tool.call({ action: "patch", skill: "alpha", old_string: "Step two.", new_string: "Step two, done." });
 			expect(result.code, result.text).to.equal(undefined);
@@ -183,8 +184,8 @@ describe("gates", function () {
 		it("refuses to patch a file that is not valid UTF-8 instead of repairing it", async function () {
 			const { agentDir, projectDir } = getEnv();
 			const bytes = Buffer.concat([Buffer.from("ok line\n"), Buffer.from([0xc3, 0x28]), Buffer.from("\n")]);
-			const dir = writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/latin1.md": bytes });
-			const tool = createDriver(agentDir, projectDir);
+			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/latin1.md": bytes }));
+			const tool = createHarness({ agentDir, projectDir });
 			await tool.call({ action: "read", skill: "alpha" });
 			const read = await tool.call({ action: "read", skill: "alpha", file: "references/latin1.md" });
 			expect(read.code).to.equal("binary_file");
@@ -193,8 +194,8 @@ describe("gates", function () {
 
 		it("records the new hash after a landed patch, so the read ledger matches the file", async function () {
 			const { agentDir, projectDir } = getEnv();
-			const dir = writeSkill(join(agentDir, "skills"), "alpha");
-			const tool = createDriver(agentDir, projectDir);
+			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha", "# alpha\n\nStep one.\n")));
+			const tool = createHarness({ agentDir, projectDir });
 			await tool.call({ action: "read", skill: "alpha" });
 			await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
 			expect(tool.state.ledger.get(join(dir, "SKILL.md"))).to.equal(sha(readFileSync(join(dir, "SKILL.md"))));
