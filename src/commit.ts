@@ -11,7 +11,7 @@ import type { Refusal } from "./errors.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "./journal.ts";
 import type { LockGuard } from "./locks.ts";
-import { createDiskView, hashOrNull, type FileChange, type SnapshotPlan } from "./plan.ts";
+import { createDiskView, hashOrNull, type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
 import { mkdirDurable, removeFileDurable, StoreLinkError, SymlinkTargetError, sweepTempFiles, writeFileAtomic } from "./writer.ts";
 
@@ -47,12 +47,9 @@ export interface LandedChange {
 	readonly backupPath: string | null;
 }
 
-/** What became of one file: `differs` means a rollback could not bring the old bytes back. */
-export type ChangeFate = "written" | "rolled_back" | "rollback_failed" | "not_written";
-
 export interface FateReport {
 	readonly path: string;
-	readonly fate: ChangeFate;
+	readonly fate: Fate;
 	/** The backup holding the file's bytes from before the commit (null: it did not exist). */
 	readonly backupPath: string | null;
 }

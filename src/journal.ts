@@ -89,26 +89,27 @@ export function removeEmptyDirs(fs: FsOps, dirs: readonly string[]): void {
 	}
 }
 
-type EntryFate = { fate: "restored" } | { fate: "untouched" } | { fate: "differs"; reason: string };
+/** A journal entry's fate in the words of a commit: rolled back, never written (untouched), or rollback_failed with why. */
+type EntryFate = { fate: "rolled_back" } | { fate: "not_written" } | { fate: "rollback_failed"; reason: string };
 
 function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {
 	const now = currentHash(fs, entry.absPath);
 	if (now === entry.beforeHash) {
 		if (entry.beforeHash === null) removeEmptyDirs(fs, entry.createdDirs ?? []);
 		else if (entry.backupPath !== null) unshareBackup(fs, entry.backupPath, entry.absPath, () => fs.readFile(entry.absPath));
-		return { fate: "untouched" };
+		return { fate: "not_written" };
 	}
-	if (now !== entry.afterHash) return { fate: "differs", reason: "it matches neither the old nor the new content (changed by someone else?)" };
+	if (now !== entry.afterHash) return { fate: "rollback_failed", reason: "it matches neither the old nor the new content (changed by someone else?)" };
 	if (entry.backupPath === null) {
 		removeFileDurable(fs, entry.absPath);
 		removeEmptyDirs(fs, entry.createdDirs ?? []);
-		return { fate: "restored" };
+		return { fate: "rolled_back" };
 	}
 	const bytes = fs.readFile(entry.backupPath);
-	if (sha256(bytes) !== entry.beforeHash) return { fate: "differs", reason: "its backup no longer holds the old content" };
+	if (sha256(bytes) !== entry.beforeHash) return { fate: "rollback_failed", reason: "its backup no longer holds the old content" };
 	mkdirDurable(fs, dirname(entry.absPath));
 	writeFileAtomic(fs, entry.absPath, bytes, entry.mode === undefined ? {} : { mode: entry.mode });
-	return { fate: "restored" };
+	return { fate: "rolled_back" };
 }
 
 function recoverable(journal: Journal, path: string): boolean {
@@ -144,10 +145,10 @@ export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 			try {
 				result = rollBackEntry(fs, entry);
 			} catch (error) {
-				result = { fate: "differs", reason: `it could not be put back (${error instanceof Error ? error.message : String(error)})` };
+				result = { fate: "rollback_failed", reason: `it could not be put back (${error instanceof Error ? error.message : String(error)})` };
 			}
-			if (result.fate === "restored") restored.push(entry.absPath);
-			else if (result.fate === "untouched") untouched.push(entry.absPath);
+			if (result.fate === "rolled_back") restored.push(entry.absPath);
+			else if (result.fate === "not_written") untouched.push(entry.absPath);
 			else differs.push({ path: entry.absPath, backupPath: entry.backupPath, reason: result.reason });
 		}
 		if (differs.length > 0) leftAsFound.add(path);

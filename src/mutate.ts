@@ -6,13 +6,13 @@
 import { dirname } from "node:path";
 import type { CallContext, PreparedMutation } from "./call-context.ts";
 import { appendAudit, type ChangeRecord } from "./audit.ts";
-import { commitPlan, type ChangeFate, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
+import { commitPlan, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
 import { clipDiff, diffChanges } from "./diff.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { withFileLocks } from "./locks.ts";
 import { recordCreated } from "./origins.ts";
-import { createDiskView, createOverlay, hashOrNull, mergeChanges, type FileChange, type FileView, type Plan } from "./plan.ts";
+import { createDiskView, createOverlay, hashOrNull, mergeChanges, type Fate, type FileChange, type FileView, type Plan } from "./plan.ts";
 import { checkLanded } from "./validation.ts";
 
 export const MAX_OPERATIONS = 100;
@@ -39,15 +39,13 @@ interface Planned {
 	readonly changes: FileChange[];
 }
 
-/** What became of one op: every file it changed landed, was rolled back, or was never written. */
-export type OperationFate = "landed" | "rolled_back" | "rollback_failed" | "not_written";
-
 export interface OperationReport {
 	readonly index: number;
 	readonly action: string;
 	readonly skill: string;
-	readonly files: ReadonlyArray<{ path: string; fate: ChangeFate; backupPath: string | null }>;
-	readonly fate: OperationFate;
+	readonly files: readonly FateReport[];
+	/** Landed when all its files did, else the worst of its files' fates. */
+	readonly fate: Fate;
 }
 
 /** An audit line of a batch also names the op it belongs to. */
@@ -91,7 +89,7 @@ function commitPlanOf(planned: Planned): CommitPlan {
 	};
 }
 
-function operationFate(files: OperationReport["files"], landed: boolean): OperationFate {
+function operationFate(files: OperationReport["files"], landed: boolean): Fate {
 	if (landed) return "landed";
 	if (files.some((f) => f.fate === "rollback_failed")) return "rollback_failed";
 	return files.some((f) => f.fate === "rolled_back") ? "rolled_back" : "not_written";
@@ -101,7 +99,7 @@ function operationFate(files: OperationReport["files"], landed: boolean): Operat
 function reportOperations(plans: readonly Plan[], fates: readonly FateReport[], landed: boolean): OperationReport[] {
 	const byPath = new Map(fates.map((f) => [f.path, f]));
 	return plans.map((plan, index) => {
-		const files = plan.changes.map((c) => byPath.get(c.absPath) ?? { path: c.absPath, fate: (landed ? "written" : "not_written") as ChangeFate, backupPath: null });
+		const files = plan.changes.map((c): FateReport => byPath.get(c.absPath) ?? { path: c.absPath, fate: landed ? "landed" : "not_written", backupPath: null });
 		return { index, action: plan.action, skill: plan.skill, files, fate: operationFate(files, landed) };
 	});
 }
@@ -195,7 +193,7 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 		const landedOps = operationRecords(ctx, planned, outcome.landed, options.batch);
 		const auditError = appendAudit(ctx.fs, ctx.agentDir, landedOps.map((l) => l.record)) ?? recordCreates(ctx, planned.plans);
 		for (const { record, change } of landedOps) options.effects.onLanded(record, change);
-		const reports = reportOperations(planned.plans, outcome.landed.map((l) => ({ path: l.absPath, fate: "written", backupPath: l.backupPath })), true);
+		const reports = reportOperations(planned.plans, outcome.landed.map((l) => ({ path: l.absPath, fate: "landed", backupPath: l.backupPath })), true);
 		const backups = outcome.landed.filter((c) => c.backupId).map((c) => `${c.relPath} -> ${c.backupId}`);
 		const notes = planned.plans.map((p) => p.note).filter(Boolean);
 		const skills = [...new Set(outcome.landed.map((c) => c.skill))].join(", ");

@@ -42,6 +42,12 @@ export interface Plan {
 	readonly note?: string;
 }
 
+/**
+ * What became of a change, one word for a file, an op of a batch and a journal entry alike: it
+ * landed, was rolled back, could not be rolled back (the file differs from before), or was never written.
+ */
+export type Fate = "landed" | "rolled_back" | "rollback_failed" | "not_written";
+
 export function hashOrNull(bytes: Buffer | null): string | null {
 	return bytes === null ? null : sha256(bytes);
 }
