@@ -4,7 +4,7 @@
 
 import { join } from "node:path";
 import { getSelfSkillsDir } from "./backup-store.ts";
-import type { FsOps } from "./fs-ops.ts";
+import { readJsonLines, type FsOps } from "./fs-ops.ts";
 import { appendPrivate } from "./writer.ts";
 
 export const CHANGED_EVENT = "selfskills:changed";
@@ -29,19 +29,8 @@ export function getAuditPath(agentDir: string): string {
 /** Landed changes per skill, from the audit log (for /selfskills; a line that does not parse is skipped). */
 export function countChanges(fs: FsOps, agentDir: string): Map<string, number> {
 	const out = new Map<string, number>();
-	let text: string;
-	try {
-		text = fs.readFile(getAuditPath(agentDir)).toString("utf8");
-	} catch {
-		return out;
-	}
-	for (const line of text.split("\n")) {
-		try {
-			const { skill } = JSON.parse(line) as { skill?: unknown };
-			if (typeof skill === "string") out.set(skill, (out.get(skill) ?? 0) + 1);
-		} catch {
-			// A torn last line after a crash: the rest still counts.
-		}
+	for (const { skill } of readJsonLines(fs, getAuditPath(agentDir))) {
+		if (typeof skill === "string") out.set(skill, (out.get(skill) ?? 0) + 1);
 	}
 	return out;
 }

@@ -168,3 +168,24 @@ export function walkTree(ops: FsOps, root: string, options: WalkOptions = {}): T
 	walk(root, "");
 	return tree;
 }
+
+/**
+ * The objects of a JSON-lines log of the private store (audit, usage, created); a missing log is
+ * empty, and a line that does not parse (a torn last line after a crash) is skipped, not fatal.
+ */
+export function readJsonLines(ops: FsOps, path: string): Array<Record<string, unknown>> {
+	let text: string;
+	try {
+		text = ops.readFile(path).toString("utf8");
+	} catch {
+		return [];
+	}
+	return text.split("\n").flatMap((line) => {
+		try {
+			const value: unknown = JSON.parse(line);
+			return typeof value === "object" && value !== null && !Array.isArray(value) ? [value as Record<string, unknown>] : [];
+		} catch {
+			return [];
+		}
+	});
+}

@@ -8,7 +8,7 @@
 
 import { join } from "node:path";
 import { getSelfSkillsDir } from "./backup-store.ts";
-import type { FsOps } from "./fs-ops.ts";
+import { readJsonLines, type FsOps } from "./fs-ops.ts";
 import { resolveReal } from "./paths.ts";
 import { appendPrivate } from "./writer.ts";
 
@@ -25,22 +25,8 @@ export function recordCreated(fs: FsOps, agentDir: string, name: string, dir: st
 
 /** The real paths of every skill folder this package created. */
 export function readCreatedDirs(fs: FsOps, agentDir: string): Set<string> {
-	const out = new Set<string>();
-	let text: string;
-	try {
-		text = fs.readFile(getCreatedPath(agentDir)).toString("utf8");
-	} catch {
-		return out;
-	}
-	for (const line of text.split("\n")) {
-		try {
-			const { dir } = JSON.parse(line) as { dir?: unknown };
-			if (typeof dir === "string") out.add(dir);
-		} catch {
-			// A torn last line after a crash: that create is counted as a person's skill, the stricter side when own is looser.
-		}
-	}
-	return out;
+	// A torn last line after a crash is skipped: that create counts as a person's skill.
+	return new Set(readJsonLines(fs, getCreatedPath(agentDir)).flatMap(({ dir }) => (typeof dir === "string" ? [dir] : [])));
 }
 
 /** "own" when this package created the skill folder `dir`, else "others". */

@@ -9,7 +9,7 @@
 
 import { join } from "node:path";
 import { getSelfSkillsDir } from "./backup-store.ts";
-import type { FsOps } from "./fs-ops.ts";
+import { readJsonLines, type FsOps } from "./fs-ops.ts";
 import { appendPrivate, writeFileAtomic } from "./writer.ts";
 
 /** Past this size the log is folded into one line per skill (a few hundred bytes each). */
@@ -28,19 +28,7 @@ export function getUsagePath(agentDir: string): string {
 /** Every skill's uses so far, by name; a line that does not parse is skipped (the log is advisory). */
 export function readUsage(fs: FsOps, agentDir: string): Map<string, SkillUsage> {
 	const out = new Map<string, SkillUsage>();
-	let text: string;
-	try {
-		text = fs.readFile(getUsagePath(agentDir)).toString("utf8");
-	} catch {
-		return out;
-	}
-	for (const line of text.split("\n")) {
-		let entry: { skill?: unknown; time?: unknown; count?: unknown; first?: unknown; last?: unknown };
-		try {
-			entry = JSON.parse(line) as typeof entry;
-		} catch {
-			continue;
-		}
+	for (const entry of readJsonLines(fs, getUsagePath(agentDir))) {
 		if (typeof entry.skill !== "string") continue;
 		const use = typeof entry.time === "string" ? { count: 1, first: entry.time, last: entry.time } : entry;
 		if (typeof use.count !== "number" || typeof use.first !== "string" || typeof use.last !== "string") continue;
