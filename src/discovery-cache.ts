@@ -49,6 +49,8 @@ interface Stamp {
 
 interface Fingerprint {
 	readonly stamps: Map<string, Stamp>;
+	/** Whether each entry the walk listed is a symbolic link (its folder's listing says so: no lstat). */
+	readonly links: Map<string, boolean>;
 	/** Timestamps are compared at this resolution (0: as the filesystem gives them). */
 	readonly granularityMs: number;
 }
@@ -65,12 +67,14 @@ interface StampGroups {
 	/** Outside every skill: settings, markers, roots, folders that group skills, manifests, ignore files. */
 	readonly shared: readonly string[];
 	readonly byOwner: ReadonlyMap<string, readonly string[]>;
+	/** Each skill's folder (or file) by name; the tool's own writes never change a name or a path. */
+	readonly ownerByName: ReadonlyMap<string, string>;
 }
 
 export interface DiscoveryCacheStats {
 	hits: number;
 	misses: number;
-	/** Misses whose result could not be kept (a package not installed, a change during the build). */
+	/** Misses whose result could not be kept (a package not installed, a skill outside the stamped places). */
 	unkept: number;
 }
 
@@ -163,6 +167,7 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 	visited.add(id);
 	for (const entry of entries) {
 		const child = join(path, entry.name);
+		fingerprint.links.set(child, entry.isSymbolicLink());
 		if (WATCHED_FILE.test(entry.name) && !entry.isDirectory()) stampTree(child, fingerprint, since, visited);
 		else if (!entry.name.startsWith(".") && entry.name !== "node_modules" && (entry.isDirectory() || entry.isSymbolicLink())) stampTree(child, fingerprint, since, visited);
 	}
@@ -250,7 +255,7 @@ function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManag
 
 function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
 	const since = Date.now();
-	const fingerprint: Fingerprint = { stamps: new Map(), granularityMs };
+	const fingerprint: Fingerprint = { stamps: new Map(), links: new Map(), granularityMs };
 	for (const marker of places.markers) fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs, true), racy: false, existenceOnly: true });
 	const visited = new Set<string>();
 	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
@@ -263,7 +268,8 @@ const SHARED_FILE = /^(package\.json|\.gitignore|\.ignore|\.fdignore)$/;
 
 /** Each stamp under the skill folder (or single-file skill) that holds it; the rest are shared. */
 function groupStamps(entry: Entry): StampGroups {
-	const owners = new Set(entry.discovery.skills.map((s) => s.dir ?? s.filePath));
+	const ownerByName = new Map(entry.discovery.skills.map((s) => [s.name, s.dir ?? s.filePath]));
+	const owners = new Set(ownerByName.values());
 	const shared: string[] = [];
 	const byOwner = new Map<string, string[]>();
 	for (const path of entry.fingerprint.stamps.keys()) {
@@ -283,20 +289,20 @@ function groupStamps(entry: Entry): StampGroups {
 			else byOwner.set(owner, [path]);
 		}
 	}
-	return { shared, byOwner };
+	return { shared, byOwner, ownerByName };
 }
 
 /** The stamps a call acting on `targets` depends on; undefined when it needs the full check. */
 function targetedPaths(entry: Entry, targets: readonly string[]): string[] | undefined {
+	entry.groups ??= groupStamps(entry);
+	const { shared, byOwner, ownerByName } = entry.groups;
 	const owners: string[] = [];
 	for (const name of targets) {
-		const skill = entry.discovery.skills.find((s) => s.name === name);
+		const owner = ownerByName.get(name);
 		// Not found: the refusal lists the names nearest to it, which any skill can change.
-		if (!skill) return undefined;
-		owners.push(skill.dir ?? skill.filePath);
+		if (owner === undefined) return undefined;
+		owners.push(owner);
 	}
-	entry.groups ??= groupStamps(entry);
-	const { shared, byOwner } = entry.groups;
 	return [...shared, ...owners.flatMap((owner) => byOwner.get(owner) ?? [])];
 }
 
@@ -355,11 +361,12 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			entry = undefined;
 			const managers = createPackageManager(options);
 			const places = watchedPlaces(options, managers);
-			// Stamped before pi reads anything and checked after: a change in between is not kept.
+			// Stamped before pi reads anything: a change while pi reads moves a stamp (or, within one
+			// clock tick, a racy entry's content), so the next check misses. No second pass is needed.
 			const fingerprint = places && takeFingerprint(places, cacheOptions.timestampGranularityMs ?? 0);
-			const discovery = await discoverSkills(options, managers.packageManager);
+			const discovery = await discoverSkills({ ...options, isSymlinkHint: fingerprint && ((path) => fingerprint.links.get(path)) }, managers.packageManager);
 			const covered = fingerprint !== undefined && discovery.skills.every((s) => fingerprint.stamps.has(s.filePath));
-			if (fingerprint && covered && isFresh(fingerprint)) entry = { key, fingerprint, discovery };
+			if (fingerprint && covered) entry = { key, fingerprint, discovery };
 			else stats.unkept++;
 			return discovery;
 		},

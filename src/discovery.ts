@@ -57,6 +57,11 @@ export interface DiscoverOptions {
 	readonly runtimeSkillFiles?: readonly string[];
 	/** Asked whether this user may write each skill folder (default realFs; tests inject EACCES). */
 	readonly fs?: FsOps;
+	/**
+	 * Whether a path is a symbolic link, as a folder listing taken just before said (the discovery
+	 * cache's walk); undefined when it did not list it. Saves an lstat per skill folder and file.
+	 */
+	readonly isSymlinkHint?: (path: string) => boolean | undefined;
 }
 
 type Storage = Parameters<typeof SettingsManager.fromStorage>[0];
@@ -113,7 +118,7 @@ function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoo
 			// A path that is no symlink resolves to its folder's real path plus its own name: one
 			// lstat per skill folder and file instead of a realpath() walking every component.
 			const parent = dirname(path);
-			hit = parent !== path && !isSymlink(path) ? join(real(parent), basename(path)) : resolveReal(path);
+			hit = parent !== path && !(options.isSymlinkHint?.(path) ?? isSymlink(path)) ? join(real(parent), basename(path)) : resolveReal(path);
 			memo.set(path, hit);
 		}
 		return hit;

@@ -252,6 +252,31 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 		expect(cache.stats.hits).to.equal(1);
 	});
 
+	it("sees at the next call a change made while pi was reading (one walk, stamped before the build)", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const cache = createDiscoveryCache();
+		const options = optionsFor(env, fixture);
+		const file = fixture.files.get("agent-skill") ?? "";
+		const places = scannedPlaces(env, fixture);
+		for (let i = 0; i < 12; i++) {
+			await cache.discover(options);
+			// Forces a rebuild, then changes the tree while it runs (pi's resolver awaits a child process).
+			writeFileSync(file, skillText("agent-skill", `Before round ${i}.`));
+			const building = cache.discover(options);
+			await new Promise((done) => setTimeout(done, i % 4));
+			if (i % 2 === 0) writeFileSync(file, skillText("agent-skill", `During round ${i}.`));
+			else {
+				const dir = join(places[i % places.length], `during-${i}`);
+				mkdirSync(dir, { recursive: true });
+				writeFileSync(join(dir, "SKILL.md"), skillText(`during-${i}`, "Made mid-build."));
+			}
+			await building;
+			expect(summary(await cache.discover(options)), `round ${i}`).to.deep.equal(summary(await discoverSkills(options)));
+		}
+	});
+
 	describe("following the tool's own writes", function () {
 		function landed(file: string, oldHash: string, newHash: string): LandedChange {
 			return { skill: "agent-skill", relPath: "SKILL.md", absPath: file, oldHash, newHash, backupId: null, backupPath: null };
