@@ -1,0 +1,100 @@
+// `npm run profile:patch`: where one patch spends its time, per source file (a stage: discovery
+// cache, gates, commit, locks...) and per function, from V8's CPU profile of repeated patches on
+// tmpfs. Nothing in src knows it is profiled. PROFILE_SKILLS=10,10000 picks the installed counts.
+
+import { Session } from "node:inspector/promises";
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createBenchEnv, expectOk, MARK_A, writeSkill, type BenchEnv } from "./fixtures.ts";
+import { fmtMs, summarize, timeOnce } from "./stats.ts";
+
+interface ProfileNode {
+	id: number;
+	callFrame: { functionName: string; url: string; lineNumber: number };
+	hitCount?: number;
+}
+
+interface Profile {
+	nodes: ProfileNode[];
+	startTime: number;
+	endTime: number;
+	samples?: number[];
+	timeDeltas?: number[];
+}
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+
+function where(url: string): string {
+	if (url === "") return "(native / V8)";
+	const path = url.startsWith("file://") ? fileURLToPath(url) : url;
+	if (path.includes("/node_modules/")) return `node_modules/${path.split("/node_modules/").pop()?.split("/").slice(0, 2).join("/")}`;
+	return path.startsWith(REPO) ? relative(REPO, path) : path.startsWith("node:") ? "node internals" : path;
+}
+
+/** Self time per key, from the sample deltas (microseconds). */
+function selfTimes(profile: Profile, keyOf: (node: ProfileNode) => string): Map<string, number> {
+	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	const out = new Map<string, number>();
+	const samples = profile.samples ?? [];
+	const deltas = profile.timeDeltas ?? [];
+	for (let i = 0; i < samples.length; i++) {
+		const node = byId.get(samples[i]);
+		if (!node) continue;
+		const key = keyOf(node);
+		out.set(key, (out.get(key) ?? 0) + (deltas[i] ?? 0));
+	}
+	return out;
+}
+
+function printTop(title: string, times: Map<string, number>, calls: number, limit: number): void {
+	const total = [...times.values()].reduce((a, b) => a + b, 0);
+	console.log(`\n${title} (self time per patch; total ${(total / 1000 / calls).toFixed(2)} ms)`);
+	for (const [key, us] of [...times].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
+		console.log(`  ${(us / 1000 / calls).toFixed(3).padStart(8)} ms  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`);
+	}
+}
+
+async function profileAt(count: number, session: Session): Promise<void> {
+	const saved = process.env.TMPDIR;
+	process.env.TMPDIR = "/dev/shm";
+	let bench: BenchEnv;
+	try {
+		bench = createBenchEnv();
+	} finally {
+		if (saved === undefined) delete process.env.TMPDIR;
+		else process.env.TMPDIR = saved;
+	}
+	try {
+		for (let i = 0; i < count - 1; i++) writeSkill(bench.roots[i % bench.roots.length], `skill-${String(i).padStart(5, "0")}`, 400);
+		writeSkill(bench.roots[0], "bench-patch", 4096);
+		// Past the discovery cache's racy window, as skills on a real disk are.
+		await new Promise((done) => setTimeout(done, 3_500));
+		await expectOk(bench, { action: "read", skill: "bench-patch" });
+		let current = MARK_A;
+		let version = 0;
+		const patch = () => {
+			const from = current;
+			current = `Marker: version ${++version}.`;
+			return expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: current });
+		};
+		for (let i = 0; i < 40; i++) await patch();
+		const calls = Number(process.env.PROFILE_CALLS ?? "200");
+		await session.post("Profiler.setSamplingInterval", { interval: 50 });
+		await session.post("Profiler.start");
+		const times: number[] = [];
+		for (let i = 0; i < calls; i++) times.push(await timeOnce(patch));
+		const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
+		console.log(`\n=== patch 4 KiB, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`);
+		printTop("per source file", selfTimes(profile, (n) => where(n.callFrame.url)), calls, 25);
+		printTop("per function", selfTimes(profile, (n) => `${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`), calls, 30);
+	} finally {
+		bench.cleanup();
+	}
+}
+
+const counts = (process.env.PROFILE_SKILLS ?? "10,10000").split(",").map((s) => Number(s.trim()));
+const session = new Session();
+session.connect();
+await session.post("Profiler.enable");
+for (const count of counts) await profileAt(count, session);
+session.disconnect();
