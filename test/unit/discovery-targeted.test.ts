@@ -51,6 +51,8 @@ describe("targeted discovery checks", function () {
 			const skills = join(env.agentDir, "skills");
 			const alpha = writeSkill(skills, "alpha", skillText("alpha", "# alpha\n\nStep 0.\n"));
 			const beta = writeSkill(skills, "beta");
+			// Trusted, so that pi 1.6 loads the project's own skills too.
+			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }));
 			const tool = createHarness(env);
 			const { stats } = tool.state.discoveryCache;
 			expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
