@@ -130,271 +130,310 @@ export interface BackupStore {
 	usage(): { files: number; bytes: number };
 }
 
-export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
-	const root = getBackupsDir(agentDir);
-	/** Every step from the agent dir down is checked: a planted link is refused, never followed. */
-	const guard = (path: string) => assertNoLinkBelow(fs, agentDir, path);
-	const keyedDir = (key: SkillKey) => join(root, backupFolderName(key));
-	const fileDir = (key: SkillKey, relPath: string) => join(keyedDir(key), ...relPath.split("/").filter((part) => part !== ""));
-	const nameOf = (ref: SkillRef) => (typeof ref === "string" ? ref : ref.name);
-	const byNewest = (a: { stamp: string; id: string }, b: { stamp: string; id: string }) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp));
+/** The store as every function below sees it: its filesystem, the agent dir its guard starts from, its root. */
+interface Store {
+	readonly fs: FsOps;
+	readonly agentDir: string;
+	readonly root: string;
+}
 
-	const readNote = (path: string): SkillKey | undefined => {
-		try {
-			if (!fs.lstat(path).isFile()) return undefined;
-			const note: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
-			if (typeof note !== "object" || note === null || !("name" in note) || !("dir" in note)) return undefined;
-			return typeof note.name === "string" && typeof note.dir === "string" ? { name: note.name, dir: note.dir } : undefined;
-		} catch {
-			return undefined;
-		}
-	};
+/** Every step from the agent dir down is checked: a planted link is refused, never followed. */
+function guard(s: Store, path: string): void {
+	assertNoLinkBelow(s.fs, s.agentDir, path);
+}
 
-	/** The skill folders of one name that have backups, from the notes beside their folders. */
-	const keysNamed = (name: string): SkillKey[] => {
-		guard(root);
-		const prefix = `${skillFolderName(name)}@`;
-		return listDir(fs, root)
-			.filter((n) => n.startsWith(prefix) && n.endsWith(".json"))
-			.flatMap((n) => {
-				const key = readNote(join(root, n));
-				return key && key.name === name && `${backupFolderName(key)}.json` === n ? [key] : [];
-			});
-	};
+function keyedDir(s: Store, key: SkillKey): string {
+	return join(s.root, backupFolderName(key));
+}
 
-	/** Folders that may hold a skill's backups: its own (by name: every one of that name), then the old per-name one. */
-	const skillDirs = (ref: SkillRef): string[] => [...(typeof ref === "string" ? keysNamed(ref) : [ref]).map(keyedDir), join(root, skillFolderName(nameOf(ref)))];
+function fileDir(s: Store, key: SkillKey, relPath: string): string {
+	return join(keyedDir(s, key), ...relPath.split("/").filter((part) => part !== ""));
+}
 
-	/** The skill's own folder, made (private, its note first) when missing; refuses one that is another skill's. */
-	const ensureKeyed = (key: SkillKey): string => {
-		const dir = keyedDir(key);
-		mkdirPrivate(fs, agentDir, root);
-		guard(`${dir}.json`);
-		const note = readNote(`${dir}.json`);
-		if (note === undefined) writeFileAtomic(fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ name: key.name, dir: key.dir })}\n`), { mode: 0o600, storeBase: agentDir });
-		else if (note.name !== key.name || note.dir !== key.dir) throw Object.assign(new Error(`${dir} holds the backups of ${note.dir}, not of ${key.dir}`), { code: "EEXIST" });
-		return dir;
-	};
+const nameOf = (ref: SkillRef): string => (typeof ref === "string" ? ref : ref.name);
+const byNewest = (a: { stamp: string; id: string }, b: { stamp: string; id: string }): number => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp));
 
-	const readEntries = (dir: string, legacy: boolean): BackupEntry[] => {
-		guard(dir);
-		let names: string[];
-		try {
-			names = fs.readdir(dir);
-		} catch (error) {
-			// No folder means no backups; any other error must not pass for "no backup" (no_backup).
-			if (refusals.errnoCode(error) === "ENOENT" || refusals.errnoCode(error) === "ENOTDIR") return [];
-			throw error;
-		}
-		const entries: BackupEntry[] = [];
-		for (const name of names) {
-			const match = ENTRY.exec(name);
-			if (!match || (legacy && match[3] !== ".md")) continue;
-			const path = join(dir, name);
-			const stat = fs.lstat(path);
-			if (!stat.isFile()) continue;
-			entries.push({ id: name, path, stamp: match[1], time: stampToIso(match[1]), hash: match[2], size: stat.size, legacy });
-		}
-		return entries;
-	};
+function readNote(s: Store, path: string): SkillKey | undefined {
+	try {
+		if (!s.fs.lstat(path).isFile()) return undefined;
+		const note: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
+		if (typeof note !== "object" || note === null || !("name" in note) || !("dir" in note)) return undefined;
+		return typeof note.name === "string" && typeof note.dir === "string" ? { name: note.name, dir: note.dir } : undefined;
+	} catch {
+		return undefined;
+	}
+}
 
-	/**
-	 * The store's own backups of one file by name alone, newest first: what store and prune need
-	 * on every write, without a stat per backup (a folder squatting on a backup name is skipped
-	 * where it matters: it is never read as a duplicate nor unlinked).
-	 */
-	const names = (key: SkillKey, relPath: string): Array<{ id: string; path: string; stamp: string; hash: string }> => {
-		const dir = fileDir(key, relPath);
-		guard(dir);
-		return listDir(fs, dir)
-			.flatMap((id) => {
-				const match = ENTRY.exec(id);
-				return match ? [{ id, path: join(dir, id), stamp: match[1], hash: match[2] }] : [];
-			})
-			.sort((a, b) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp)));
-	};
-
-	const sameBytes = (path: string, bytes: Uint8Array): boolean => {
-		try {
-			return fs.lstat(path).isFile() && Buffer.compare(fs.readFile(path), Buffer.from(bytes)) === 0;
-		} catch {
-			return false;
-		}
-	};
-
-	const list = (ref: SkillRef, relPath: string): BackupEntry[] => {
-		const own = skillDirs(ref).flatMap((folder) => {
-			const modes = readModes(folder);
-			return readEntries(join(folder, ...relPath.split("/")), false).map((e) => {
-				const mode = modes[`${relPath}/${e.id}`];
-				return mode === undefined ? e : { ...e, mode };
-			});
+/** The skill folders of one name that have backups, from the notes beside their folders. */
+function keysNamed(s: Store, name: string): SkillKey[] {
+	guard(s, s.root);
+	const prefix = `${skillFolderName(name)}@`;
+	return listDir(s.fs, s.root)
+		.filter((n) => n.startsWith(prefix) && n.endsWith(".json"))
+		.flatMap((n) => {
+			const key = readNote(s, join(s.root, n));
+			return key && key.name === name && `${backupFolderName(key)}.json` === n ? [key] : [];
 		});
-		const flat = relPath === "SKILL.md" ? readEntries(join(root, skillFolderName(nameOf(ref))), true) : [];
-		return [...own, ...flat].sort(byNewest);
-	};
+}
 
-	/** A stamp strictly newer than every backup already held, so "latest" is always the last taken. */
-	const nextStamp = (entries: readonly { stamp: string }[]): string => {
-		const newest = entries[0]?.stamp;
-		const newestMs = newest ? Date.parse(stampToIso(newest)) : Number.NaN;
-		// One step past the newest, computed (a loop of 1 ms steps hangs on a far-future stamp).
-		return formatStamp(new Date(Number.isFinite(newestMs) && newestMs >= Date.now() ? newestMs + 1 : Date.now()));
-	};
+/** Folders that may hold a skill's backups: its own (by name: every one of that name), then the old per-name one. */
+function skillDirs(s: Store, ref: SkillRef): string[] {
+	return [...(typeof ref === "string" ? keysNamed(s, ref) : [ref]).map((key) => keyedDir(s, key)), join(s.root, skillFolderName(nameOf(ref)))];
+}
 
-	/** The mode record of a skill's backup folder; empty when absent, unreadable or not a file. */
-	const readModes = (folder: string): Record<string, number> => {
-		try {
-			const path = join(folder, MODES);
-			guard(path);
-			if (!fs.lstat(path).isFile()) return {};
-			const record: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
-			const modes = typeof record === "object" && record !== null && "modes" in record ? record.modes : undefined;
-			if (typeof modes !== "object" || modes === null) return {};
-			return Object.fromEntries(Object.entries(modes).filter((e): e is [string, number] => Number.isInteger(e[1])));
-		} catch {
-			return {};
-		}
-	};
+/** The skill's own folder, made (private, its note first) when missing; refuses one that is another skill's. */
+function ensureKeyed(s: Store, key: SkillKey): string {
+	const dir = keyedDir(s, key);
+	mkdirPrivate(s.fs, s.agentDir, s.root);
+	guard(s, `${dir}.json`);
+	const note = readNote(s, `${dir}.json`);
+	if (note === undefined) writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ name: key.name, dir: key.dir })}\n`), { mode: 0o600, storeBase: s.agentDir });
+	else if (note.name !== key.name || note.dir !== key.dir) throw Object.assign(new Error(`${dir} holds the backups of ${note.dir}, not of ${key.dir}`), { code: "EEXIST" });
+	return dir;
+}
 
-	const writeModes = (folder: string, modes: Record<string, number>): void => {
-		mkdirPrivate(fs, agentDir, folder);
-		writeFileAtomic(fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), { mode: 0o600, storeBase: agentDir });
-	};
+function readEntries(s: Store, dir: string, legacy: boolean): BackupEntry[] {
+	guard(s, dir);
+	let names: string[];
+	try {
+		names = s.fs.readdir(dir);
+	} catch (error) {
+		// No folder means no backups; any other error must not pass for "no backup" (no_backup).
+		if (refusals.errnoCode(error) === "ENOENT" || refusals.errnoCode(error) === "ENOTDIR") return [];
+		throw error;
+	}
+	const entries: BackupEntry[] = [];
+	for (const name of names) {
+		const match = ENTRY.exec(name);
+		if (!match || (legacy && match[3] !== ".md")) continue;
+		const path = join(dir, name);
+		const stat = s.fs.lstat(path);
+		if (!stat.isFile()) continue;
+		entries.push({ id: name, path, stamp: match[1], time: stampToIso(match[1]), hash: match[2], size: stat.size, legacy });
+	}
+	return entries;
+}
 
-	const readOrigin = (path: string): string | undefined => {
-		try {
-			if (!fs.lstat(path).isFile()) return undefined;
-			const note: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
-			return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string" ? note.originDir : undefined;
-		} catch {
-			return undefined;
-		}
-	};
+/**
+ * The store's own backups of one file by name alone, newest first: what store and prune need
+ * on every write, without a stat per backup (a folder squatting on a backup name is skipped
+ * where it matters: it is never read as a duplicate nor unlinked).
+ */
+function names(s: Store, key: SkillKey, relPath: string): Array<{ id: string; path: string; stamp: string; hash: string }> {
+	const dir = fileDir(s, key, relPath);
+	guard(s, dir);
+	return listDir(s.fs, dir)
+		.flatMap((id) => {
+			const match = ENTRY.exec(id);
+			return match ? [{ id, path: join(dir, id), stamp: match[1], hash: match[2] }] : [];
+		})
+		.sort((a, b) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp)));
+}
 
-	return {
-		root,
-		list,
-		store(key, relPath, bytes) {
-			ensureKeyed(key);
-			const dir = fileDir(key, relPath);
-			mkdirPrivate(fs, agentDir, dir);
-			const hash = sha256(bytes).slice(0, 10);
-			const ext = extname(relPath);
-			const existing = names(key, relPath);
-			const stamp = nextStamp(existing);
-			const id = `${stamp}-${hash}${ext}`;
-			const path = join(dir, id);
-			const same = existing.find((e) => e.hash === hash && sameBytes(e.path, bytes));
-			if (same) {
-				fs.rename(same.path, path);
-				syncDir(fs, dir);
-			} else {
-				writeFileAtomic(fs, path, bytes, { mode: 0o600, storeBase: agentDir });
-			}
-			return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
-		},
-		recordMode(key, relPath, id, mode) {
-			const folder = keyedDir(key);
-			const held = new Set(names(key, relPath).map((e) => `${relPath}/${e.id}`));
-			const stale = (key: string) => key.startsWith(`${relPath}/`) && !key.slice(relPath.length + 1).includes("/") && !held.has(key);
-			const modes = Object.fromEntries(Object.entries(readModes(folder)).filter(([key]) => !stale(key)));
-			writeModes(folder, { ...modes, [`${relPath}/${id}`]: mode & 0o777 });
-		},
-		read(entry) {
-			guard(entry.path);
-			const bytes = fs.readFile(entry.path);
-			const actual = sha256(bytes);
-			return actual.startsWith(entry.hash) ? bytes : refusals.backupCorrupt(entry.path, entry.hash, actual);
-		},
-		snapshot(skill, originDir, files) {
-			const key = { name: skill, dir: originDir };
-			const base = join(ensureKeyed(key), DELETED_DIR);
-			const existing = this.listSnapshots(key).map((s) => ({ stamp: s.id }));
-			const id = nextStamp(existing);
-			const dir = join(base, id);
-			// Private like every backup: the files' own modes are recorded (MODES) for restore.
-			for (const file of files) {
-				const target = join(dir, ...file.relPath.split("/"));
-				mkdirPrivate(fs, agentDir, dirname(target));
-				writeFileAtomic(fs, target, file.bytes, { mode: 0o600, storeBase: agentDir });
-			}
-			mkdirPrivate(fs, agentDir, dir);
-			const folder = join(base, "..");
-			const modes = readModes(folder);
-			for (const file of files) modes[`${DELETED_DIR}/${id}/${file.relPath}`] = file.mode & 0o777;
-			writeModes(folder, modes);
-			writeFileAtomic(fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), { mode: 0o600, storeBase: agentDir });
-			return { id, path: dir, time: stampToIso(id), originDir };
-		},
-		listSnapshots(ref) {
-			return skillDirs(ref)
-				.flatMap((folder) => {
-					const base = join(folder, DELETED_DIR);
-					guard(base);
-					return listDir(fs, base)
-						.filter((n) => SNAPSHOT.test(n))
-						.map((id) => ({ id, path: join(base, id), time: stampToIso(id), originDir: readOrigin(join(base, `${id}.json`)) }));
-				})
-				.sort((a, b) => b.id.localeCompare(a.id));
-		},
-		readSnapshot(entry) {
-			guard(entry.path);
-			const modes = readModes(join(entry.path, "..", ".."));
-			return walkTree(fs, entry.path, { strict: true }).files.map((f) => ({ relPath: f.relPath, bytes: fs.readFile(f.absPath), mode: modes[`${DELETED_DIR}/${entry.id}/${f.relPath}`] ?? f.stat.mode & 0o777 }));
-		},
-		prune(key, relPath, cap) {
-			// Runs after a change has landed: a failure here must not turn it into an error, so an
-			// unreadable folder or a backup that cannot be removed is left for the next prune.
-			const removed: string[] = [];
+function sameBytes(s: Store, path: string, bytes: Uint8Array): boolean {
+	try {
+		return s.fs.lstat(path).isFile() && Buffer.compare(s.fs.readFile(path), Buffer.from(bytes)) === 0;
+	} catch {
+		return false;
+	}
+}
+
+function list(s: Store, ref: SkillRef, relPath: string): BackupEntry[] {
+	const own = skillDirs(s, ref).flatMap((folder) => {
+		const modes = readModes(s, folder);
+		return readEntries(s, join(folder, ...relPath.split("/")), false).map((e) => {
+			const mode = modes[`${relPath}/${e.id}`];
+			return mode === undefined ? e : { ...e, mode };
+		});
+	});
+	const flat = relPath === "SKILL.md" ? readEntries(s, join(s.root, skillFolderName(nameOf(ref))), true) : [];
+	return [...own, ...flat].sort(byNewest);
+}
+
+/** A stamp strictly newer than every backup already held, so "latest" is always the last taken. */
+function nextStamp(entries: readonly { stamp: string }[]): string {
+	const newest = entries[0]?.stamp;
+	const newestMs = newest ? Date.parse(stampToIso(newest)) : Number.NaN;
+	// One step past the newest, computed (a loop of 1 ms steps hangs on a far-future stamp).
+	return formatStamp(new Date(Number.isFinite(newestMs) && newestMs >= Date.now() ? newestMs + 1 : Date.now()));
+}
+
+/** The mode record of a skill's backup folder; empty when absent, unreadable or not a file. */
+function readModes(s: Store, folder: string): Record<string, number> {
+	try {
+		const path = join(folder, MODES);
+		guard(s, path);
+		if (!s.fs.lstat(path).isFile()) return {};
+		const record: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
+		const modes = typeof record === "object" && record !== null && "modes" in record ? record.modes : undefined;
+		if (typeof modes !== "object" || modes === null) return {};
+		return Object.fromEntries(Object.entries(modes).filter((e): e is [string, number] => Number.isInteger(e[1])));
+	} catch {
+		return {};
+	}
+}
+
+function writeModes(s: Store, folder: string, modes: Record<string, number>): void {
+	mkdirPrivate(s.fs, s.agentDir, folder);
+	writeFileAtomic(s.fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), { mode: 0o600, storeBase: s.agentDir });
+}
+
+function readOrigin(s: Store, path: string): string | undefined {
+	try {
+		if (!s.fs.lstat(path).isFile()) return undefined;
+		const note: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
+		return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string" ? note.originDir : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+function storeBackup(s: Store, key: SkillKey, relPath: string, bytes: Uint8Array): BackupEntry {
+	ensureKeyed(s, key);
+	const dir = fileDir(s, key, relPath);
+	mkdirPrivate(s.fs, s.agentDir, dir);
+	const hash = sha256(bytes).slice(0, 10);
+	const ext = extname(relPath);
+	const existing = names(s, key, relPath);
+	const stamp = nextStamp(existing);
+	const id = `${stamp}-${hash}${ext}`;
+	const path = join(dir, id);
+	const same = existing.find((e) => e.hash === hash && sameBytes(s, e.path, bytes));
+	if (same) {
+		s.fs.rename(same.path, path);
+		syncDir(s.fs, dir);
+	} else {
+		writeFileAtomic(s.fs, path, bytes, { mode: 0o600, storeBase: s.agentDir });
+	}
+	return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
+}
+
+function recordMode(s: Store, key: SkillKey, relPath: string, id: string, mode: number): void {
+	const folder = keyedDir(s, key);
+	const held = new Set(names(s, key, relPath).map((e) => `${relPath}/${e.id}`));
+	const stale = (key: string) => key.startsWith(`${relPath}/`) && !key.slice(relPath.length + 1).includes("/") && !held.has(key);
+	const modes = Object.fromEntries(Object.entries(readModes(s, folder)).filter(([key]) => !stale(key)));
+	writeModes(s, folder, { ...modes, [`${relPath}/${id}`]: mode & 0o777 });
+}
+
+function readBackup(s: Store, entry: BackupEntry): Buffer | Refusal {
+	guard(s, entry.path);
+	const bytes = s.fs.readFile(entry.path);
+	const actual = sha256(bytes);
+	return actual.startsWith(entry.hash) ? bytes : refusals.backupCorrupt(entry.path, entry.hash, actual);
+}
+
+function takeSnapshot(s: Store, skill: string, originDir: string, files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>): SnapshotEntry {
+	const key = { name: skill, dir: originDir };
+	const base = join(ensureKeyed(s, key), DELETED_DIR);
+	const existing = listSnapshots(s, key).map((snapshot) => ({ stamp: snapshot.id }));
+	const id = nextStamp(existing);
+	const dir = join(base, id);
+	// Private like every backup: the files' own modes are recorded (MODES) for restore.
+	for (const file of files) {
+		const target = join(dir, ...file.relPath.split("/"));
+		mkdirPrivate(s.fs, s.agentDir, dirname(target));
+		writeFileAtomic(s.fs, target, file.bytes, { mode: 0o600, storeBase: s.agentDir });
+	}
+	mkdirPrivate(s.fs, s.agentDir, dir);
+	const folder = join(base, "..");
+	const modes = readModes(s, folder);
+	for (const file of files) modes[`${DELETED_DIR}/${id}/${file.relPath}`] = file.mode & 0o777;
+	writeModes(s, folder, modes);
+	writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), { mode: 0o600, storeBase: s.agentDir });
+	return { id, path: dir, time: stampToIso(id), originDir };
+}
+
+function listSnapshots(s: Store, ref: SkillRef): SnapshotEntry[] {
+	return skillDirs(s, ref)
+		.flatMap((folder) => {
+			const base = join(folder, DELETED_DIR);
+			guard(s, base);
+			return listDir(s.fs, base)
+				.filter((n) => SNAPSHOT.test(n))
+				.map((id) => ({ id, path: join(base, id), time: stampToIso(id), originDir: readOrigin(s, join(base, `${id}.json`)) }));
+		})
+		.sort((a, b) => b.id.localeCompare(a.id));
+}
+
+function readSnapshot(s: Store, entry: SnapshotEntry): Array<{ relPath: string; bytes: Buffer; mode: number }> {
+	guard(s, entry.path);
+	const modes = readModes(s, join(entry.path, "..", ".."));
+	return walkTree(s.fs, entry.path, { strict: true }).files.map((f) => ({ relPath: f.relPath, bytes: s.fs.readFile(f.absPath), mode: modes[`${DELETED_DIR}/${entry.id}/${f.relPath}`] ?? f.stat.mode & 0o777 }));
+}
+
+function prune(s: Store, key: SkillKey, relPath: string, cap: number): string[] {
+	// Runs after a change has landed: a failure here must not turn it into an error, so an
+	// unreadable folder or a backup that cannot be removed is left for the next prune.
+	const removed: string[] = [];
+	try {
+		for (const entry of names(s, key, relPath).slice(Math.max(cap, 1))) {
 			try {
-				for (const entry of names(key, relPath).slice(Math.max(cap, 1))) {
-					try {
-						if (!fs.lstat(entry.path).isFile()) continue;
-						fs.unlink(entry.path);
-						removed.push(entry.id);
-					} catch {
-						// Kept one backup too many; harmless.
-					}
-				}
+				if (!s.fs.lstat(entry.path).isFile()) continue;
+				s.fs.unlink(entry.path);
+				removed.push(entry.id);
 			} catch {
-				// Nothing pruned this time.
+				// Kept one backup too many; harmless.
 			}
-			return removed;
-		},
-		trackedFiles(ref) {
-			const out = new Set<string>();
-			const walk = (dir: string, prefix: string) => {
-				for (const name of listDir(fs, dir)) {
-					if (!prefix && name === DELETED_DIR) continue;
-					const path = join(dir, name);
-					if (!fs.lstat(path).isDirectory()) continue;
-					const rel = prefix ? `${prefix}/${name}` : name;
-					if (readEntries(path, false).length > 0) out.add(rel);
-					walk(path, rel);
-				}
-			};
-			for (const folder of skillDirs(ref)) {
-				guard(folder);
-				walk(folder, "");
-			}
-			return [...out].sort();
-		},
-		skillNames() {
-			guard(root);
-			const found = listDir(fs, root).flatMap((n) => {
-				if (!n.includes("@")) return n.endsWith(".json") ? [] : [n];
-				const key = n.endsWith(".json") ? readNote(join(root, n)) : undefined;
-				return key ? [key.name] : [];
-			});
-			return [...new Set(found)].sort();
-		},
-		usage() {
-			guard(root);
-			// A backup is a file named <stamp>-<hash><ext>, or any file inside a deletion snapshot.
-			const inSnapshot = (relPath: string) => relPath.split("/").some((part, i, parts) => part === DELETED_DIR && SNAPSHOT.test(parts[i + 1] ?? "") && i + 2 < parts.length);
-			const backups = walkTree(fs, root).files.filter((f) => inSnapshot(f.relPath) || ENTRY.test(basename(f.relPath)));
-			return { files: backups.length, bytes: backups.reduce((sum, f) => sum + f.stat.size, 0) };
-		},
+		}
+	} catch {
+		// Nothing pruned this time.
+	}
+	return removed;
+}
+
+function trackedFiles(s: Store, ref: SkillRef): string[] {
+	const out = new Set<string>();
+	const walk = (dir: string, prefix: string) => {
+		for (const name of listDir(s.fs, dir)) {
+			if (!prefix && name === DELETED_DIR) continue;
+			const path = join(dir, name);
+			if (!s.fs.lstat(path).isDirectory()) continue;
+			const rel = prefix ? `${prefix}/${name}` : name;
+			if (readEntries(s, path, false).length > 0) out.add(rel);
+			walk(path, rel);
+		}
+	};
+	for (const folder of skillDirs(s, ref)) {
+		guard(s, folder);
+		walk(folder, "");
+	}
+	return [...out].sort();
+}
+
+function skillNames(s: Store): string[] {
+	guard(s, s.root);
+	const found = listDir(s.fs, s.root).flatMap((n) => {
+		if (!n.includes("@")) return n.endsWith(".json") ? [] : [n];
+		const key = n.endsWith(".json") ? readNote(s, join(s.root, n)) : undefined;
+		return key ? [key.name] : [];
+	});
+	return [...new Set(found)].sort();
+}
+
+function usage(s: Store): { files: number; bytes: number } {
+	guard(s, s.root);
+	// A backup is a file named <stamp>-<hash><ext>, or any file inside a deletion snapshot.
+	const inSnapshot = (relPath: string) => relPath.split("/").some((part, i, parts) => part === DELETED_DIR && SNAPSHOT.test(parts[i + 1] ?? "") && i + 2 < parts.length);
+	const backups = walkTree(s.fs, s.root).files.filter((f) => inSnapshot(f.relPath) || ENTRY.test(basename(f.relPath)));
+	return { files: backups.length, bytes: backups.reduce((sum, f) => sum + f.stat.size, 0) };
+}
+
+export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
+	const s: Store = { fs, agentDir, root: getBackupsDir(agentDir) };
+	return {
+		root: s.root,
+		list: (ref, relPath) => list(s, ref, relPath),
+		store: (key, relPath, bytes) => storeBackup(s, key, relPath, bytes),
+		recordMode: (key, relPath, id, mode) => recordMode(s, key, relPath, id, mode),
+		read: (entry) => readBackup(s, entry),
+		snapshot: (skill, originDir, files) => takeSnapshot(s, skill, originDir, files),
+		listSnapshots: (ref) => listSnapshots(s, ref),
+		readSnapshot: (entry) => readSnapshot(s, entry),
+		prune: (key, relPath, cap) => prune(s, key, relPath, cap),
+		trackedFiles: (ref) => trackedFiles(s, ref),
+		skillNames: () => skillNames(s),
+		usage: () => usage(s),
 	};
 }
+
