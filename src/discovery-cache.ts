@@ -51,6 +51,8 @@ interface Fingerprint {
 	readonly stamps: Map<string, Stamp>;
 	/** Whether each entry the walk listed is a symbolic link (its folder's listing says so: no lstat). */
 	readonly links: Map<string, boolean>;
+	/** The places pi scans (trees and package roots): one inside a skill folder is not that skill's. */
+	readonly places: ReadonlySet<string>;
 	/** Timestamps are compared at this resolution (0: as the filesystem gives them). */
 	readonly granularityMs: number;
 }
@@ -255,7 +257,7 @@ function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManag
 
 function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
 	const since = Date.now();
-	const fingerprint: Fingerprint = { stamps: new Map(), links: new Map(), granularityMs };
+	const fingerprint: Fingerprint = { stamps: new Map(), links: new Map(), places: new Set([...places.trees, ...places.folders]), granularityMs };
 	for (const marker of places.markers) fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs, true), racy: false, existenceOnly: true });
 	const visited = new Set<string>();
 	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
@@ -280,7 +282,8 @@ function groupStamps(entry: Entry): StampGroups {
 				owner = p;
 				break;
 			}
-			if (dirname(p) === p) break;
+			// A place pi scans on its own (a settings entry or package inside some skill folder).
+			if (entry.fingerprint.places.has(p) || dirname(p) === p) break;
 		}
 		if (owner === undefined) shared.push(path);
 		else {

@@ -475,6 +475,27 @@ describe("discovery cache: a call naming its skill checks only what can change i
 		expect(full.skills.find((s) => s.name === "pi-project-skill")?.description).to.equal("Edited by another process.");
 	});
 
+	it("sees a twin in a place pi scans that lies inside another skill's folder (a settings entry)", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const nested = join(env.agentDir, "skills", "holder", "nested");
+		mkdirSync(nested, { recursive: true });
+		writeFileSync(join(env.agentDir, "skills", "holder", "SKILL.md"), skillText("holder", "Holds a listed folder."));
+		const settingsPath = join(env.agentDir, "settings.json");
+		const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
+		writeFileSync(settingsPath, JSON.stringify({ ...settings, skills: [...settings.skills, nested] }));
+		const cache = createDiscoveryCache();
+		const options = currentOptions(env, fixture, true);
+		await cache.discover(options);
+		// Global settings entries come before <agentDir>/skills: the twin takes the name.
+		mkdirSync(join(nested, "agent-skill"));
+		writeFileSync(join(nested, "agent-skill", "SKILL.md"), skillText("agent-skill", "The twin inside holder."));
+		const cached = await cache.discover(options, ["agent-skill"]);
+		const fresh = await discoverSkills(options);
+		expect(fresh.skills.find((s) => s.name === "agent-skill")?.description).to.equal("The twin inside holder.");
+		expect(targetOutcome(cached, "agent-skill")).to.deep.equal(targetOutcome(fresh, "agent-skill"));
+	});
+
 	it("takes the full check for a name the cached discovery lacks", async function () {
 		const env = getEnv();
 		const fixture = buildLocations(env);
