@@ -5,7 +5,6 @@
 //   5 unique match   6 pi's validation   (7 backup and 8 atomic write happen in commit.ts)
 // Between them sit the checks of the Limits (the file exists and is text, size, hidden Unicode).
 
-import { lstatSync } from "node:fs";
 import { dirname } from "node:path";
 import { getBackupsDir } from "./backup-store.ts";
 import { escapeControls } from "./content-guard.ts";
@@ -95,9 +94,9 @@ export interface WritableInput {
 	readonly fs?: FsOps;
 }
 
-function isSymlink(path: string): boolean {
+function isSymlink(fs: FsOps, path: string): boolean {
 	try {
-		return lstatSync(path).isSymbolicLink();
+		return fs.lstat(path).isSymbolicLink();
 	} catch {
 		return false;
 	}
@@ -132,7 +131,7 @@ export function checkWritable(input: WritableInput, target: FileTarget | NewSkil
 	if (!findWritableRoot(input.roots, target.absPath)) {
 		return refusals.notWritable(target.absPath, "outside every writable root (after resolving symlinks)", rootPaths);
 	}
-	if (isSymlink(target.absPath)) return refusals.notWritable(target.absPath, "the file is a symbolic link", rootPaths);
+	if (isSymlink(input.fs ?? realFs, target.absPath)) return refusals.notWritable(target.absPath, "the file is a symbolic link", rootPaths);
 	if (skillDir && !isWithin(resolveReal(skillDir), resolveReal(dirname(target.absPath)))) {
 		return refusals.notWritable(target.absPath, "a folder on the way is a symbolic link leading out of the skill", rootPaths);
 	}

@@ -2,7 +2,7 @@
 // (`ctx.isProjectTrusted()`, pi 0.79+), otherwise the GLOBAL `selfskills.trustedProjects` list.
 // Only the global settings file can hold that list, so a project can never trust itself.
 
-import { existsSync, readFileSync, type Stats } from "node:fs";
+import type { Stats } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
 import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "./paths.ts";
@@ -44,6 +44,15 @@ export function resolveProjectTrust(ctx: TrustContext, trustedProjects: readonly
 	return { trusted: isListedTrusted(projectRoot, trustedProjects), source: "selfskills-list", projectRoot };
 }
 
+function exists(fs: FsOps, path: string): boolean {
+	try {
+		fs.lstat(path);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
 /**
  * The file a settings write must replace: the path itself, or the final target of a symlinked
  * settings.json (dotfile managers link it), so the link survives and its target is replaced
@@ -73,11 +82,11 @@ export function setListedTrust(agentDir: string, projectRoot: string, trusted: b
 	const path = getGlobalSettingsPath(agentDir);
 	mkdirDurable(fs, dirname(path));
 	const target = settingsWriteTarget(fs, path);
-	if (!existsSync(target)) writeFileAtomic(fs, target, Buffer.from("{}\n"));
+	if (!exists(fs, target)) writeFileAtomic(fs, target, Buffer.from("{}\n"));
 	const release = lockfile.lockSync(path, { realpath: false });
 	try {
 		const { json, problem } = readSettingsFile(target);
-		if (problem && readFileSync(target, "utf8").trim() !== "") throw new Error(`refusing to rewrite ${problem}`);
+		if (problem && fs.readFile(target).toString("utf8").trim() !== "") throw new Error(`refusing to rewrite ${problem}`);
 		const block = isJsonObject(json.selfskills) ? { ...json.selfskills } : {};
 		const current = Array.isArray(block.trustedProjects)
 			? block.trustedProjects.filter((p): p is string => typeof p === "string")

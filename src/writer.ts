@@ -3,7 +3,7 @@
 // the rename survives a power loss. Cleanup never hides the first error. Modelled on npm
 // write-file-atomic, plus the directory sync and symlink refusal it lacks.
 
-import { constants, realpathSync, type Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 
@@ -175,7 +175,7 @@ export interface AtomicWriteOptions {
 export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): void {
 	const dir = dirname(path);
 	if (options.storeBase !== undefined) assertNoLinkBelow(fs, options.storeBase, path);
-	const realDir = realpathSync.native(dir);
+	const realDir = fs.realpath(dir);
 	const mode = options.mode ?? existingMode(fs, path) ?? 0o644;
 	const temp = join(realDir, `.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`);
 	const fd = fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
@@ -186,8 +186,9 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 			fs.fchmod(fd, mode);
 			fs.fsync(fd);
 		});
+		if (fs.realpath(dir) !== realDir) throw new SymlinkTargetError(dir);
+		// Last, right before the rename: the caller's check of the file being replaced.
 		options.beforeRename?.();
-		if (realpathSync.native(dir) !== realDir) throw new SymlinkTargetError(dir);
 		fs.rename(temp, join(realDir, basename(path)));
 		renamed = true;
 		syncDir(fs, realDir);
