@@ -1,6 +1,6 @@
 // Proves the test harness itself on the active pi line (SELFSKILLS_PI_LINE) with the harness-mini fixture:
 // in-process session from settings.packages, module identity with pi's loader, project trust, real CLI and RPC.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "chai";
 import { loadSkillsFromDir, withFileMutationQueue } from "@mariozechner/pi-coding-agent";
@@ -9,14 +9,13 @@ import { getRpcCommands, piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { getPiLine, getPiLineInfo, getProjectTrustCliArgs, isPi16, REPO_ROOT, setProjectTrust } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
+import { skillText, writeSkill } from "../support/fixtures.ts";
 
 const MINI_DIR = join(REPO_ROOT, "test", "fixtures", "harness-mini");
 const ECHO = { toolCall: { name: "harness_echo", arguments: { text: "hello" } } };
 
 function writeProjectSkill(projectDir: string): void {
-	const dir = join(projectDir, ".pi", "skills", "project-only-skill");
-	mkdirSync(dir, { recursive: true });
-	writeFileSync(join(dir, "SKILL.md"), "---\nname: project-only-skill\ndescription: Lives in the project's .pi/skills.\n---\n# Project only\n");
+	writeSkill(join(projectDir, ".pi", "skills"), "project-only-skill", skillText("project-only-skill", "# Project only\n", "Lives in the project's .pi/skills."));
 }
 
 describe(`test harness on pi ${getPiLine()}`, function () {

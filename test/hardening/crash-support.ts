@@ -3,13 +3,13 @@
 // checks, and a child process that SIGKILLs itself before its N-th filesystem call.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { skillText, writeSkill } from "../support/fixtures.ts";
+import { skillText, walkFiles, writeFile, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk } from "../support/harness.ts";
 
 const run = promisify(execFile);
@@ -57,18 +57,12 @@ export async function prepareEnv(scenario: Scenario): Promise<TempEnv> {
 	const env = createTempEnv({ prefix: "selfskills-crash-" });
 	writeSkill(join(env.agentDir, "skills"), "crashy", OLD_SKILL);
 	writeSkill(join(env.agentDir, "skills"), "bystander");
-	mkdirSync(join(skillDir(env), "references"));
-	writeFileSync(join(skillDir(env), "references", "notes.md"), OLD_NOTES);
+	writeFile(join(skillDir(env), "references", "notes.md"), OLD_NOTES);
 	await scenario.setup?.(env);
 	return env;
 }
 
 const readOrNull = (path: string): string | null => (existsSync(path) ? readFileSync(path, "utf8") : null);
-
-export function walkFiles(dir: string): string[] {
-	if (!existsSync(dir)) return [];
-	return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walkFiles(join(dir, e.name)) : [join(dir, e.name)]));
-}
 
 /** Every backup under selfskills/backups still matches the hash in its name. */
 export function checkBackups(env: TempEnv): number {

@@ -9,7 +9,7 @@ import { skillBackupDir } from "../support/backups.ts";
 import { isWithin } from "../../src/paths.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { faultyFs, type FsCall } from "../support/faulty-fs.ts";
-import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
+import { fingerprint, skillText, walkFiles, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness } from "../support/harness.ts";
 
 function setGlobalSettings(env: TempEnv, settings: Record<string, unknown>): void {
@@ -17,18 +17,7 @@ function setGlobalSettings(env: TempEnv, settings: Record<string, unknown>): voi
 }
 
 /** Every file anywhere under the temp root, relative, for "no stray lock/temp file" checks. */
-function allFiles(root: string): string[] {
-	const out: string[] = [];
-	const walk = (dir: string) => {
-		for (const entry of readdirSync(dir, { withFileTypes: true })) {
-			const path = join(dir, entry.name);
-			if (entry.isDirectory()) walk(path);
-			else out.push(relative(root, path));
-		}
-	};
-	walk(root);
-	return out;
-}
+const allFiles = (root: string): string[] => walkFiles(root).map((path) => relative(root, path));
 
 /** The per-user lock folder, relative to the temp env's root (its XDG_RUNTIME_DIR is run/). */
 const LOCKS = join("run", "pi-selfskills", "locks");

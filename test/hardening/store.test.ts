@@ -9,9 +9,9 @@ import { realFs } from "../../src/fs-ops.ts";
 import { recoverJournals } from "../../src/journal.ts";
 import { sha256 } from "../../src/read-ledger.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { checkBackups, prepareEnv, SCENARIOS, skillDir, walkFiles } from "./crash-support.ts";
+import { checkBackups, prepareEnv, SCENARIOS, skillDir } from "./crash-support.ts";
 import { faultyFs, type FsCall } from "../support/faulty-fs.ts";
-import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
+import { fingerprint, skillText, walkFiles, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
 
 const OTHER = "# Written in place by another program\n";

@@ -2,7 +2,7 @@
 // a skills dir or the backup store that is not writable makes list say read-only and a mutation
 // refuse before any backup, naming the folder; an unusable lock folder is an io_error naming it;
 // a dry run writes nothing anywhere. We run as root, so EACCES is injected through FsOps.
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
@@ -17,7 +17,7 @@ import { loadSettings } from "../../src/settings.ts";
 import type { FileTarget } from "../../src/target.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { errno, faultyFs } from "../support/faulty-fs.ts";
-import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
+import { fingerprint, skillText, walkFiles, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, expectSameTree, textOf } from "../support/harness.ts";
 
 /** realFs, except that access() refuses EACCES for the listed folders (as for a non-root user without w on them). */
@@ -39,16 +39,7 @@ describe("hardening: what this user may write", function () {
 		skillDir = join(skillsRoot, "deploy");
 	});
 
-	const backupsHeld = () => {
-		const walk = (dir: string): string[] => {
-			try {
-				return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
-			} catch {
-				return [];
-			}
-		};
-		return walk(getBackupsDir(env.agentDir));
-	};
+	const backupsHeld = () => walkFiles(getBackupsDir(env.agentDir));
 
 	describe("a skill folder not writable by the user", function () {
 		it("is listed read-only: folder not writable by you, naming the folder", async function () {

@@ -1,7 +1,7 @@
-// What the tests put on disk and read back: skill text, skill folders, plain and JSON files, and a
-// tree fingerprint that proves nothing under a root changed. Node built-ins only, so the crash
+// What the tests put on disk and read back: skill text, skill folders, plain and JSON files, every
+// file below a folder, and a tree fingerprint that proves nothing under a root changed. Node built-ins only, so the crash
 // children can load it as plain transpiled JS (test/crash/transpile.ts).
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 
 /** A user skill most UX and end-to-end tests patch ("Run npm build." is unique in it). */
@@ -28,6 +28,12 @@ export function writeJson(path: string, value: unknown): string {
 export function writeSkill(parent: string, name: string, content: string | Uint8Array = skillText(name), files: Record<string, string | Uint8Array> = {}): string {
 	for (const [rel, bytes] of Object.entries(files)) writeFile(join(parent, name, rel), bytes);
 	return writeFile(join(parent, name, "SKILL.md"), content);
+}
+
+/** Every file below `dir` (symlinks listed, not followed), as absolute paths; none when `dir` is missing. */
+export function walkFiles(dir: string): string[] {
+	if (!existsSync(dir)) return [];
+	return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walkFiles(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
 /** path -> kind:content (or link target) of every entry under `root`, for before/after comparison. */

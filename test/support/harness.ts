@@ -26,8 +26,6 @@ export interface Harness {
 	readonly events: ChangeRecord[];
 	/** Replace to inject faults; the next call uses it. */
 	fs: FsOps;
-	/** The deps the next call gets. */
-	readonly deps: ToolDeps;
 	/** Runs one call; `cwd` defaults to the env's project folder. */
 	call(args: Record<string, unknown>, cwd?: string): Promise<Result>;
 }
@@ -39,14 +37,12 @@ export function createHarness(env: { readonly agentDir: string; readonly project
 		state,
 		events,
 		fs,
-		get deps(): ToolDeps {
-			return { agentDir: () => env.agentDir, fs: harness.fs, state, effects: { onLanded: (record) => events.push(record) } };
-		},
 		// Arguments go through the tool's own normalisation, as pi's prepareArguments would.
 		call: async (args, cwd = env.projectDir) => {
+			const deps: ToolDeps = { agentDir: () => env.agentDir, fs: harness.fs, state, effects: { onLanded: (record) => events.push(record) } };
 			let raw: AgentToolResult<Record<string, unknown>>;
 			try {
-				raw = await executeSkillManage(harness.deps, normalizeArguments(args), { cwd } as unknown as ExtensionContext);
+				raw = await executeSkillManage(deps, normalizeArguments(args), { cwd } as unknown as ExtensionContext);
 			} catch (error) {
 				if (!(error instanceof ArgumentError)) throw error;
 				raw = { content: [{ type: "text", text: error.refusal.message }], details: { ok: false, code: error.refusal.code, ...error.refusal.data } };
