@@ -63,6 +63,8 @@ interface Entry {
 	discovery: Discovery;
 	/** The stamps split by the skill folder (or single-file skill) they lie in; built on first use. */
 	groups?: StampGroups;
+	/** Each skill's index in discovery.skills by its file; built on first use. */
+	fileIndex?: Map<string, number>;
 }
 
 interface StampGroups {
@@ -329,7 +331,9 @@ function followWrite(entry: Entry, change: LandedChange): boolean {
 	const bytes = readOrUndefined(file);
 	if (!bytes || sha256(bytes) !== change.newHash) return false;
 	stamps.set(file, { sig: sigOf(stat, granularityMs), racy: true, hash: change.newHash });
-	const index = entry.discovery.skills.findIndex((s) => s.filePath === file);
+	// Skill files keep their place in the list: the tool's own writes change descriptions only.
+	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
+	const index = entry.fileIndex.get(file) ?? -1;
 	const hasDiagnostics = entry.discovery.diagnostics.some((d) => d.path !== undefined && resolve(d.path) === file);
 	if (index === -1) return !hasDiagnostics;
 	const skill = entry.discovery.skills[index];
