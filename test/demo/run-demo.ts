@@ -6,11 +6,10 @@
 // receives it. The temp folder is deleted at the end.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FauxStep } from "../support/faux-script.ts";
+import { call, type FauxStep } from "../support/faux-script.ts";
 import { FAUX_CLI_ARGS, piInstall, runPiCli, type PiCliResult } from "../support/pi-cli.ts";
 import { getPiLineInfo, REPO_ROOT } from "../support/pi-line.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { call } from "../ux/ux-support.ts";
 
 const SKILL = `---
 name: deploy-checks

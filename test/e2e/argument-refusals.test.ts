@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 describe(`invalid_arguments through pi's agent loop (pi ${getPiLine()})`, function () {

@@ -7,7 +7,7 @@ import { getRpcCommands, piInstall, runPiPrint, runPiRpc } from "../support/pi-c
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
-import { call } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
 
 function toolResultText(message: unknown): string {
 	const content = (message as { content?: Array<{ type: string; text?: string }> }).content ?? [];

@@ -7,7 +7,7 @@ import { runPiCli } from "../support/pi-cli.ts";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
 
 describe(`a project-local package in an untrusted project (pi ${getPiLine()})`, function () {
 	this.timeout(120000);

@@ -5,12 +5,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import type { CapturedCall } from "../support/faux-script.ts";
+import { call, type CapturedCall } from "../support/faux-script.ts";
 import { runPiCli, runPiPrint } from "../support/pi-cli.ts";
 import { getPiLine, isPi16 } from "../support/pi-line.ts";
 import { packPackage, publishTarball, startLocalRegistry, type LocalRegistry } from "../support/registry.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { call } from "../ux/ux-support.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const SOURCE = "npm:pi-selfskills";

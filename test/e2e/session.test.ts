@@ -8,7 +8,7 @@ import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession, type ToolResultView } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
-import { call } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
 
 const details = (r: ToolResultView) => r.details as Record<string, unknown>;
 

@@ -11,7 +11,7 @@ import { readUsage } from "../../src/usage.ts";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { createTempEnv, useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { call } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const tool = (name: string, args: Record<string, unknown>) => ({ toolCall: { name, arguments: args } });

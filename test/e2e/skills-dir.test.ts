@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
 
 describe(`a skillsDir outside pi's own folders (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();

@@ -14,7 +14,7 @@ import { realFs } from "../../src/fs-ops.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { call } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
 import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness } from "../support/harness.ts";
 

@@ -9,7 +9,8 @@ import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { expectedTree, snapshotTree, writeOldTree } from "../crash/scenario.ts";
-import { call, commandOutputs } from "../ux/ux-support.ts";
+import { call } from "../support/faux-script.ts";
+import { commandOutputs } from "../ux/ux-support.ts";
 import { skillText, writeFile, writeSkill } from "../support/fixtures.ts";
 import { auditLines, runChild, useCrashChild } from "./support.ts";
 

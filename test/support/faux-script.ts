@@ -11,6 +11,9 @@ export interface FauxToolCallSpec {
 /** One model turn: plain text, one tool call, or several tool calls in one assistant message. */
 export type FauxStep = { text: string } | { toolCall: FauxToolCallSpec } | { toolCalls: FauxToolCallSpec[] };
 
+/** The model calls skill_manage with `args`: the step most scripts are made of. */
+export const call = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "skill_manage", arguments: args } });
+
 /** What the model saw on one call. */
 export interface CapturedCall {
 	systemPrompt: string;

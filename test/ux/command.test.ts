@@ -18,7 +18,8 @@ import { createBackupStore } from "../../src/backup-store.ts";
 import { completeArguments, OUTPUT_MESSAGE_TYPE, type CommandDeps } from "../../src/command.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { createSessionState } from "../../src/session-state.ts";
-import { call, commandOutputs } from "./ux-support.ts";
+import { call } from "../support/faux-script.ts";
+import { commandOutputs } from "./ux-support.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const PATCHED = DEPLOY_SKILL.replace("npm build", "npm run build");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call } from "./ux-support.ts";
+import { call } from "../support/faux-script.ts";
 
 const DESCRIPTION = "Use when a staging deploy must be undone: finds the previous release and redeploys it.";
 const create = call({ action: "create", name: "staging-rollback", description: DESCRIPTION, body: "# Staging rollback\n\n1. Find the previous tag.\n2. Redeploy it.\n" });

@@ -9,7 +9,7 @@ import { STANDING_RULES } from "../../src/prompt.ts";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call } from "./ux-support.ts";
+import { call } from "../support/faux-script.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 /** Characters a tool puts in front of the model on every call: name, description, schema, snippet, guidelines. */

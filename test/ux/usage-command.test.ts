@@ -6,7 +6,8 @@ import { expect } from "chai";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
-import { call, commandOutputs } from "./ux-support.ts";
+import { call } from "../support/faux-script.ts";
+import { commandOutputs } from "./ux-support.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 describe(`/selfskills: last use, changes and unused skills (pi ${getPiLine()})`, function () {
