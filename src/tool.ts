@@ -15,7 +15,7 @@ import { readSkillFile } from "./actions/read.ts";
 import { prepareRestore } from "./actions/restore.ts";
 import { prepareWrite } from "./actions/write-file.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type OperationArgs, type SkillManageArgs } from "./arguments.ts";
-import { createCallContext, targetsOf, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
+import { createCallContext, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
@@ -171,7 +171,9 @@ function refusedArguments(args: unknown): { raw: unknown } | undefined {
 export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
-		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, targets: targetsOf(args), signal });
+		// The cache's lighter check for calls that name their skill (targetsOf) is not used yet: it cannot
+		// see another skill's SKILL.md renamed in place into a twin of the target, a change that matters.
+		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, signal });
 		const result = await dispatch(callCtx, args, deps.effects);
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
 		return { content: [{ type: "text", text: clipText(result.text, RESULT_CHAR_LIMIT) }], details: result.details };

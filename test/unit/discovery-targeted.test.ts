@@ -1,7 +1,6 @@
-// The lighter freshness check as the tool uses it: which calls name their skills (targetsOf), and
-// that a patch through executeSkillManage neither looks inside other skills' folders nor misses a
-// change to its own skill, a twin of it, or the settings.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// The lighter freshness check for calls that name their skills: which calls do (targetsOf), and,
+// through the tool, the change it cannot see, which is why the tool keeps the full check for now.
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { targetsOf } from "../../src/call-context.ts";
@@ -45,43 +44,23 @@ describe("targeted discovery checks", function () {
 	describe("through the tool", function () {
 		const getEnv = useTempEnv();
 
-		it("a patch does not rediscover for an edit inside another skill, and does for its own skill and a twin", async function () {
+		// Why the tool does not use the lighter check yet: this change inside another skill's folder
+		// matters to a patch of alpha, and only the full check sees it.
+		it("a patch sees another skill's SKILL.md renamed in place into a twin of its target earlier in pi's order", async function () {
 			this.timeout(30_000);
 			const env = getEnv();
-			const skills = join(env.agentDir, "skills");
-			const alpha = writeSkill(skills, "alpha", skillText("alpha", "# alpha\n\nStep 0.\n"));
-			const beta = writeSkill(skills, "beta");
-			// Trusted, so that pi 1.6 loads the project's own skills too.
+			const alpha = writeSkill(join(env.agentDir, "skills"), "alpha", skillText("alpha", "# alpha\n\nStep 0.\n"));
+			// The project's .pi/skills come before <agentDir>/skills in pi's order; trusted, so pi 1.6 loads them too.
+			const other = writeSkill(join(env.projectDir, ".pi", "skills"), "alpha-notes", skillText("alpha-notes", "# notes\n\nStep 0.\n"));
 			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }));
 			const tool = createHarness(env);
-			const { stats } = tool.state.discoveryCache;
 			expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
-			let step = 0;
-			const patch = async () => {
-				const result = await tool.call({ action: "patch", skill: "alpha", old_string: `Step ${step}.`, new_string: `Step ${step + 1}.` });
-				expect(result.ok, result.text).to.equal(true);
-				step++;
-			};
-			await patch();
-			const misses = stats.misses;
-			writeFileSync(beta, skillText("beta", "# beta\n\nEdited elsewhere.\n", "Use when testing beta. Edited."));
-			await patch();
-			expect(stats.misses, "an edit inside another skill's folder forced a rediscovery").to.equal(misses);
-			// The full check (list) still sees it.
-			const listed = await tool.call({ action: "list" });
-			expect(JSON.stringify(listed.details.skills)).to.contain("Edited.");
-			// Its own skill changed by another process: seen (the patch is refused as stale, not run on old knowledge).
-			writeFileSync(alpha, readFileSync(alpha, "utf8").replace("Use when testing alpha.", "Use when testing alpha, changed."));
-			const before = stats.misses;
-			const stale = await tool.call({ action: "patch", skill: "alpha", old_string: `Step ${step}.`, new_string: `Step ${step + 1}.` });
-			expect(stats.misses).to.equal(before + 1);
-			expect(stale.code).to.equal("stale");
-			// A twin in a place pi scans first (the project's .pi/skills): the name now means that skill.
-			const twinDir = join(env.projectDir, ".pi", "skills", "alpha");
-			mkdirSync(twinDir, { recursive: true });
-			writeFileSync(join(twinDir, "SKILL.md"), skillText("alpha", "# twin\n\nStep 0.\n", "Use when testing the twin."));
-			const read = await tool.call({ action: "read", skill: "alpha" });
-			expect(read.text).to.contain("# twin");
+			expect((await tool.call({ action: "patch", skill: "alpha", old_string: "Step 0.", new_string: "Step 1." })).ok).to.equal(true);
+			writeFileSync(other, readFileSync(other, "utf8").replace("name: alpha-notes", "name: alpha"));
+			const next = await tool.call({ action: "patch", skill: "alpha", old_string: "Step 1.", new_string: "Step 2." });
+			// "alpha" now means the twin, which this session never read: nothing lands in the shadowed file.
+			expect(next.code, next.text).to.equal("not_read");
+			expect(readFileSync(alpha, "utf8")).to.contain("Step 1.");
 		});
 	});
 });
