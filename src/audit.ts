@@ -2,9 +2,8 @@
 // `selfskills:changed` event on pi.events, each with action, skill, file, hashes and backup id.
 // The log is private (0600) and never written through a symlink.
 
-import { join } from "node:path";
-import { getSelfSkillsDir } from "./backup-store.ts";
 import { readJsonLines, type FsOps } from "./fs-ops.ts";
+import { getAuditPath } from "./paths.ts";
 import { appendPrivate } from "./writer.ts";
 
 export const CHANGED_EVENT = "selfskills:changed";
@@ -20,10 +19,6 @@ export interface ChangeRecord {
 	readonly backup: string | null;
 	/** Set when the change came through a side door (pi's own edit, write or bash), not skill_manage. */
 	readonly via?: "edit" | "write" | "bash";
-}
-
-export function getAuditPath(agentDir: string): string {
-	return join(getSelfSkillsDir(agentDir), "audit.jsonl");
 }
 
 /** Landed changes per skill, from the audit log (for /selfskills; a line that does not parse is skipped). */

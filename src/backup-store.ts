@@ -23,6 +23,7 @@ import { basename, dirname, extname, join } from "node:path";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { listDir, walkTree, type FsOps } from "./fs-ops.ts";
+import { getBackupsDir } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
 import { assertNoLinkBelow, mkdirPrivate, syncDir, writeFileAtomic } from "./writer.ts";
 
@@ -55,14 +56,6 @@ export interface SnapshotEntry {
 	readonly time: string;
 	/** Where the skill folder was, from the `<stamp>.json` note beside the snapshot. */
 	readonly originDir: string | undefined;
-}
-
-export function getSelfSkillsDir(agentDir: string): string {
-	return join(agentDir, "selfskills");
-}
-
-export function getBackupsDir(agentDir: string): string {
-	return join(getSelfSkillsDir(agentDir), "backups");
 }
 
 /** A skill folder, the unit backups belong to: its name and where it lives (see `skillKey`). */

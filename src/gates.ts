@@ -6,16 +6,15 @@
 // Between them sit the checks of the Limits (the file exists and is text, size, hidden Unicode).
 
 import { dirname } from "node:path";
-import { getBackupsDir } from "./backup-store.ts";
+import type { PlanInput } from "./call-context.ts";
 import { escapeControls } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { NearLine, Refusal } from "./errors.ts";
 import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
-import type { ReadLedger } from "./read-ledger.ts";
-import { getForbiddenReason, getPiPlaces, isWithin, resolveReal } from "./paths.ts";
-import { findWritableRoot, type WritableRoot } from "./roots.ts";
-import type { PlanInput } from "./call-context.ts";
+import { getBackupsDir, getForbiddenReason, getPiPlaces, isWithin, resolveReal } from "./paths.ts";
 import { hashOrNull } from "./plan.ts";
+import type { ReadLedger } from "./read-ledger.ts";
+import { findWritableRoot, type WritableRoot } from "./roots.ts";
 import type { FileTarget, NewSkillTarget } from "./target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "./validation.ts";
 

@@ -10,7 +10,7 @@
 
 import { dirname, join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
-import { getSelfSkillsDir } from "./backup-store.ts";
+import { getJournalDir } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
 import { assertNoLinkBelow, isProcessAlive, mkdirDurable, mkdirPrivate, removeFileDurable, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
 
@@ -45,10 +45,6 @@ let sequence = 0;
 const active = new Set<string>();
 /** Journals this process already tried and had to leave (a file differs): reported once, not retried. */
 const leftAsFound = new Set<string>();
-
-export function getJournalDir(agentDir: string): string {
-	return join(getSelfSkillsDir(agentDir), "journal");
-}
 
 export function writeJournal(fs: FsOps, agentDir: string, entries: readonly JournalEntry[]): string {
 	const dir = getJournalDir(agentDir);

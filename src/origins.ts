@@ -6,17 +6,11 @@
 //   <agentDir>/selfskills/created.jsonl
 //     {"name":"release-notes","dir":"/home/me/.pi/agent/skills/release-notes","time":"2026-12-02T09:45:01.123Z"}
 
-import { join } from "node:path";
-import { getSelfSkillsDir } from "./backup-store.ts";
 import { readJsonLines, type FsOps } from "./fs-ops.ts";
-import { resolveReal } from "./paths.ts";
+import { getCreatedPath, resolveReal } from "./paths.ts";
 import { appendPrivate } from "./writer.ts";
 
 export type SkillOriginKind = "own" | "others";
-
-export function getCreatedPath(agentDir: string): string {
-	return join(getSelfSkillsDir(agentDir), "created.jsonl");
-}
 
 /** Records that this package created the skill in `dir` (called once its create landed). */
 export function recordCreated(fs: FsOps, agentDir: string, name: string, dir: string): void {

@@ -119,3 +119,36 @@ export function getRootProblem(places: PiPlaces, root: string): string | undefin
 	const reason = getForbiddenReason(places, join(real, "skill"));
 	return reason === undefined ? undefined : `${root}: ${reason}`;
 }
+
+/*
+ * The package's own store, private (folders 0700, files 0600) and never followed through a symlink:
+ *
+ *   <agentDir>/selfskills/backups/        every backup (layout atop backup-store.ts)
+ *   <agentDir>/selfskills/journal/        a batch's commit journal until its commit point (journal.ts)
+ *   <agentDir>/selfskills/audit.jsonl     one line per landed change (audit.ts)
+ *   <agentDir>/selfskills/usage.jsonl     one line per use of a skill (usage.ts)
+ *   <agentDir>/selfskills/created.jsonl   the skill folders this package created (origins.ts)
+ */
+export function getSelfSkillsDir(agentDir: string): string {
+	return join(agentDir, "selfskills");
+}
+
+export function getBackupsDir(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "backups");
+}
+
+export function getJournalDir(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "journal");
+}
+
+export function getAuditPath(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "audit.jsonl");
+}
+
+export function getUsagePath(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "usage.jsonl");
+}
+
+export function getCreatedPath(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "created.jsonl");
+}

@@ -7,9 +7,8 @@
 //     {"skill":"deploy-checks","time":"2026-12-02T09:45:01.123Z"}                                    one use
 //     {"skill":"deploy-checks","count":41,"first":"2026-10-01T08:00:00.000Z","last":"2026-12-01T17:02:10.000Z"}   folded
 
-import { join } from "node:path";
-import { getSelfSkillsDir } from "./backup-store.ts";
 import { readJsonLines, type FsOps } from "./fs-ops.ts";
+import { getUsagePath } from "./paths.ts";
 import { appendPrivate, writeFileAtomic } from "./writer.ts";
 
 /** Past this size the log is folded into one line per skill (a few hundred bytes each). */
@@ -19,10 +18,6 @@ export interface SkillUsage {
 	readonly count: number;
 	readonly first: string;
 	readonly last: string;
-}
-
-export function getUsagePath(agentDir: string): string {
-	return join(getSelfSkillsDir(agentDir), "usage.jsonl");
 }
 
 /** Every skill's uses so far, by name; a line that does not parse is skipped (the log is advisory). */

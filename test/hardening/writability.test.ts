@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
-import { getBackupsDir } from "../../src/backup-store.ts";
+import { getBackupsDir } from "../../src/paths.ts";
 import { formatStatus, type CommandDeps } from "../../src/command.ts";
 import { discoverSkills } from "../../src/discovery.ts";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";

@@ -5,8 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChangeRecord } from "../../src/audit.ts";
-import { getAuditPath } from "../../src/audit.ts";
-import { getJournalDir } from "../../src/journal.ts";
+import { getAuditPath, getJournalDir } from "../../src/paths.ts";
 import { transpileTree } from "../crash/transpile.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import type { TempEnv } from "../support/temp-env.ts";

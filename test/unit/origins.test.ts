@@ -4,7 +4,8 @@ import { appendFileSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { realFs } from "../../src/fs-ops.ts";
-import { getCreatedPath, originOfSkill, recordCreated } from "../../src/origins.ts";
+import { originOfSkill, recordCreated } from "../../src/origins.ts";
+import { getCreatedPath } from "../../src/paths.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { createHarness, expectOk } from "../support/harness.ts";
 

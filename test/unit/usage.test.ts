@@ -4,7 +4,8 @@ import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "no
 import { dirname } from "node:path";
 import { expect } from "chai";
 import { realFs } from "../../src/fs-ops.ts";
-import { findUnused, getUsagePath, readUsage, recordUse } from "../../src/usage.ts";
+import { getUsagePath } from "../../src/paths.ts";
+import { findUnused, readUsage, recordUse } from "../../src/usage.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 describe("usage", function () {
