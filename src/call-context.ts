@@ -42,6 +42,8 @@ export interface PlanInput {
 	readonly disk: FileView;
 	/** Paths changed by earlier ops of the same batch (they compose without a re-read). */
 	readonly touched: ReadonlySet<string>;
+	/** A dry run: every gate runs but approval, which never asks or proposes for one. */
+	readonly dryRun?: boolean;
 }
 
 /** A mutation resolved outside the locks: the paths to lock, and the planner to run inside them. */

@@ -30,7 +30,9 @@ export type RefusalCode =
 	| "backup_corrupt"
 	| "aborted"
 	| "disabled"
-	| "deleted_in_batch";
+	| "deleted_in_batch"
+	| "pinned"
+	| "needs_approval";
 
 export interface Refusal {
 	readonly code: RefusalCode;
@@ -347,5 +349,21 @@ export function lockBusy(path: string, waitedMs: number): Refusal {
 		"io_error",
 		`${path} stayed locked by another pi process for ${Math.round(waitedMs / 1000)} s; nothing was changed. Retry the same call in a moment.`,
 		{ path, errno: "ELOCKED", waitedMs },
+	);
+}
+
+export function pinned(skill: string, pin: string): Refusal {
+	return refusal(
+		"pinned",
+		`skill "${skill}" is pinned (selfskills.pinned: "${pin}"): it may be read, never changed, and nothing was written. Tell the person the change you would make; only they can unpin it (selfskills.pinned in their settings).`,
+		{ skill, pin },
+	);
+}
+
+export function needsApproval(skill: string, mode: string, origin: string): Refusal {
+	return refusal(
+		"needs_approval",
+		`changes to skill "${skill}" need the person's approval here (selfskills.approval for ${origin === "own" ? "skills this package created" : "skills a person wrote"}: "${mode}"), and this version cannot ask or file a proposal yet, so nothing was written. Do not make the change another way: tell the person the change you would make and why.`,
+		{ skill, mode, origin },
 	);
 }

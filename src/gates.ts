@@ -12,29 +12,32 @@ import * as refusals from "./errors.ts";
 import type { NearLine, Refusal } from "./errors.ts";
 import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
 import { getBackupsDir, getForbiddenReason, getPiPlaces, isWithin, resolveReal } from "./paths.ts";
+import { originOfSkill } from "./origins.ts";
 import { hashOrNull } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
 import { findWritableRoot, type WritableRoot } from "./roots.ts";
+import { approvalFor, isPinned, type SelfSkillsSettings } from "./settings.ts";
 import type { FileTarget, NewSkillTarget } from "./target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "./validation.ts";
 
 /** Every gate a planner can name. */
-export type GateName = "old_string" | "read" | "unchanged" | "writable" | "exists" | "text" | "unique" | "size" | "unsafe" | "valid";
+export type GateName = "old_string" | "read" | "unchanged" | "writable" | "pinned" | "exists" | "text" | "unique" | "size" | "unsafe" | "valid" | "approval";
 
 /**
  * The order of the gates, per planner: the contract's order, readable in one place. A planner
  * supplies the gates it names (GateSet) and computes the new bytes; it never orders them itself.
- * Human approval, when it lands, is one more entry after "valid" (before the backup in commit.ts).
+ * A pin makes a skill read-only (beside the writable root); the person's approval comes last, after
+ * every other gate passed and before the backup in commit.ts.
  */
 export const GATE_ORDER = {
-	patch: ["old_string", "read", "unchanged", "writable", "exists", "text", "unique", "size", "unsafe", "valid"],
-	write: ["read", "unchanged", "writable", "text", "unsafe"],
-	deleteFile: ["read", "exists", "unchanged", "writable"],
-	deleteSkill: ["read", "unchanged", "writable"],
-	create: ["exists", "writable", "size", "valid"],
+	patch: ["old_string", "read", "unchanged", "writable", "pinned", "exists", "text", "unique", "size", "unsafe", "valid", "approval"],
+	write: ["read", "unchanged", "writable", "pinned", "text", "unsafe", "approval"],
+	deleteFile: ["read", "exists", "unchanged", "writable", "pinned", "approval"],
+	deleteSkill: ["read", "unchanged", "writable", "pinned", "approval"],
+	create: ["exists", "writable", "pinned", "size", "valid", "approval"],
 	// restore needs no read (the current bytes are backed up first) and checks no content: a byte copy.
-	restoreFile: ["writable", "exists"],
-	restoreSkill: ["writable", "exists"],
+	restoreFile: ["writable", "pinned", "exists", "approval"],
+	restoreSkill: ["writable", "pinned", "exists", "approval"],
 } as const satisfies Record<string, readonly GateName[]>;
 
 export type GateSet = Partial<Record<GateName, () => Refusal | undefined>>;
@@ -59,6 +62,26 @@ export function readGates(ctx: { ledger: ReadLedger }, target: FileTarget, input
 	return {
 		read: () => (touched ? undefined : checkRead(ctx.ledger, target)),
 		unchanged: () => (touched ? undefined : checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath)))),
+	};
+}
+
+/**
+ * The person's gates for one skill: a pin refuses every change; an approval mode other than "auto"
+ * for the skill's origin refuses it too (never in a dry run), since this version cannot yet ask or
+ * file a proposal, and a change the person wants to review must not land unreviewed.
+ */
+export function humanGates(ctx: { settings: SelfSkillsSettings; fs: FsOps; agentDir: string }, input: Pick<PlanInput, "dryRun">, skill: { name: string; dir: string; created?: boolean }): Pick<GateSet, "pinned" | "approval"> {
+	return {
+		pinned: () => {
+			const pin = ctx.settings.pinned.find((p) => isPinned([p], skill.name));
+			return pin === undefined ? undefined : refusals.pinned(skill.name, pin);
+		},
+		approval: () => {
+			if (input.dryRun || ctx.settings.approval === "auto") return undefined;
+			const origin = skill.created ? "own" : originOfSkill(ctx.fs, ctx.agentDir, skill.dir);
+			const mode = approvalFor(ctx.settings.approval, origin);
+			return mode === "auto" ? undefined : refusals.needsApproval(skill.name, mode, origin);
+		},
 	};
 }
 

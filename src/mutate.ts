@@ -66,13 +66,13 @@ function deletedEarlier(view: FileView, op: PreparedMutation): Refusal | undefin
 	return by === undefined ? undefined : refusals.deletedInBatch(`${op.skill}/${op.file}`, by, op.action);
 }
 
-function planAll(ctx: CallContext, prepared: readonly PreparedMutation[], batch: boolean): Planned | Refusal {
+function planAll(ctx: CallContext, prepared: readonly PreparedMutation[], batch: boolean, dryRun: boolean): Planned | Refusal {
 	const disk = createDiskView(ctx.fs);
 	const overlay = createOverlay(disk);
 	const touched = new Set<string>();
 	const plans: Plan[] = [];
 	for (const [index, op] of prepared.entries()) {
-		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched });
+		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched, dryRun });
 		if ("code" in plan) return batch ? refusals.forOperation(index, plan) : plan;
 		overlay.apply(plan, index);
 		for (const change of plan.changes) touched.add(change.absPath);
@@ -165,7 +165,7 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 	if (ctx.signal?.aborted) return refusals.aborted();
 	const paths = prepared.flatMap((p) => p.paths);
 	return withFileLocks(paths, async (guard) => {
-		const planned = planAll(ctx, prepared, options.batch);
+		const planned = planAll(ctx, prepared, options.batch, options.dryRun);
 		if ("code" in planned) return planned;
 		const diff = diffChanges(planned.changes);
 		if (options.dryRun) {

@@ -4,12 +4,12 @@
 
 import { join } from "node:path";
 import { stringify } from "yaml";
-import type { CallContext, PreparedMutation } from "../call-context.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
 import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkWritable, GATE_ORDER, runGates } from "../gates.ts";
-import type { FileView, Plan } from "../plan.ts";
+import { checkWritable, GATE_ORDER, humanGates, runGates } from "../gates.ts";
+import type { Plan } from "../plan.ts";
 import { newSkillTarget, SKILL_FILE, type NewSkillTarget } from "../target.ts";
 import { checkSkillContent, nameProblems } from "../validation.ts";
 
@@ -60,12 +60,15 @@ export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutat
 	const existing = ctx.discovery.skills.find((s) => s.name === args.name);
 	if (existing) return refusals.exists(args.name, existing.filePath);
 	const target = newSkillTarget(args.name, join(ctx.settings.skillsDir, args.name));
-	return { action: "create", skill: args.name, file: SKILL_FILE, paths: [target.absPath], plan: (input) => planCreate(ctx, args, target, input.view) };
+	return { action: "create", skill: args.name, file: SKILL_FILE, paths: [target.absPath], plan: (input) => planCreate(ctx, args, target, input) };
 }
 
-function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, view: FileView): Plan | Refusal {
+function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, input: PlanInput): Plan | Refusal {
+	const { view } = input;
 	let text = "";
 	const refused = runGates(GATE_ORDER.create, {
+		// A skill this package creates is its own: approval for "own" decides.
+		...humanGates(ctx, input, { name: args.name, dir: target.dir, created: true }),
 		exists: () => (view.read(target.absPath) !== null || view.mode(target.dir) !== undefined ? refusals.exists(args.name, target.dir) : undefined),
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
 		size: () => checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body)),

@@ -7,7 +7,7 @@ import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import { walkTree, type FsOps } from "../fs-ops.ts";
-import { checkRead, checkUnchanged, checkWritable, GATE_ORDER, readGates, runGates } from "../gates.ts";
+import { checkRead, checkUnchanged, checkWritable, GATE_ORDER, humanGates, readGates, runGates } from "../gates.ts";
 import { isWithin } from "../paths.ts";
 import { hashOrNull, type FileChange, type Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
@@ -42,6 +42,7 @@ function planFileDelete(ctx: CallContext, target: FileTarget, input: PlanInput):
 		exists: () => (current === null ? refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`) : undefined),
 		unchanged: readGates(ctx, target, input).unchanged,
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 	});
 	if (refused) return refused;
 	return { action: "delete", skill: target.skill.name, changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: null }] };
@@ -95,6 +96,7 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 				read: () => checkRead(ctx.ledger, target),
 				unchanged: () => checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath))),
 				writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+				...humanGates(ctx, input, { name: skill.name, dir }),
 			});
 			if (refused) return refused;
 			// A file an earlier op of the batch deleted is gone already (backed up by that op), not vanished.

@@ -6,7 +6,7 @@ import type { CallContext, PlanInput, PreparedMutation } from "../call-context.t
 import { checkUnsafe, checkIsText, decodeText, encodeText, MAX_FILE_BYTES } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkOldString, checkUnchanged, checkUnique, checkValid, checkWritable, GATE_ORDER, readGates, replaceExact, replacedSize, runGates } from "../gates.ts";
+import { checkOldString, checkUnchanged, checkUnique, checkValid, checkWritable, GATE_ORDER, humanGates, readGates, replaceExact, replacedSize, runGates } from "../gates.ts";
 import type { Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../target.ts";
 import { checkSkillContent, descriptionOf, loadedNameOf } from "../validation.ts";
@@ -53,6 +53,7 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 		old_string: () => undefined, // checked in preparePatch, before the lookup
 		...readGates(ctx, target, input),
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 		exists: () => (bytes === null ? (checkUnchanged(ctx.ledger, target, null) ?? refusals.badFilePath(target.relPath, "the file does not exist (deleted earlier in this batch?)")) : undefined),
 		text: () => {
 			const decoded = decodeText(bytes ?? Buffer.alloc(0), target.absPath);

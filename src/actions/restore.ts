@@ -9,7 +9,7 @@ import type { CallContext, PlanInput, PreparedMutation } from "../call-context.t
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkWritable, GATE_ORDER, runGates } from "../gates.ts";
+import { checkWritable, GATE_ORDER, humanGates, runGates } from "../gates.ts";
 import type { FileChange, Plan } from "../plan.ts";
 import { sha256 } from "../read-ledger.ts";
 import { loadedNameOf } from "../validation.ts";
@@ -105,6 +105,7 @@ function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries
 	let bytes: Buffer = Buffer.alloc(0);
 	const refused = runGates(GATE_ORDER.restoreFile, {
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 		// The backup must still hold what its name promises, and differ from the file now.
 		exists: () => {
 			const read = ctx.store.read(entry);
@@ -170,6 +171,7 @@ function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotE
 	const target = newSkillTarget(name, dir);
 	const refused = runGates(GATE_ORDER.restoreSkill, {
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		...humanGates(ctx, input, { name, dir }),
 		exists: () => (input.view.mode(dir) !== undefined ? refusals.exists(name, dir) : undefined),
 	});
 	if (refused) return refused;

@@ -159,15 +159,15 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 
 	it("follows the origin of approval { own, others }: a skill the package created is own, a person's skill is others, across sessions", async function () {
 		const env = getEnv();
-		const { skillFile } = await start(env, { approval: { own: "propose", others: "auto" } });
+		const { skillFile } = await start(env);
 		const created = await pi!.run("make", [
 			call({ action: "create", name: "release-notes", description: "Use when writing release notes. Gives the format.", body: "# Release notes\n\n1. List the changes.\n" }),
 			{ text: "ok" },
 		]);
 		expect(created.toolResults[0].isError, created.toolResults[0].text).to.equal(false);
 		pi!.dispose();
-		// A new session (pi restarted): the record of what the package created is on disk, not in memory.
-		pi = await createPiSession({ env, packageDir: REPO_ROOT });
+		// A new session (pi restarted) with approval for own skills: the record of what the package created is on disk.
+		pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills: { approval: { own: "propose", others: "auto" } } } });
 		const own = join(env.agentDir, "skills", "release-notes", "SKILL.md");
 		const run = await pi.run("edit both", [edit(own, "List the changes.", "List every change."), edit(skillFile, "Run npm build.", "Run make."), { text: "done" }]);
 		const [ownEdit, personsEdit] = run.toolResults;
