@@ -16,7 +16,7 @@ import { originOfSkill } from "./origins.ts";
 import { hashOrNull } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
 import { findWritableRoot, type WritableRoot } from "./roots.ts";
-import { approvalFor, isPinned, type SelfSkillsSettings } from "./settings.ts";
+import { findPin, requiredApproval, type SelfSkillsSettings } from "./settings.ts";
 import type { FileTarget, NewSkillTarget } from "./target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "./validation.ts";
 
@@ -73,14 +73,13 @@ export function readGates(ctx: { ledger: ReadLedger }, target: FileTarget, input
 export function humanGates(ctx: { settings: SelfSkillsSettings; fs: FsOps; agentDir: string }, input: Pick<PlanInput, "dryRun">, skill: { name: string; dir: string; created?: boolean }): Pick<GateSet, "pinned" | "approval"> {
 	return {
 		pinned: () => {
-			const pin = ctx.settings.pinned.find((p) => isPinned([p], skill.name));
+			const pin = findPin(ctx.settings.pinned, skill.name);
 			return pin === undefined ? undefined : refusals.pinned(skill.name, pin);
 		},
 		approval: () => {
-			if (input.dryRun || ctx.settings.approval === "auto") return undefined;
-			const origin = skill.created ? "own" : originOfSkill(ctx.fs, ctx.agentDir, skill.dir);
-			const mode = approvalFor(ctx.settings.approval, origin);
-			return mode === "auto" ? undefined : refusals.needsApproval(skill.name, mode, origin);
+			if (input.dryRun) return undefined;
+			const needed = requiredApproval(ctx.settings.approval, () => (skill.created ? "own" : originOfSkill(ctx.fs, ctx.agentDir, skill.dir)));
+			return needed === undefined ? undefined : refusals.needsApproval(skill.name, needed.mode, needed.origin);
 		},
 	};
 }

@@ -46,9 +46,20 @@ export function stricterApproval(global: ApprovalSetting, project: ApprovalSetti
 	return own === others ? own : { own, others };
 }
 
-/** True when `name` is pinned: listed, or matching a listed prefix ending in `*`. */
-export function isPinned(pinned: readonly string[], name: string): boolean {
-	return pinned.some((pin) => (pin.endsWith("*") ? name.startsWith(pin.slice(0, -1)) : name === pin));
+/** The pin that holds `name`: the name itself, or a listed prefix ending in `*`; undefined when none does. */
+export function findPin(pinned: readonly string[], name: string): string | undefined {
+	return pinned.find((pin) => (pin.endsWith("*") ? name.startsWith(pin.slice(0, -1)) : name === pin));
+}
+
+/**
+ * The approval a change to a skill needs, or undefined when it may land at once. `origin` is asked
+ * only when some origin needs more than "auto" (it reads the record of what the package created).
+ */
+export function requiredApproval(setting: ApprovalSetting, origin: () => "own" | "others"): { mode: ApprovalMode; origin: "own" | "others" } | undefined {
+	if (setting === "auto") return undefined;
+	const kind = origin();
+	const mode = approvalFor(setting, kind);
+	return mode === "auto" ? undefined : { mode, origin: kind };
 }
 
 export interface SettingsReport {

@@ -6,7 +6,7 @@
 // warning appended when the skill no longer loads). Approval other than "auto" and pins always
 // block: an approval a side door can skip is none. bash is matched best effort (bash-writes.ts).
 
-import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { appendAudit, type ChangeRecord } from "./audit.ts";
 import { createBackupStore, skillKey } from "./backup-store.ts";
@@ -16,10 +16,11 @@ import type { LandedChange } from "./commit.ts";
 import { walkTree, type FsOps } from "./fs-ops.ts";
 import type { MutationEffects } from "./mutate.ts";
 import { originOfSkill, type SkillOriginKind } from "./origins.ts";
-import { expandHome, isWithin, resolveReal } from "./paths.ts";
+import { isWithin, resolveReal } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
 import type { SessionState } from "./session-state.ts";
-import { approvalFor, isPinned, type SelfSkillsSettings } from "./settings.ts";
+import { findPin, requiredApproval, type SelfSkillsSettings } from "./settings.ts";
+import { normalizeUserPath } from "./target.ts";
 import { recordUse } from "./usage.ts";
 import { checkSkillContent, newDiagnostics } from "./validation.ts";
 
@@ -41,10 +42,9 @@ export interface SkillIndex {
 	below(real: string): SkillPlace[];
 }
 
-/** pi resolves a tool path like this: a leading `@` dropped, `~` expanded, relative to the session cwd. */
+/** pi resolves a tool path like a skill_manage path, after turning Unicode spaces into plain ones. */
 export function resolveToolPath(path: string, cwd: string): string {
-	const expanded = expandHome(path.replace(/^@/, "").replace(/[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g, " "));
-	return isAbsolute(expanded) ? resolve(expanded) : resolve(cwd, expanded);
+	return normalizeUserPath(path.replace(/[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g, " "), cwd);
 }
 
 export function createSkillIndex(skills: ReadonlyArray<{ name: string; filePath: string }>): SkillIndex {
@@ -103,11 +103,9 @@ export function findSkillHits(toolName: string, input: Record<string, unknown>, 
 
 /** Why a side door to this skill is closed whatever guardBuiltins says, or undefined. */
 function forcedBlock(settings: SelfSkillsSettings, skill: SkillPlace, origin: () => SkillOriginKind): string | undefined {
-	if (isPinned(settings.pinned, skill.name)) return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
-	if (settings.approval === "auto") return undefined;
-	const mode = approvalFor(settings.approval, origin());
-	if (mode !== "auto") return `changes to this skill need the person's approval (selfskills.approval: "${mode}"), which only skill_manage asks for`;
-	return undefined;
+	if (findPin(settings.pinned, skill.name) !== undefined) return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
+	const needed = requiredApproval(settings.approval, origin);
+	return needed && `changes to this skill need the person's approval (selfskills.approval: "${needed.mode}"), which only skill_manage asks for`;
 }
 
 function blockReason(toolName: string, skill: SkillPlace, why: string | undefined): string {

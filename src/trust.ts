@@ -8,7 +8,7 @@ import { type FsOps, realFs } from "./fs-ops.ts";
 import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "./paths.ts";
 import lockfile from "proper-lockfile";
 import { getGlobalSettingsPath, isJsonObject, readSettingsFile } from "./settings.ts";
-import { mkdirDurable, writeFileAtomic } from "./writer.ts";
+import { exists, mkdirDurable, writeFileAtomic } from "./writer.ts";
 
 export type TrustSource = "pi" | "selfskills-list";
 
@@ -42,15 +42,6 @@ export function resolveProjectTrust(ctx: TrustContext, trustedProjects: readonly
 	const native = nativeTrust(ctx);
 	if (native !== undefined) return { trusted: native, source: "pi", projectRoot };
 	return { trusted: isListedTrusted(projectRoot, trustedProjects), source: "selfskills-list", projectRoot };
-}
-
-function exists(fs: FsOps, path: string): boolean {
-	try {
-		fs.lstat(path);
-		return true;
-	} catch {
-		return false;
-	}
 }
 
 /**

@@ -85,7 +85,8 @@ function eachStepBelow(fs: FsOps, base: string, path: string, visit: (step: stri
 	}
 }
 
-function exists(fs: FsOps, path: string): boolean {
+/** Whether `path` names anything (a symlink counts); an error other than "missing" is thrown. */
+export function exists(fs: FsOps, path: string): boolean {
 	try {
 		fs.lstat(path);
 		return true;

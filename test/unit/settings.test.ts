@@ -3,7 +3,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { isPinned, loadSettings, readSettingsFile } from "../../src/settings.ts";
+import { findPin, loadSettings, readSettingsFile } from "../../src/settings.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 function writeGlobal(env: TempEnv, json: unknown): string {
@@ -252,10 +252,10 @@ describe("settings", function () {
 		});
 
 		it("matches pins by name or by a prefix ending in *", function () {
-			expect(isPinned(["deploy-*", "notes"], "deploy-checks")).to.equal(true);
-			expect(isPinned(["deploy-*", "notes"], "notes")).to.equal(true);
-			expect(isPinned(["deploy-*", "notes"], "notes-2")).to.equal(false);
-			expect(isPinned(["deploy-*"], "redeploy")).to.equal(false);
+			expect(findPin(["deploy-*", "notes"], "deploy-checks")).to.equal("deploy-*");
+			expect(findPin(["deploy-*", "notes"], "notes")).to.equal("notes");
+			expect(findPin(["deploy-*", "notes"], "notes-2")).to.equal(undefined);
+			expect(findPin(["deploy-*"], "redeploy")).to.equal(undefined);
 		});
 	});
 
