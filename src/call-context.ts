@@ -10,7 +10,7 @@ import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
 import type { FileView, Plan } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
-import { loadSettings, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
+import { loadSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
 import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "./trust.ts";
 
 export interface CallContext {
@@ -42,8 +42,17 @@ export interface PlanInput {
 	readonly disk: FileView;
 	/** Paths changed by earlier ops of the same batch (they compose without a re-read). */
 	readonly touched: ReadonlySet<string>;
-	/** A dry run: every gate runs but approval, which never asks or proposes for one. */
+	/** A dry run: every gate runs; the approval gate notes its need, but nobody is asked. */
 	readonly dryRun?: boolean;
+	/** Where the approval gate notes each skill whose change the person must allow (mode ask/propose). */
+	readonly approvals?: ApprovalNeed[];
+}
+
+/** A skill whose change needs the person: the mode its origin's setting asks for. */
+export interface ApprovalNeed {
+	readonly skill: string;
+	readonly mode: ApprovalMode;
+	readonly origin: "own" | "others";
 }
 
 /** A mutation resolved outside the locks: the paths to lock, and the planner to run inside them. */
@@ -52,6 +61,8 @@ export interface PreparedMutation {
 	readonly skill: string;
 	readonly file: string;
 	readonly paths: readonly string[];
+	/** The agent's one sentence on why (shown to the person, kept in the audit line and a proposal). */
+	readonly reason?: string;
 	plan(input: PlanInput): Plan | Refusal;
 }
 

@@ -27,7 +27,7 @@ export type GateName = "old_string" | "read" | "unchanged" | "writable" | "pinne
  * The order of the gates, per planner: the contract's order, readable in one place. A planner
  * supplies the gates it names (GateSet) and computes the new bytes; it never orders them itself.
  * A pin makes a skill read-only (beside the writable root); the person's approval comes last, after
- * every other gate passed and before the backup in commit.ts.
+ * every other gate passed and before the backup in commit.ts (it notes what the person must decide).
  */
 export const GATE_ORDER = {
 	patch: ["old_string", "read", "unchanged", "writable", "pinned", "exists", "text", "unique", "size", "unsafe", "valid", "approval"],
@@ -66,20 +66,21 @@ export function readGates(ctx: { ledger: ReadLedger }, target: FileTarget, input
 }
 
 /**
- * The person's gates for one skill: a pin refuses every change; an approval mode other than "auto"
- * for the skill's origin refuses it too (never in a dry run), since this version cannot yet ask or
- * file a proposal, and a change the person wants to review must not land unreviewed.
+ * The person's gates for one skill. A pin refuses every change. The approval gate never refuses:
+ * when the skill's origin has a mode other than "auto" it notes that need in `input.approvals`, and
+ * runMutations (mutate.ts), once every op of the call has passed every gate, asks the person once or
+ * files one proposal for the whole call. A dry run notes it too (and neither asks nor proposes).
  */
-export function humanGates(ctx: { settings: SelfSkillsSettings; fs: FsOps; agentDir: string }, input: Pick<PlanInput, "dryRun">, skill: { name: string; dir: string; created?: boolean }): Pick<GateSet, "pinned" | "approval"> {
+export function humanGates(ctx: { settings: SelfSkillsSettings; fs: FsOps; agentDir: string }, input: Pick<PlanInput, "approvals">, skill: { name: string; dir: string; created?: boolean }): Pick<GateSet, "pinned" | "approval"> {
 	return {
 		pinned: () => {
 			const pin = findPin(ctx.settings.pinned, skill.name);
 			return pin === undefined ? undefined : refusals.pinned(skill.name, pin);
 		},
 		approval: () => {
-			if (input.dryRun) return undefined;
 			const needed = requiredApproval(ctx.settings.approval, () => (skill.created ? "own" : originOfSkill(ctx.fs, ctx.agentDir, skill.dir)));
-			return needed === undefined ? undefined : refusals.needsApproval(skill.name, needed.mode, needed.origin);
+			if (needed !== undefined) input.approvals?.push({ skill: skill.name, ...needed });
+			return undefined;
 		},
 	};
 }

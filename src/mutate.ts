@@ -4,7 +4,7 @@
 // event for each file change of each landed op, and each op's fate when the commit failed.
 
 import { dirname } from "node:path";
-import type { CallContext, PreparedMutation } from "./call-context.ts";
+import type { ApprovalNeed, CallContext, PreparedMutation } from "./call-context.ts";
 import { appendAudit, type ChangeRecord } from "./audit.ts";
 import { commitPlan, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
 import { clipDiff, diffChanges } from "./diff.ts";
@@ -71,12 +71,19 @@ function planAll(ctx: CallContext, prepared: readonly PreparedMutation[], batch:
 	const overlay = createOverlay(disk);
 	const touched = new Set<string>();
 	const plans: Plan[] = [];
+	const approvals: ApprovalNeed[] = [];
 	for (const [index, op] of prepared.entries()) {
-		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched, dryRun });
+		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched, dryRun, approvals });
 		if ("code" in plan) return batch ? refusals.forOperation(index, plan) : plan;
 		overlay.apply(plan, index);
 		for (const change of plan.changes) touched.add(change.absPath);
 		plans.push(plan);
+	}
+	// Until the review flow lands: a change the person wants to review never lands unreviewed.
+	const needed = approvals[0];
+	if (needed && !dryRun) {
+		const refusal = refusals.needsApproval(needed.skill, needed.mode, needed.origin);
+		return batch ? refusals.forOperation(prepared.findIndex((p) => p.skill === needed.skill), refusal) : refusal;
 	}
 	return { plans, changes: mergeChanges(plans.flatMap((p) => p.changes)) };
 }

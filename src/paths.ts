@@ -128,6 +128,8 @@ export function getRootProblem(places: PiPlaces, root: string): string | undefin
  *   <agentDir>/selfskills/audit.jsonl     one line per landed change (audit.ts)
  *   <agentDir>/selfskills/usage.jsonl     one line per use of a skill (usage.ts)
  *   <agentDir>/selfskills/created.jsonl   the skill folders this package created (origins.ts)
+ *   <agentDir>/selfskills/proposals/      changes awaiting the person's review, one <id>.json each;
+ *                                         decided/<id>.json until the model was told (proposals.ts)
  */
 export function getSelfSkillsDir(agentDir: string): string {
 	return join(agentDir, "selfskills");
@@ -151,4 +153,8 @@ export function getUsagePath(agentDir: string): string {
 
 export function getCreatedPath(agentDir: string): string {
 	return join(getSelfSkillsDir(agentDir), "created.jsonl");
+}
+
+export function getProposalsDir(agentDir: string): string {
+	return join(getSelfSkillsDir(agentDir), "proposals");
 }
