@@ -1,5 +1,5 @@
-// The filesystem calls the writer and the backup store make, as one replaceable object, so tests
-// can inject faults (failing rename, ENOSPC on write, EIO on fsync) the way write-file-atomic's
+// The filesystem calls the package makes (the writer, the backup store, the locks, the settings
+// reads, the path resolution), as one replaceable object, so tests can inject faults (failing rename, ENOSPC on write, EIO on fsync) the way write-file-atomic's
 // own tests do. Production code uses `realFs`, whose reads take regular files only (readRegularFile):
 // a FIFO or device in a skill folder is refused, never opened for reading.
 
@@ -25,6 +25,10 @@ export interface FsOps {
 	access(path: string, mode: number): void;
 	/** Every symlink of an existing path resolved (the settings write follows a symlinked settings.json). */
 	realpath(path: string): string;
+	/** The target a symbolic link names, unresolved. */
+	readlink(path: string): string;
+	/** Sets a path's times (a lock folder's mtime is put back after its owner record is written). */
+	utimes(path: string, atime: Date, mtime: Date): void;
 }
 
 /** What a path names when it is not a regular file ("a FIFO", "a folder"...), after following symlinks. */
@@ -102,6 +106,8 @@ export const realFs: FsOps = {
 	appendFile: (path, text) => fs.appendFileSync(path, text),
 	access: (path, mode) => fs.accessSync(path, mode),
 	realpath: (path) => fs.realpathSync.native(path),
+	readlink: (path) => fs.readlinkSync(path),
+	utimes: (path, atime, mtime) => fs.utimesSync(path, atime, mtime),
 };
 
 /**

@@ -11,7 +11,7 @@
 // sorted order, each once, so no two calls deadlock.
 
 import { createHash, randomBytes } from "node:crypto";
-import * as nodeFs from "node:fs";
+import { constants as nodeConstants } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { withFileMutationQueue } from "@mariozechner/pi-coding-agent";
@@ -19,6 +19,7 @@ import lockfile from "proper-lockfile";
 import * as refusals from "./errors.ts";
 import { RefusalError, type Refusal } from "./errors.ts";
 import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
+import { resolveReal } from "./paths.ts";
 
 export interface LockGuard {
 	/**
@@ -33,7 +34,10 @@ export interface LockOptions {
 	readonly stale?: number;
 	/** How long to wait for a held lock before refusing with io_error ELOCKED. */
 	readonly wait?: number;
-	/** For the lock folder's checks (tests inject EACCES or a foreign owner). */
+	/**
+	 * Every filesystem call of ours: the lock folder's checks, keys, owner records, take-overs (tests
+	 * inject EACCES or a foreign owner). proper-lockfile's own mkdir and refresh use its graceful-fs.
+	 */
 	readonly fs?: FsOps;
 	/** Where XDG_RUNTIME_DIR and TMPDIR are read (default process.env). */
 	readonly env?: NodeJS.ProcessEnv;
@@ -45,23 +49,20 @@ const WAIT_MS = 30_000;
 const OWNER = "owner";
 
 /** The key pi's queue uses for a path: its realpath, or the resolved path of a missing file. */
-export function queueKey(path: string): string {
+export function queueKey(path: string, fs: FsOps = realFs): string {
 	try {
-		return nodeFs.realpathSync.native(resolve(path));
+		return fs.realpath(resolve(path));
 	} catch {
 		return resolve(path);
 	}
 }
 
-/** The real path of `path`, or of its nearest existing folder plus the rest: a missing file is keyed the same however it is named. */
-export function realKey(path: string): string {
-	const absolute = resolve(path);
-	try {
-		return nodeFs.realpathSync.native(absolute);
-	} catch {
-		const parent = dirname(absolute);
-		return parent === absolute ? absolute : join(realKey(parent), basename(absolute));
-	}
+/**
+ * The lock folder's name for a path: a hash of its real path, or of its nearest existing folder's
+ * plus the rest (resolveReal), so a missing file is keyed the same however it is named.
+ */
+function lockName(path: string, fs: FsOps): string {
+	return `${createHash("sha256").update(resolveReal(path, fs)).digest("hex").slice(0, 24)}.lock`;
 }
 
 const getUid = (): number | undefined => process.getuid?.();
@@ -129,7 +130,7 @@ export function getLockDir(options: Pick<LockOptions, "fs" | "env"> = {}): strin
 
 /** The lock folder proper-lockfile makes for `path`, the same for every process and agent dir. */
 export function getLockPath(path: string, options: Pick<LockOptions, "fs" | "env"> = {}): string {
-	return join(getLockDir(options), `${createHash("sha256").update(realKey(path)).digest("hex").slice(0, 24)}.lock`);
+	return join(getLockDir(options), lockName(path, options.fs ?? realFs));
 }
 
 interface Holder {
@@ -150,22 +151,24 @@ function readOr<T>(read: () => T, fallback: T): T {
 }
 
 /** State (field 3) and start time (field 22) of a process, from /proc; undefined off Linux or when gone. */
-function procStat(pid: number): { state: string; start: string } | undefined {
-	const text = readOr(() => nodeFs.readFileSync(`/proc/${pid}/stat`, "latin1"), "");
+function procStat(fs: FsOps, pid: number): { state: string; start: string } | undefined {
+	const text = readOr(() => fs.readFile(`/proc/${pid}/stat`).toString("latin1"), "");
 	// The command name (field 2) may hold spaces and parentheses: fields 3.. start after the last ")".
 	const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
 	return fields.length > 19 ? { state: fields[0], start: fields[19] } : undefined;
 }
 
-const BOOT_ID = readOr(() => nodeFs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(), null);
-const PID_NS = readOr(() => nodeFs.readlinkSync("/proc/self/ns/pid"), null);
+// This machine's identity, read once through the real filesystem: a fault injected in a test's
+// FsOps must not make this process look like one on another host for the rest of the run.
+const BOOT_ID = readOr(() => realFs.readFile("/proc/sys/kernel/random/boot_id").toString("utf8").trim(), null);
+const PID_NS = readOr(() => realFs.readlink("/proc/self/ns/pid"), null);
 
-function thisHolder(): Holder {
-	return { pid: process.pid, host: hostname(), boot: BOOT_ID, pidns: PID_NS, start: procStat(process.pid)?.start ?? null };
+function thisHolder(fs: FsOps): Holder {
+	return { pid: process.pid, host: hostname(), boot: BOOT_ID, pidns: PID_NS, start: procStat(fs, process.pid)?.start ?? null };
 }
 
-function readHolder(lockPath: string): Holder | undefined {
-	const parsed = readOr((): unknown => JSON.parse(nodeFs.readFileSync(join(lockPath, OWNER), "utf8")), undefined);
+function readHolder(fs: FsOps, lockPath: string): Holder | undefined {
+	const parsed = readOr((): unknown => JSON.parse(fs.readFile(join(lockPath, OWNER)).toString("utf8")), undefined);
 	if (typeof parsed !== "object" || parsed === null) return undefined;
 	const h = parsed as Record<string, unknown>;
 	const strOrNull = (v: unknown) => (typeof v === "string" ? v : null);
@@ -182,28 +185,28 @@ function onThisMachine(holder: Holder, me: Holder): boolean {
  * True only when the holder ran on this machine, in this boot and pid namespace, and its pid is
  * gone, a zombie, or now another process (another start time). Anything unprovable is alive.
  */
-function isHolderDead(holder: Holder): boolean {
-	const me = thisHolder();
+function isHolderDead(fs: FsOps, holder: Holder): boolean {
+	const me = thisHolder(fs);
 	if (!onThisMachine(holder, me) || holder.pid === me.pid) return false;
 	try {
 		process.kill(holder.pid, 0);
 	} catch (error) {
 		return refusals.errnoCode(error) === "ESRCH";
 	}
-	const now = procStat(holder.pid);
+	const now = procStat(fs, holder.pid);
 	if (!now) return false;
 	return now.state === "Z" || now.state === "X" || (holder.start !== null && now.start !== holder.start);
 }
 
 /** Inode plus birth time: a folder removed and made again may get the same inode number back. */
-function identity(path: string): string {
-	const stat = nodeFs.lstatSync(path);
+function identity(fs: FsOps, path: string): string {
+	const stat = fs.lstat(path);
 	return `${stat.ino}:${stat.birthtimeMs}`;
 }
 
-function removeLockFolder(path: string): void {
-	readOr(() => nodeFs.unlinkSync(join(path, OWNER)), undefined);
-	readOr(() => nodeFs.rmdirSync(path), undefined);
+function removeLockFolder(fs: FsOps, path: string): void {
+	readOr(() => fs.unlink(join(path, OWNER)), undefined);
+	readOr(() => fs.rmdir(path), undefined);
 }
 
 /**
@@ -211,35 +214,35 @@ function removeLockFolder(path: string): void {
  * atomic, so of several takers exactly one wins; a folder that is no longer the judged one (it was
  * released and taken again meanwhile) is put back, or its holder finds its lock gone at assertHeld.
  */
-function takeOver(lockPath: string, judged: string): boolean {
+function takeOver(fs: FsOps, lockPath: string, judged: string): boolean {
 	const grave = `${lockPath}.taken-${process.pid}-${randomBytes(4).toString("hex")}`;
 	try {
-		nodeFs.renameSync(lockPath, grave);
+		fs.rename(lockPath, grave);
 	} catch {
 		return false;
 	}
-	if (readOr(() => identity(grave), "") === judged) {
-		removeLockFolder(grave);
+	if (readOr(() => identity(fs, grave), "") === judged) {
+		removeLockFolder(fs, grave);
 		return true;
 	}
 	try {
-		nodeFs.renameSync(grave, lockPath);
+		fs.rename(grave, lockPath);
 	} catch {
-		removeLockFolder(grave);
+		removeLockFolder(fs, grave);
 	}
 	return false;
 }
 
 /** Whether the held lock at `lockPath` may be taken over now (holder dead here, or stale and unprovable). */
-function abandoned(lockPath: string, pastStale: boolean): string | undefined {
-	const id = readOr(() => identity(lockPath), undefined);
+function abandoned(fs: FsOps, lockPath: string, pastStale: boolean): string | undefined {
+	const id = readOr(() => identity(fs, lockPath), undefined);
 	if (id === undefined) return undefined;
-	const holder = readHolder(lockPath);
+	const holder = readHolder(fs, lockPath);
 	if (!holder) return pastStale ? id : undefined;
-	if (isHolderDead(holder)) return id;
+	if (isHolderDead(fs, holder)) return id;
 	// Past the stale time a holder on another host loses the lock; one alive on this host keeps
 	// it, however slow it is (it finds out at assertHeld if it is ever taken).
-	return pastStale && !onThisMachine(holder, thisHolder()) ? id : undefined;
+	return pastStale && !onThisMachine(holder, thisHolder(fs)) ? id : undefined;
 }
 
 /**
@@ -247,13 +250,30 @@ function abandoned(lockPath: string, pastStale: boolean): string | undefined {
  * folder's mtime as a lost lock, so the time it set is put back. Without a record (a failed write)
  * the lock is still valid, and only the timed stale rule can free it.
  */
-function recordHolder(lockPath: string): void {
+function recordHolder(fs: FsOps, lockPath: string): void {
 	readOr(() => {
-		const { atime, mtime } = nodeFs.lstatSync(lockPath);
-		nodeFs.writeFileSync(join(lockPath, OWNER), JSON.stringify(thisHolder()), { flag: "wx", mode: 0o600 });
-		nodeFs.utimesSync(lockPath, atime, mtime);
+		const { atime, mtime } = fs.lstat(lockPath);
+		writeNewFile(fs, join(lockPath, OWNER), Buffer.from(JSON.stringify(thisHolder(fs))));
+		fs.utimes(lockPath, atime, mtime);
 	}, undefined);
 }
+
+/** A new file (0600) holding `bytes`, as writeFileSync's flag "wx" makes it: it never replaces one. */
+function writeNewFile(fs: FsOps, path: string, bytes: Uint8Array): void {
+	const { O_WRONLY, O_CREAT, O_EXCL, O_TRUNC } = nodeConstants;
+	const fd = fs.open(path, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0o600);
+	try {
+		for (let offset = 0; offset < bytes.length; ) {
+			const written = fs.write(fd, bytes, offset);
+			if (written <= 0) throw Object.assign(new Error(`${path}: write made no progress`), { code: "EIO" });
+			offset += written;
+		}
+	} finally {
+		fs.close(fd);
+	}
+}
+
+type Timing = Required<Pick<LockOptions, "stale" | "wait">>;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -267,23 +287,23 @@ interface Held {
  * Takes the lock of `key`: synchronously when free (one mkdir, no thread-pool round trips), else
  * retrying with backoff until its holder is done, is proven dead, or `wait` runs out.
  */
-async function acquire(key: string, lockPath: string, timing: Required<Pick<LockOptions, "stale" | "wait">>, onCompromised: (error: Error) => void): Promise<Held> {
+async function acquire(fs: FsOps, key: string, lockPath: string, timing: Timing, onCompromised: (error: Error) => void): Promise<Held> {
 	const started = Date.now();
 	let delay = 5;
 	for (;;) {
 		let pastStale = false;
 		try {
 			const release = lockfile.lockSync(key, { realpath: false, lockfilePath: lockPath, stale: timing.stale, update: UPDATE_MS, onCompromised });
-			recordHolder(lockPath);
-			const id = identity(lockPath);
+			recordHolder(fs, lockPath);
+			const id = identity(fs, lockPath);
 			return {
 				path: lockPath,
 				id,
 				release() {
 					// A lock taken over meanwhile is its new holder's: its folder and record stay.
-					if (takenAway(lockPath, id)) return;
+					if (takenAway(fs, lockPath, id)) return;
 					// The record goes first: proper-lockfile removes the folder with rmdir.
-					readOr(() => nodeFs.unlinkSync(join(lockPath, OWNER)), undefined);
+					readOr(() => fs.unlink(join(lockPath, OWNER)), undefined);
 					readOr(release, undefined);
 				},
 			};
@@ -296,8 +316,8 @@ async function acquire(key: string, lockPath: string, timing: Required<Pick<Lock
 				throw new RefusalError(refusals.lockFolderUnusable(dirname(lockPath), `refused the lock ${basename(lockPath)} (${errno})`, errno));
 			}
 		}
-		const judged = abandoned(lockPath, pastStale);
-		if (judged !== undefined && takeOver(lockPath, judged)) continue;
+		const judged = abandoned(fs, lockPath, pastStale);
+		if (judged !== undefined && takeOver(fs, lockPath, judged)) continue;
 		const waited = Date.now() - started;
 		if (waited >= timing.wait) throw new RefusalError(refusals.lockBusy(key, waited));
 		await sleep(delay + Math.random() * delay);
@@ -305,15 +325,16 @@ async function acquire(key: string, lockPath: string, timing: Required<Pick<Lock
 	}
 }
 
-function takenAway(path: string, id: string): Error | undefined {
+function takenAway(fs: FsOps, path: string, id: string): Error | undefined {
 	try {
-		return identity(path) === id ? undefined : new Error(`${path} was taken over by another process`);
+		return identity(fs, path) === id ? undefined : new Error(`${path} was taken over by another process`);
 	} catch {
 		return new Error(`${path} was removed`);
 	}
 }
 
 async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions): Promise<T> {
+	const fs = options.fs ?? realFs;
 	const dir = getLockDir(options);
 	const timing = { stale: options.stale ?? STALE_MS, wait: options.wait ?? WAIT_MS };
 	let lost: Error | undefined;
@@ -322,15 +343,15 @@ async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: Loc
 	const held = new Map<string, Held>();
 	try {
 		for (const key of keys) {
-			const lockPath = join(dir, `${createHash("sha256").update(realKey(key)).digest("hex").slice(0, 24)}.lock`);
-			held.set(key, await acquire(key, lockPath, timing, (error) => {
+			const lockPath = join(dir, lockName(key, fs));
+			held.set(key, await acquire(fs, key, lockPath, timing, (error) => {
 				lost = error;
 			}));
 		}
 		return await fn({
 			assertHeld(path) {
-				const one = path === undefined ? undefined : held.get(queueKey(path));
-				if (!lost) lost = (one ? [one] : [...held.values()]).map((lock) => takenAway(lock.path, lock.id)).find((error) => error !== undefined);
+				const one = path === undefined ? undefined : held.get(queueKey(path, fs));
+				if (!lost) lost = (one ? [one] : [...held.values()]).map((lock) => takenAway(fs, lock.path, lock.id)).find((error) => error !== undefined);
 				if (lost) throw Object.assign(new Error(`lock lost: ${lost.message}`), { code: "ECOMPROMISED" });
 			},
 		});
@@ -345,7 +366,7 @@ async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: Loc
  * `fn` ran.
  */
 export async function withFileLocks<T>(paths: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions = {}): Promise<T | Refusal> {
-	const keys = [...new Set(paths.map(queueKey))].sort();
+	const keys = [...new Set(paths.map((path) => queueKey(path, options.fs)))].sort();
 	const nest = (index: number): Promise<T> =>
 		index === keys.length ? withCrossProcessLocks(keys, fn, options) : withFileMutationQueue(keys[index], () => nest(index + 1));
 	try {

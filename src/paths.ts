@@ -2,9 +2,10 @@
 // symlink resolution for paths that may not exist yet, `~` expansion, the home folder and the
 // project root. One definition each, so two modules can never disagree on what "inside" means.
 
-import { existsSync, realpathSync } from "node:fs";
+import { constants } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { type FsOps, realFs } from "./fs-ops.ts";
 
 /** True when `child` is `parent` or lies below it (segment-wise, never a string prefix). */
 export function isWithin(parent: string, child: string): boolean {
@@ -15,14 +16,16 @@ export function isWithin(parent: string, child: string): boolean {
 /**
  * Resolves every symlink of `path`; for a path that does not exist yet, resolves the nearest
  * existing ancestor and appends the rest, so a new file's containment is decided correctly.
+ * A realpath that fails for any reason counts as missing: the climb goes on to the parent, and
+ * when not even the root resolves, the absolute path is returned as it is.
  */
-export function resolveReal(path: string): string {
+export function resolveReal(path: string, fs: FsOps = realFs): string {
 	const absolute = resolve(path);
 	const missing: string[] = [];
 	let current = absolute;
 	for (;;) {
 		try {
-			const real = realpathSync.native(current);
+			const real = fs.realpath(current);
 			return missing.length > 0 ? join(real, ...missing.reverse()) : real;
 		} catch {
 			const parent = dirname(current);
@@ -45,14 +48,24 @@ export function expandHome(path: string): string {
 	return path;
 }
 
-/** The git root above cwd, or cwd itself outside a repository. */
-export function findProjectRoot(cwd: string): string {
+/** The git root above cwd, or cwd itself outside a repository (a `.git` that cannot be seen is none). */
+export function findProjectRoot(cwd: string, fs: FsOps = realFs): string {
 	let dir = resolve(cwd);
 	for (;;) {
-		if (existsSync(join(dir, ".git"))) return dir;
+		if (canSee(fs, join(dir, ".git"))) return dir;
 		const parent = dirname(dir);
 		if (parent === dir) return resolve(cwd);
 		dir = parent;
+	}
+}
+
+/** Whether `path` exists (symlinks followed), as `existsSync` decides it: access with F_OK. */
+function canSee(fs: FsOps, path: string): boolean {
+	try {
+		fs.access(path, constants.F_OK);
+		return true;
+	} catch {
+		return false;
 	}
 }
 
@@ -96,13 +109,13 @@ export interface PiPlaces {
 	readonly homeReal: string;
 }
 
-export function getPiPlaces(agentDir: string): PiPlaces {
+export function getPiPlaces(agentDir: string, fs: FsOps = realFs): PiPlaces {
 	return {
 		agentDir,
-		agentDirReal: resolveReal(agentDir),
-		agentSkillsReal: resolveReal(join(agentDir, "skills")),
-		storeReal: resolveReal(join(agentDir, "selfskills")),
-		homeReal: resolveReal(getHomeDir()),
+		agentDirReal: resolveReal(agentDir, fs),
+		agentSkillsReal: resolveReal(join(agentDir, "skills"), fs),
+		storeReal: resolveReal(join(agentDir, "selfskills"), fs),
+		homeReal: resolveReal(getHomeDir(), fs),
 	};
 }
 
@@ -110,8 +123,8 @@ export function getPiPlaces(agentDir: string): PiPlaces {
  * Why `root` can never be a writable root (a `skillsDir` or a local package's folder): it is or
  * holds the home folder or pi's agent folder, or it lies where getForbiddenReason forbids writes.
  */
-export function getRootProblem(places: PiPlaces, root: string): string | undefined {
-	const real = resolveReal(root);
+export function getRootProblem(places: PiPlaces, root: string, fs: FsOps = realFs): string | undefined {
+	const real = resolveReal(root, fs);
 	if (isWithin(real, places.homeReal)) return `${root} is (or holds) the home folder`;
 	if (isWithin(real, places.agentDirReal)) return `${root} is (or holds) pi's own folder ${places.agentDir}`;
 	if (basename(real) === ".pi") return `${root} is a project's .pi folder (only .pi/skills may hold skills)`;

@@ -2,8 +2,8 @@
 // the global <agentDir>/settings.json; the first file holding the key wins. Every value is
 // type-checked; a bad one falls back to its default and is reported, never thrown.
 
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { type FsOps, realFs } from "./fs-ops.ts";
 import { expandHome, findProjectRoot, getPiPlaces, getRootProblem, isWithin, resolveReal } from "./paths.ts";
 
 export interface SelfSkillsSettings {
@@ -83,11 +83,15 @@ export function getProjectSettingsPath(cwd: string): string {
 	return join(cwd, ".pi", "settings.json");
 }
 
-/** Reads a settings file; a missing file is `{}`, an unreadable or malformed one is `{}` plus a problem. */
-export function readSettingsFile(path: string): { json: JsonObject; problem?: string } {
+/**
+ * Reads a settings file; a missing file is `{}`, an unreadable or malformed one is `{}` plus a
+ * problem. Through `fs` (regular files only in production: a FIFO named settings.json is a problem,
+ * never a read that blocks pi).
+ */
+export function readSettingsFile(path: string, fs: FsOps = realFs): { json: JsonObject; problem?: string } {
 	let text: string;
 	try {
-		text = readFileSync(path, "utf8");
+		text = fs.readFile(path).toString("utf8");
 	} catch (error) {
 		if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return { json: {} };
 		return { json: {}, problem: `${path}: cannot read (${String(error)})` };
@@ -158,11 +162,14 @@ export interface LoadSettingsOptions {
 	readonly cwd: string;
 	readonly agentDir: string;
 	readonly trusted: boolean;
+	/** Where the settings files are read and paths resolved (default realFs; tests inject faults). */
+	readonly fs?: FsOps;
 }
 
 /** A skillsDir in pi's own places (or holding them) is never writable: reported, and the default used. */
 function checkSkillsDir(skillsDir: string, origin: string, options: LoadSettingsOptions, problems: string[]): string {
-	const problem = getRootProblem(getPiPlaces(options.agentDir), skillsDir);
+	const fs = options.fs ?? realFs;
+	const problem = getRootProblem(getPiPlaces(options.agentDir, fs), skillsDir, fs);
 	if (problem === undefined) return skillsDir;
 	const fallback = join(options.agentDir, "skills");
 	problems.push(`${origin}: selfskills.skillsDir ${problem}, where nothing may be written; ${fallback} used`);
@@ -171,8 +178,9 @@ function checkSkillsDir(skillsDir: string, origin: string, options: LoadSettings
 
 /** A project's skillsDir must lie inside that project (symlinks resolved), or a repository could aim writes anywhere. */
 function checkProjectSkillsDir(skillsDir: string, origin: string, fallback: string, options: LoadSettingsOptions, problems: string[]): string {
-	const projectRoot = findProjectRoot(options.cwd);
-	if (!isWithin(resolveReal(projectRoot), resolveReal(skillsDir))) {
+	const fs = options.fs ?? realFs;
+	const projectRoot = findProjectRoot(options.cwd, fs);
+	if (!isWithin(resolveReal(projectRoot, fs), resolveReal(skillsDir, fs))) {
 		problems.push(`${origin}: selfskills.skillsDir ${skillsDir} lies outside the project ${projectRoot} (a project's skillsDir must stay inside it); ${fallback} used`);
 		return fallback;
 	}
@@ -201,14 +209,14 @@ export function loadSettings(options: LoadSettingsOptions): SettingsReport {
 	const problems: string[] = [];
 	const base = defaults(options.agentDir);
 	const globalPath = getGlobalSettingsPath(options.agentDir);
-	const global = readSettingsFile(globalPath);
+	const global = readSettingsFile(globalPath, options.fs);
 	if (global.problem) problems.push(global.problem);
 	const globalSettings = "selfskills" in global.json ? parseBlock(global.json.selfskills, globalPath, base, problems) : base;
 	let chosen = globalSettings;
 	let source = "selfskills" in global.json ? globalPath : undefined;
 	if (options.trusted) {
 		const projectPath = getProjectSettingsPath(options.cwd);
-		const project = readSettingsFile(projectPath);
+		const project = readSettingsFile(projectPath, options.fs);
 		if (project.problem) problems.push(project.problem);
 		if ("selfskills" in project.json) {
 			chosen = parseBlock(project.json.selfskills, projectPath, base, problems);
