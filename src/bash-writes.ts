@@ -8,7 +8,20 @@ import { isAbsolute, resolve } from "node:path";
 import { expandHome } from "./paths.ts";
 
 /** A command that changes every path argument it names (options aside). */
-const CHANGES_EVERY_ARG = new Set(["rm", "rmdir", "unlink", "shred", "truncate", "chmod", "chown", "chgrp", "touch", "mv", "tee", "mkdir"]);
+const CHANGES_EVERY_ARG = new Set([
+	"rm",
+	"rmdir",
+	"unlink",
+	"shred",
+	"truncate",
+	"chmod",
+	"chown",
+	"chgrp",
+	"touch",
+	"mv",
+	"tee",
+	"mkdir",
+]);
 /** A command that changes only its destination: the last path argument, or the folder after `-t`. */
 const CHANGES_DESTINATION = new Set(["cp", "ln", "install", "rsync"]);
 /** Options that take the next word as their value, per command (that word is no path). */
@@ -95,7 +108,8 @@ export function tokenize(command: string): Token[] {
 			i = end === -1 ? command.length : end;
 		} else if (c === '"') {
 			let j = i + 1;
-			for (; j < command.length && command[j] !== '"'; j++) word += command[j] === "\\" && j + 1 < command.length ? command[++j] : command[j];
+			for (; j < command.length && command[j] !== '"'; j++)
+				word += command[j] === "\\" && j + 1 < command.length ? command[++j] : command[j];
 			inWord = true;
 			i = j;
 		} else if (c === "\\" && i + 1 < command.length) {
@@ -151,7 +165,8 @@ function writtenBy(command: readonly Token[]): { written: string[]; cd?: string 
 		} else if (/^(<|<<|<<<)$/.test(token.text)) i++;
 	}
 	let start = 0;
-	while (start < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[start]) || PREFIXES.has(words[start]))) start++;
+	while (start < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[start]) || PREFIXES.has(words[start])))
+		start++;
 	const name = words[start]?.split("/").pop() ?? "";
 	const args = words.slice(start + 1);
 	const paths = pathArgs(name, args);

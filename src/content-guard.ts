@@ -79,9 +79,11 @@ export function checkUnsafe(what: string, after: string, before = ""): Refusal |
  */
 const NAME_CONTROL = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 /** The same set for echoes, where tab and newline stay, and so does a CR that ends a CRLF line. */
-const ECHO_CONTROL = /\r(?!\n)|[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+const ECHO_CONTROL =
+	/\r(?!\n)|[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
 
-const codePoint = (char: string): string => `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+const codePoint = (char: string): string =>
+	`U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
 
 /** The first control character of a file or skill name, as "U+001B", or undefined (tab and newline count too). */
 export function controlCharIn(name: string): string | undefined {

@@ -25,7 +25,11 @@ const lineCount = (text: string): number => (text === "" ? 0 : text.split("\n").
 function cutLongLines(diff: string): string {
 	return diff
 		.split("\n")
-		.map((line) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… [line cut: ${line.length - MAX_LINE_CHARS} more characters]` : line))
+		.map((line) =>
+			line.length > MAX_LINE_CHARS
+				? `${line.slice(0, MAX_LINE_CHARS)}… [line cut: ${line.length - MAX_LINE_CHARS} more characters]`
+				: line,
+		)
 		.join("\n");
 }
 
@@ -42,20 +46,27 @@ function wholeFilePatch(oldName: string, newName: string, text: string, added: b
 
 function textDiff(oldName: string, newName: string, before: string, after: string): string | undefined {
 	if (before === "" || after === "") return wholeFilePatch(oldName, newName, before || after, before === "");
-	const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
+	const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, {
+		context: 3,
+		maxEditLength: MAX_EDIT_LENGTH,
+		timeout: DIFF_TIMEOUT_MS,
+	});
 	return patch?.replace(/^=+\n/, "");
 }
 
 export function diffChange(change: FileChange): string {
 	const name = `${change.skill}/${change.relPath}`;
-	if (!isText(change.before) || !isText(change.after)) return escapeControls(`Binary file ${name} ${change.after === null ? "deleted" : "changed"}\n`);
+	if (!isText(change.before) || !isText(change.after))
+		return escapeControls(`Binary file ${name} ${change.after === null ? "deleted" : "changed"}\n`);
 	const oldName = change.before === null ? "/dev/null" : `a/${name}`;
 	const newName = change.after === null ? "/dev/null" : `b/${name}`;
 	const before = asText(change.before);
 	const after = asText(change.after);
 	const patch = textDiff(oldName, newName, before, after);
 	if (patch === undefined) {
-		return escapeControls(`--- ${oldName}\n+++ ${newName}\n(too many changes to show a diff: ${lineCount(before)} line(s) before, ${lineCount(after)} after)\n`);
+		return escapeControls(
+			`--- ${oldName}\n+++ ${newName}\n(too many changes to show a diff: ${lineCount(before)} line(s) before, ${lineCount(after)} after)\n`,
+		);
 	}
 	return escapeControls(cutLongLines(patch));
 }
@@ -70,7 +81,9 @@ export function diffChanges(changes: readonly FileChange[]): string {
 		shown++;
 	}
 	const cut = clipText(out, READ_CHAR_LIMIT, "diff");
-	return shown < changes.length ? `${cut}${cut.endsWith("\n") ? "" : "\n"}[${changes.length - shown} more file(s) changed, not shown]\n` : cut;
+	return shown < changes.length
+		? `${cut}${cut.endsWith("\n") ? "" : "\n"}[${changes.length - shown} more file(s) changed, not shown]\n`
+		: cut;
 }
 
 /** The first `maxLines` lines of a diff, saying how many were left out. */

@@ -189,7 +189,9 @@ export function readJsonLines(ops: FsOps, path: string): Array<Record<string, un
 	return text.split("\n").flatMap((line) => {
 		try {
 			const value: unknown = JSON.parse(line);
-			return typeof value === "object" && value !== null && !Array.isArray(value) ? [value as Record<string, unknown>] : [];
+			return typeof value === "object" && value !== null && !Array.isArray(value)
+				? [value as Record<string, unknown>]
+				: [];
 		} catch {
 			return [];
 		}

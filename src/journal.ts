@@ -12,7 +12,16 @@ import { dirname, join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { getJournalDir } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
-import { assertNoLinkBelow, isProcessAlive, mkdirDurable, mkdirPrivate, removeFileDurable, sweepTempFiles, unshareBackup, writeFileAtomic } from "./writer.ts";
+import {
+	assertNoLinkBelow,
+	isProcessAlive,
+	mkdirDurable,
+	mkdirPrivate,
+	removeFileDurable,
+	sweepTempFiles,
+	unshareBackup,
+	writeFileAtomic,
+} from "./writer.ts";
 
 export interface JournalEntry {
 	readonly absPath: string;
@@ -92,17 +101,23 @@ function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {
 	const now = currentHash(fs, entry.absPath);
 	if (now === entry.beforeHash) {
 		if (entry.beforeHash === null) removeEmptyDirs(fs, entry.createdDirs ?? []);
-		else if (entry.backupPath !== null) unshareBackup(fs, entry.backupPath, entry.absPath, () => fs.readFile(entry.absPath));
+		else if (entry.backupPath !== null)
+			unshareBackup(fs, entry.backupPath, entry.absPath, () => fs.readFile(entry.absPath));
 		return { fate: "not_written" };
 	}
-	if (now !== entry.afterHash) return { fate: "rollback_failed", reason: "it matches neither the old nor the new content (changed by someone else?)" };
+	if (now !== entry.afterHash)
+		return {
+			fate: "rollback_failed",
+			reason: "it matches neither the old nor the new content (changed by someone else?)",
+		};
 	if (entry.backupPath === null) {
 		removeFileDurable(fs, entry.absPath);
 		removeEmptyDirs(fs, entry.createdDirs ?? []);
 		return { fate: "rolled_back" };
 	}
 	const bytes = fs.readFile(entry.backupPath);
-	if (sha256(bytes) !== entry.beforeHash) return { fate: "rollback_failed", reason: "its backup no longer holds the old content" };
+	if (sha256(bytes) !== entry.beforeHash)
+		return { fate: "rollback_failed", reason: "its backup no longer holds the old content" };
 	mkdirDurable(fs, dirname(entry.absPath));
 	writeFileAtomic(fs, entry.absPath, bytes, entry.mode === undefined ? {} : { mode: entry.mode });
 	return { fate: "rolled_back" };
@@ -121,7 +136,9 @@ export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 	} catch {
 		return []; // A journal folder reached through a planted symlink is never read, let alone acted on.
 	}
-	const names = listDir(fs, dir).filter((n) => n.endsWith(".json")).sort();
+	const names = listDir(fs, dir)
+		.filter((n) => n.endsWith(".json"))
+		.sort();
 	const reports: RecoveryReport[] = [];
 	for (const name of names) {
 		const path = join(dir, name);
@@ -141,7 +158,10 @@ export function recoverJournals(fs: FsOps, agentDir: string): RecoveryReport[] {
 			try {
 				result = rollBackEntry(fs, entry);
 			} catch (error) {
-				result = { fate: "rollback_failed", reason: `it could not be put back (${error instanceof Error ? error.message : String(error)})` };
+				result = {
+					fate: "rollback_failed",
+					reason: `it could not be put back (${error instanceof Error ? error.message : String(error)})`,
+				};
 			}
 			if (result.fate === "rolled_back") restored.push(entry.absPath);
 			else if (result.fate === "not_written") untouched.push(entry.absPath);

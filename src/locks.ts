@@ -74,8 +74,13 @@ function privateFolderProblem(fs: FsOps, dir: string): { problem: string; errno:
 	if (stat.isSymbolicLink()) return { problem: "is a symbolic link", errno: "ELOOP" };
 	if (!stat.isDirectory()) return { problem: "is not a folder", errno: "ENOTDIR" };
 	// Windows has no uid and reports every folder 0o666: its profile's temp folder is private already.
-	if (uid !== undefined && stat.uid !== uid) return { problem: `is owned by uid ${stat.uid}, not by you (uid ${uid})`, errno: "EPERM" };
-	if (uid !== undefined && (stat.mode & 0o077) !== 0) return { problem: `is open to other users (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")})`, errno: "EPERM" };
+	if (uid !== undefined && stat.uid !== uid)
+		return { problem: `is owned by uid ${stat.uid}, not by you (uid ${uid})`, errno: "EPERM" };
+	if (uid !== undefined && (stat.mode & 0o077) !== 0)
+		return {
+			problem: `is open to other users (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")})`,
+			errno: "EPERM",
+		};
 	const denied = folderWriteError(fs, dir);
 	return denied ? { problem: "is not writable by you", errno: denied } : undefined;
 }
@@ -121,7 +126,9 @@ export function getLockDir(options: Pick<LockOptions, "fs" | "env"> = {}): strin
 	const fs = options.fs ?? realFs;
 	const env = options.env ?? process.env;
 	const runtime = privateRuntimeDir(fs, env);
-	const base = runtime ? join(runtime, "pi-selfskills") : join(env.TMPDIR ? resolve(env.TMPDIR) : tmpdir(), `pi-selfskills-${getUid() ?? "user"}`);
+	const base = runtime
+		? join(runtime, "pi-selfskills")
+		: join(env.TMPDIR ? resolve(env.TMPDIR) : tmpdir(), `pi-selfskills-${getUid() ?? "user"}`);
 	const locks = join(base, "locks");
 	ensurePrivateFolder(fs, base);
 	ensurePrivateFolder(fs, locks);
@@ -164,7 +171,13 @@ const BOOT_ID = readOr(() => realFs.readFile("/proc/sys/kernel/random/boot_id").
 const PID_NS = readOr(() => realFs.readlink("/proc/self/ns/pid"), null);
 
 function thisHolder(fs: FsOps): Holder {
-	return { pid: process.pid, host: hostname(), boot: BOOT_ID, pidns: PID_NS, start: procStat(fs, process.pid)?.start ?? null };
+	return {
+		pid: process.pid,
+		host: hostname(),
+		boot: BOOT_ID,
+		pidns: PID_NS,
+		start: procStat(fs, process.pid)?.start ?? null,
+	};
 }
 
 function readHolder(fs: FsOps, lockPath: string): Holder | undefined {
@@ -172,7 +185,8 @@ function readHolder(fs: FsOps, lockPath: string): Holder | undefined {
 	if (typeof parsed !== "object" || parsed === null) return undefined;
 	const h = parsed as Record<string, unknown>;
 	const strOrNull = (v: unknown) => (typeof v === "string" ? v : null);
-	if (typeof h.pid !== "number" || !Number.isInteger(h.pid) || h.pid <= 0 || typeof h.host !== "string") return undefined;
+	if (typeof h.pid !== "number" || !Number.isInteger(h.pid) || h.pid <= 0 || typeof h.host !== "string")
+		return undefined;
 	return { pid: h.pid, host: h.host, boot: strOrNull(h.boot), pidns: strOrNull(h.pidns), start: strOrNull(h.start) };
 }
 
@@ -287,13 +301,25 @@ interface Held {
  * Takes the lock of `key`: synchronously when free (one mkdir, no thread-pool round trips), else
  * retrying with backoff until its holder is done, is proven dead, or `wait` runs out.
  */
-async function acquire(fs: FsOps, key: string, lockPath: string, timing: Timing, onCompromised: (error: Error) => void): Promise<Held> {
+async function acquire(
+	fs: FsOps,
+	key: string,
+	lockPath: string,
+	timing: Timing,
+	onCompromised: (error: Error) => void,
+): Promise<Held> {
 	const started = Date.now();
 	let delay = 5;
 	for (;;) {
 		let pastStale = false;
 		try {
-			const release = lockfile.lockSync(key, { realpath: false, lockfilePath: lockPath, stale: timing.stale, update: UPDATE_MS, onCompromised });
+			const release = lockfile.lockSync(key, {
+				realpath: false,
+				lockfilePath: lockPath,
+				stale: timing.stale,
+				update: UPDATE_MS,
+				onCompromised,
+			});
 			recordHolder(fs, lockPath);
 			const id = identity(fs, lockPath);
 			return {
@@ -313,7 +339,13 @@ async function acquire(fs: FsOps, key: string, lockPath: string, timing: Timing,
 			if (code === "ENOTEMPTY" || code === "EEXIST") pastStale = true;
 			else if (code !== "ELOCKED") {
 				const errno = code ?? "EUNKNOWN";
-				throw new RefusalError(refusals.lockFolderUnusable(dirname(lockPath), `refused the lock ${basename(lockPath)} (${errno})`, errno));
+				throw new RefusalError(
+					refusals.lockFolderUnusable(
+						dirname(lockPath),
+						`refused the lock ${basename(lockPath)} (${errno})`,
+						errno,
+					),
+				);
 			}
 		}
 		const judged = abandoned(fs, lockPath, pastStale);
@@ -333,7 +365,11 @@ function takenAway(fs: FsOps, path: string, id: string): Error | undefined {
 	}
 }
 
-async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions): Promise<T> {
+async function withCrossProcessLocks<T>(
+	keys: readonly string[],
+	fn: (guard: LockGuard) => Promise<T>,
+	options: LockOptions,
+): Promise<T> {
 	const fs = options.fs ?? realFs;
 	const dir = getLockDir(options);
 	const timing = { stale: options.stale ?? STALE_MS, wait: options.wait ?? WAIT_MS };
@@ -344,14 +380,20 @@ async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: Loc
 	try {
 		for (const key of keys) {
 			const lockPath = join(dir, lockName(key, fs));
-			held.set(key, await acquire(fs, key, lockPath, timing, (error) => {
-				lost = error;
-			}));
+			held.set(
+				key,
+				await acquire(fs, key, lockPath, timing, (error) => {
+					lost = error;
+				}),
+			);
 		}
 		return await fn({
 			assertHeld(path) {
 				const one = path === undefined ? undefined : held.get(queueKey(path, fs));
-				if (!lost) lost = (one ? [one] : [...held.values()]).map((lock) => takenAway(fs, lock.path, lock.id)).find((error) => error !== undefined);
+				if (!lost)
+					lost = (one ? [one] : [...held.values()])
+						.map((lock) => takenAway(fs, lock.path, lock.id))
+						.find((error) => error !== undefined);
 				if (lost) throw Object.assign(new Error(`lock lost: ${lost.message}`), { code: "ECOMPROMISED" });
 			},
 		});
@@ -365,10 +407,16 @@ async function withCrossProcessLocks<T>(keys: readonly string[], fn: (guard: Loc
  * cannot be had (unusable lock folder, held past `wait`) comes back as an io_error refusal, before
  * `fn` ran.
  */
-export async function withFileLocks<T>(paths: readonly string[], fn: (guard: LockGuard) => Promise<T>, options: LockOptions = {}): Promise<T | Refusal> {
+export async function withFileLocks<T>(
+	paths: readonly string[],
+	fn: (guard: LockGuard) => Promise<T>,
+	options: LockOptions = {},
+): Promise<T | Refusal> {
 	const keys = [...new Set(paths.map((path) => queueKey(path, options.fs)))].sort();
 	const nest = (index: number): Promise<T> =>
-		index === keys.length ? withCrossProcessLocks(keys, fn, options) : withFileMutationQueue(keys[index], () => nest(index + 1));
+		index === keys.length
+			? withCrossProcessLocks(keys, fn, options)
+			: withFileMutationQueue(keys[index], () => nest(index + 1));
 	try {
 		return await nest(0);
 	} catch (error) {

@@ -14,13 +14,21 @@ export type SkillOriginKind = "own" | "others";
 
 /** Records that this package created the skill in `dir` (called once its create landed). */
 export function recordCreated(fs: FsOps, agentDir: string, name: string, dir: string): void {
-	appendPrivate(fs, agentDir, getCreatedPath(agentDir), `${JSON.stringify({ name, dir: resolveReal(dir), time: new Date().toISOString() })}\n`, { sync: true });
+	appendPrivate(
+		fs,
+		agentDir,
+		getCreatedPath(agentDir),
+		`${JSON.stringify({ name, dir: resolveReal(dir), time: new Date().toISOString() })}\n`,
+		{ sync: true },
+	);
 }
 
 /** The real paths of every skill folder this package created. */
 export function readCreatedDirs(fs: FsOps, agentDir: string): Set<string> {
 	// A torn last line after a crash is skipped: that create counts as a person's skill.
-	return new Set(readJsonLines(fs, getCreatedPath(agentDir)).flatMap(({ dir }) => (typeof dir === "string" ? [dir] : [])));
+	return new Set(
+		readJsonLines(fs, getCreatedPath(agentDir)).flatMap(({ dir }) => (typeof dir === "string" ? [dir] : [])),
+	);
 }
 
 /** "own" when this package created the skill folder `dir`, else "others". */

@@ -92,10 +92,13 @@ export function getForbiddenReason(places: PiPlaces, real: string): string | und
 	}
 	if (isWithin(places.agentSkillsReal, real)) return undefined;
 	const segments = real.split(sep);
-	if (inDotPiOutsideSkills(segments)) return "inside a project's .pi folder, where pi keeps its settings, extensions and packages: only .pi/skills is writable";
-	if (isInside(segments, "node_modules")) return "inside node_modules (installed code: an update would overwrite the change)";
+	if (inDotPiOutsideSkills(segments))
+		return "inside a project's .pi folder, where pi keeps its settings, extensions and packages: only .pi/skills is writable";
+	if (isInside(segments, "node_modules"))
+		return "inside node_modules (installed code: an update would overwrite the change)";
 	const parent = dirname(real);
-	if (parent === places.homeReal || dirname(parent) === parent) return "directly in the home folder or the filesystem root";
+	if (parent === places.homeReal || dirname(parent) === parent)
+		return "directly in the home folder or the filesystem root";
 	return undefined;
 }
 

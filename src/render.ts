@@ -22,7 +22,10 @@ type Styler = Pick<Theme, "fg" | "bold">;
 export function formatCall(args: CallArgs, theme: Styler): string {
 	// Arguments and file text are shown with control characters escaped: they must never drive the terminal.
 	const subject = escapeControls(String(args.name ?? args.skill ?? args.path ?? ""));
-	const parts = [theme.fg("toolTitle", theme.bold("skill_manage ")) + theme.fg("accent", escapeControls(String(args.action ?? "?")))];
+	const parts = [
+		theme.fg("toolTitle", theme.bold("skill_manage ")) +
+			theme.fg("accent", escapeControls(String(args.action ?? "?"))),
+	];
 	if (subject) parts.push(theme.fg("muted", subject));
 	if (args.file) parts.push(theme.fg("dim", escapeControls(String(args.file))));
 	if (args.operations) parts.push(theme.fg("dim", `${args.operations.length} op(s)`));
@@ -53,14 +56,20 @@ export function formatResult(result: AgentToolResult<unknown>, expanded: boolean
 	if (diff) return `${theme.fg("success", summary)}\n${colourDiff(expanded ? diff : clipDiff(diff, 12), theme)}`;
 	if (expanded) return text;
 	const lines = text.split("\n");
-	return lines.length > 6 ? `${lines.slice(0, 6).join("\n")}\n${theme.fg("dim", `… ${lines.length - 6} more line(s)`)}` : text;
+	return lines.length > 6
+		? `${lines.slice(0, 6).join("\n")}\n${theme.fg("dim", `… ${lines.length - 6} more line(s)`)}`
+		: text;
 }
 
 export function renderSkillCall(args: CallArgs, theme: Theme): Text {
 	return new Text(formatCall(args, theme), 0, 0);
 }
 
-export function renderSkillResult(result: AgentToolResult<unknown>, options: { expanded: boolean }, theme: Theme): Text {
+export function renderSkillResult(
+	result: AgentToolResult<unknown>,
+	options: { expanded: boolean },
+	theme: Theme,
+): Text {
 	return new Text(formatResult(result, options.expanded, theme), 0, 0);
 }
 
@@ -73,7 +82,8 @@ export interface CommandOutputView {
 export function formatCommandOutput(message: CommandOutputView, theme: Styler): string {
 	const details = (message.details ?? {}) as { command?: unknown; level?: unknown };
 	// The text quotes skill files and the typed command: their control characters must not drive the terminal.
-	const command = typeof details.command === "string" && details.command !== "" ? ` ${escapeControls(details.command)}` : "";
+	const command =
+		typeof details.command === "string" && details.command !== "" ? ` ${escapeControls(details.command)}` : "";
 	const colour = details.level === "error" ? "error" : details.level === "warning" ? "warning" : "customMessageText";
 	const text = escapeControls(typeof message.content === "string" ? message.content : "");
 	const body = text.split("\n").map((line) => theme.fg(diffLineColour(line) ?? colour, line));

@@ -68,7 +68,8 @@ export function getWritableRoots(input: RootsInput): WritableRoot[] {
 		}
 	}
 	// settings.ts already replaced a skillsDir with a root problem by the default (and reported it).
-	if (getRootProblem(places, input.settings.skillsDir) === undefined) roots.push(makeRoot("skills-dir", input.settings.skillsDir));
+	if (getRootProblem(places, input.settings.skillsDir) === undefined)
+		roots.push(makeRoot("skills-dir", input.settings.skillsDir));
 	return roots;
 }
 

@@ -55,7 +55,10 @@ export function findPin(pinned: readonly string[], name: string): string | undef
  * The approval a change to a skill needs, or undefined when it may land at once. `origin` is asked
  * only when some origin needs more than "auto" (it reads the record of what the package created).
  */
-export function requiredApproval(setting: ApprovalSetting, origin: () => "own" | "others"): { mode: ApprovalMode; origin: "own" | "others" } | undefined {
+export function requiredApproval(
+	setting: ApprovalSetting,
+	origin: () => "own" | "others",
+): { mode: ApprovalMode; origin: "own" | "others" } | undefined {
 	if (setting === "auto") return undefined;
 	const kind = origin();
 	const mode = approvalFor(setting, kind);
@@ -93,7 +96,8 @@ export function readSettingsFile(path: string, fs: FsOps = realFs): { json: Json
 	try {
 		text = fs.readFile(path).toString("utf8");
 	} catch (error) {
-		if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return { json: {} };
+		if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT")
+			return { json: {} };
 		return { json: {}, problem: `${path}: cannot read (${String(error)})` };
 	}
 	if (text.trim() === "") return { json: {} };
@@ -126,8 +130,10 @@ const isCap: Checker = (v) => typeof v === "number" && Number.isInteger(v) && v 
 const isPath: Checker = (v) => typeof v === "string" && v.trim() !== "" && !v.includes("\0");
 const isPathList: Checker = (v) => Array.isArray(v) && v.every(isPath);
 const isMode: Checker = (v) => typeof v === "string" && (APPROVAL_ORDER as readonly string[]).includes(v);
-const isApproval: Checker = (v) => isMode(v) || (isJsonObject(v) && Object.keys(v).sort().join() === "others,own" && isMode(v.own) && isMode(v.others));
-const isPinList: Checker = (v) => Array.isArray(v) && v.every((p) => typeof p === "string" && p.trim() !== "" && p !== "*");
+const isApproval: Checker = (v) =>
+	isMode(v) || (isJsonObject(v) && Object.keys(v).sort().join() === "others,own" && isMode(v.own) && isMode(v.others));
+const isPinList: Checker = (v) =>
+	Array.isArray(v) && v.every((p) => typeof p === "string" && p.trim() !== "" && p !== "*");
 const isGuard: Checker = (v) => typeof v === "string" && (GUARD_ORDER as readonly string[]).includes(v);
 
 const CHECKS: Record<keyof SelfSkillsSettings, { check: Checker; expected: string }> = {
@@ -139,7 +145,10 @@ const CHECKS: Record<keyof SelfSkillsSettings, { check: Checker; expected: strin
 	patchProjectAgents: { check: isBool, expected: "true or false" },
 	trustedProjects: { check: isPathList, expected: "a list of folder paths" },
 	approval: { check: isApproval, expected: '"auto", "ask", "propose" or { "own": mode, "others": mode }' },
-	pinned: { check: isPinList, expected: 'a list of skill names (a trailing "*" matches a prefix; "*" alone is not allowed)' },
+	pinned: {
+		check: isPinList,
+		expected: 'a list of skill names (a trailing "*" matches a prefix; "*" alone is not allowed)',
+	},
 	guardBuiltins: { check: isGuard, expected: '"block", "backup" or "off"' },
 };
 
@@ -177,11 +186,19 @@ function checkSkillsDir(skillsDir: string, origin: string, options: LoadSettings
 }
 
 /** A project's skillsDir must lie inside that project (symlinks resolved), or a repository could aim writes anywhere. */
-function checkProjectSkillsDir(skillsDir: string, origin: string, fallback: string, options: LoadSettingsOptions, problems: string[]): string {
+function checkProjectSkillsDir(
+	skillsDir: string,
+	origin: string,
+	fallback: string,
+	options: LoadSettingsOptions,
+	problems: string[],
+): string {
 	const fs = options.fs ?? realFs;
 	const projectRoot = findProjectRoot(options.cwd, fs);
 	if (!isWithin(resolveReal(projectRoot, fs), resolveReal(skillsDir, fs))) {
-		problems.push(`${origin}: selfskills.skillsDir ${skillsDir} lies outside the project ${projectRoot} (a project's skillsDir must stay inside it); ${fallback} used`);
+		problems.push(
+			`${origin}: selfskills.skillsDir ${skillsDir} lies outside the project ${projectRoot} (a project's skillsDir must stay inside it); ${fallback} used`,
+		);
 		return fallback;
 	}
 	return checkSkillsDir(skillsDir, origin, options, problems) === skillsDir ? skillsDir : fallback;
@@ -191,16 +208,25 @@ function checkProjectSkillsDir(skillsDir: string, origin: string, fallback: stri
  * A trusted project's say over who decides: it may make approval and the side-door guard stricter
  * than the global settings, never looser, and its pins add to the global ones.
  */
-function humanControlOfProject(global: SelfSkillsSettings, project: SelfSkillsSettings, origin: string, problems: string[]): Pick<SelfSkillsSettings, "approval" | "pinned" | "guardBuiltins"> {
+function humanControlOfProject(
+	global: SelfSkillsSettings,
+	project: SelfSkillsSettings,
+	origin: string,
+	problems: string[],
+): Pick<SelfSkillsSettings, "approval" | "pinned" | "guardBuiltins"> {
 	// A key the project block leaves out holds the default; only a value it chose is reported.
 	const approval = stricterApproval(global.approval, project.approval);
 	const asked = stricterApproval(project.approval, project.approval);
 	if (project.approval !== "auto" && JSON.stringify(approval) !== JSON.stringify(asked)) {
-		problems.push(`${origin}: selfskills.approval may only be stricter than the global one; ${JSON.stringify(approval)} used`);
+		problems.push(
+			`${origin}: selfskills.approval may only be stricter than the global one; ${JSON.stringify(approval)} used`,
+		);
 	}
 	const guardBuiltins = stricter(GUARD_ORDER, global.guardBuiltins, project.guardBuiltins);
 	if (project.guardBuiltins !== "backup" && guardBuiltins !== project.guardBuiltins) {
-		problems.push(`${origin}: selfskills.guardBuiltins may only be stricter than the global one; "${guardBuiltins}" used`);
+		problems.push(
+			`${origin}: selfskills.guardBuiltins may only be stricter than the global one; "${guardBuiltins}" used`,
+		);
 	}
 	return { approval, guardBuiltins, pinned: [...new Set([...global.pinned, ...project.pinned])] };
 }
@@ -211,7 +237,8 @@ export function loadSettings(options: LoadSettingsOptions): SettingsReport {
 	const globalPath = getGlobalSettingsPath(options.agentDir);
 	const global = readSettingsFile(globalPath, options.fs);
 	if (global.problem) problems.push(global.problem);
-	const globalSettings = "selfskills" in global.json ? parseBlock(global.json.selfskills, globalPath, base, problems) : base;
+	const globalSettings =
+		"selfskills" in global.json ? parseBlock(global.json.selfskills, globalPath, base, problems) : base;
 	let chosen = globalSettings;
 	let source = "selfskills" in global.json ? globalPath : undefined;
 	if (options.trusted) {
@@ -227,10 +254,25 @@ export function loadSettings(options: LoadSettingsOptions): SettingsReport {
 		}
 	}
 	const fromProject = source !== globalPath && source !== undefined;
-	const globalSkillsDir = checkSkillsDir(resolve(options.agentDir, expandHome(globalSettings.skillsDir)), globalPath, options, problems);
+	const globalSkillsDir = checkSkillsDir(
+		resolve(options.agentDir, expandHome(globalSettings.skillsDir)),
+		globalPath,
+		options,
+		problems,
+	);
 	const settings: SelfSkillsSettings = {
 		...chosen,
-		skillsDir: !fromProject ? globalSkillsDir : chosen.skillsDir === base.skillsDir ? base.skillsDir : checkProjectSkillsDir(resolve(options.cwd, ".pi", expandHome(chosen.skillsDir)), source ?? "", globalSkillsDir, options, problems),
+		skillsDir: !fromProject
+			? globalSkillsDir
+			: chosen.skillsDir === base.skillsDir
+				? base.skillsDir
+				: checkProjectSkillsDir(
+						resolve(options.cwd, ".pi", expandHome(chosen.skillsDir)),
+						source ?? "",
+						globalSkillsDir,
+						options,
+						problems,
+					),
 		trustedProjects: globalSettings.trustedProjects.map((p) => resolve(expandHome(p))),
 		...(fromProject ? humanControlOfProject(globalSettings, chosen, source ?? "", problems) : {}),
 	};

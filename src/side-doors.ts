@@ -70,7 +70,10 @@ export function createSkillIndex(skills: ReadonlyArray<{ name: string; filePath:
 				if (dirname(path) === path) return undefined;
 			}
 		},
-		below: (real) => (holders.has(real) ? [...byDir.values()].filter((place) => place.dir !== real && isWithin(real, place.dir)) : []),
+		below: (real) =>
+			holders.has(real)
+				? [...byDir.values()].filter((place) => place.dir !== real && isWithin(real, place.dir))
+				: [],
 	};
 }
 
@@ -81,9 +84,15 @@ export interface SkillHit {
 }
 
 /** The skills a built-in tool call would change; empty for a call outside every skill (the common case). */
-export function findSkillHits(toolName: string, input: Record<string, unknown>, cwd: string, index: SkillIndex): SkillHit[] {
+export function findSkillHits(
+	toolName: string,
+	input: Record<string, unknown>,
+	cwd: string,
+	index: SkillIndex,
+): SkillHit[] {
 	let targets: string[];
-	if (toolName === "edit" || toolName === "write") targets = typeof input.path === "string" ? [resolveToolPath(input.path, cwd)] : [];
+	if (toolName === "edit" || toolName === "write")
+		targets = typeof input.path === "string" ? [resolveToolPath(input.path, cwd)] : [];
 	else if (toolName === "bash") targets = typeof input.command === "string" ? findBashWrites(input.command, cwd) : [];
 	else return [];
 	const hits = new Map<string, { skill: SkillPlace; paths: string[] }>();
@@ -102,10 +111,18 @@ export function findSkillHits(toolName: string, input: Record<string, unknown>, 
 }
 
 /** Why a side door to this skill is closed whatever guardBuiltins says, or undefined. */
-function forcedBlock(settings: SelfSkillsSettings, skill: SkillPlace, origin: () => SkillOriginKind): string | undefined {
-	if (findPin(settings.pinned, skill.name) !== undefined) return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
+function forcedBlock(
+	settings: SelfSkillsSettings,
+	skill: SkillPlace,
+	origin: () => SkillOriginKind,
+): string | undefined {
+	if (findPin(settings.pinned, skill.name) !== undefined)
+		return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
 	const needed = requiredApproval(settings.approval, origin);
-	return needed && `changes to this skill need the person's approval (selfskills.approval: "${needed.mode}"), which only skill_manage asks for`;
+	return (
+		needed &&
+		`changes to this skill need the person's approval (selfskills.approval: "${needed.mode}"), which only skill_manage asks for`
+	);
 }
 
 function blockReason(toolName: string, skill: SkillPlace, why: string | undefined): string {
@@ -151,7 +168,10 @@ export interface SideDoorDeps {
 }
 
 export interface SideDoorGuard {
-	onToolCall(event: { toolName: string; toolCallId: string; input: Record<string, unknown> }, ctx: ExtensionContext): { block: true; reason: string } | undefined;
+	onToolCall(
+		event: { toolName: string; toolCallId: string; input: Record<string, unknown> },
+		ctx: ExtensionContext,
+	): { block: true; reason: string } | undefined;
 	/** The warning to append to the result, or undefined; records audit lines and events. */
 	onToolResult(event: { toolName: string; toolCallId: string }): string | undefined;
 }
@@ -164,7 +184,10 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 	function index(): SkillIndex {
 		const { runtimeSkillFiles, runtimeSkillNames, changed } = deps.state;
 		if (indexed?.files !== runtimeSkillFiles || indexed.changed !== changed.size) {
-			const skills = runtimeSkillFiles.map((filePath) => ({ name: runtimeSkillNames.get(filePath) ?? skillNameOf(filePath), filePath }));
+			const skills = runtimeSkillFiles.map((filePath) => ({
+				name: runtimeSkillNames.get(filePath) ?? skillNameOf(filePath),
+				filePath,
+			}));
 			for (const c of changed.values()) if (c.action !== "delete") skills.push({ name: c.name, filePath: c.path });
 			indexed = { files: runtimeSkillFiles, changed: changed.size, index: createSkillIndex(skills) };
 		}
@@ -212,8 +235,11 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			if (hits.length === 0) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
 			for (const hit of hits) {
-				const forced = forcedBlock(settings, hit.skill, () => originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir));
-				if (forced || settings.guardBuiltins === "block") return { block: true, reason: blockReason(event.toolName, hit.skill, forced) };
+				const forced = forcedBlock(settings, hit.skill, () =>
+					originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir),
+				);
+				if (forced || settings.guardBuiltins === "block")
+					return { block: true, reason: blockReason(event.toolName, hit.skill, forced) };
 			}
 			if (settings.guardBuiltins === "off") return undefined;
 			try {
@@ -222,7 +248,10 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				return undefined;
 			} catch (error) {
 				// No change may run that could not be backed up first.
-				return { block: true, reason: `selfskills: the skill files could not be backed up before this ${event.toolName} call (${error instanceof Error ? error.message : String(error)}); nothing ran. Use skill_manage, or retry once the backup folder is writable.` };
+				return {
+					block: true,
+					reason: `selfskills: the skill files could not be backed up before this ${event.toolName} call (${error instanceof Error ? error.message : String(error)}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`,
+				};
 			}
 		},
 
@@ -243,13 +272,38 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 					const oldHash = before ? sha256(before.bytes) : null;
 					const newHash = after ? sha256(after) : null;
 					if (oldHash === newHash) continue;
-					const change: LandedChange = { skill: skill.name, relPath: rel, absPath: join(root, rel), oldHash, newHash, backupId: before?.backupId ?? null, backupPath: null };
-					records.push({ record: { time, cwd: seen.cwd, action: seen.via, via: seen.via, skill: skill.name, file: rel, oldHash, newHash, backup: change.backupId }, change });
+					const change: LandedChange = {
+						skill: skill.name,
+						relPath: rel,
+						absPath: join(root, rel),
+						oldHash,
+						newHash,
+						backupId: before?.backupId ?? null,
+						backupPath: null,
+					};
+					records.push({
+						record: {
+							time,
+							cwd: seen.cwd,
+							action: seen.via,
+							via: seen.via,
+							skill: skill.name,
+							file: rel,
+							oldHash,
+							newHash,
+							backup: change.backupId,
+						},
+						change,
+					});
 				}
 				const warning = checkSkillAfter(deps.fs, skill, files, seen.via);
 				if (warning) warnings.push(warning);
 			}
-			appendAudit(deps.fs, deps.agentDir(), records.map((r) => r.record));
+			appendAudit(
+				deps.fs,
+				deps.agentDir(),
+				records.map((r) => r.record),
+			);
 			for (const { record, change } of records) deps.effects.onLanded(record, change);
 			return warnings.length > 0 ? warnings.join("\n") : undefined;
 		},
@@ -270,16 +324,27 @@ function skillNameOf(filePath: string): string {
 }
 
 /** A warning when the skill no longer loads in pi or gained a diagnostic, naming the exact restore call. */
-function checkSkillAfter(fs: FsOps, skill: SkillPlace, before: ReadonlyMap<string, Before>, via: SideDoor): string | undefined {
+function checkSkillAfter(
+	fs: FsOps,
+	skill: SkillPlace,
+	before: ReadonlyMap<string, Before>,
+	via: SideDoor,
+): string | undefined {
 	const rel = skill.filePath === skill.dir ? basename(skill.dir) : "SKILL.md";
 	const old = before.get(rel);
 	const now = readOrNull(fs, skill.filePath);
 	if (old && now && old.bytes.equals(now)) return undefined;
 	const dirName = basename(skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir);
 	const after = now ? checkSkillContent(now.toString("utf8"), dirName) : undefined;
-	const added = after ? newDiagnostics(old ? checkSkillContent(old.bytes.toString("utf8"), dirName).diagnostics : [], after.diagnostics) : [];
+	const added = after
+		? newDiagnostics(old ? checkSkillContent(old.bytes.toString("utf8"), dirName).diagnostics : [], after.diagnostics)
+		: [];
 	if (after?.name !== undefined && added.length === 0) return undefined;
-	const problem = !now ? "its SKILL.md is gone" : after?.name === undefined ? "pi no longer loads it" : `pi now reports: ${added.map((d) => d.message).join("; ")}`;
+	const problem = !now
+		? "its SKILL.md is gone"
+		: after?.name === undefined
+			? "pi no longer loads it"
+			: `pi now reports: ${added.map((d) => d.message).join("; ")}`;
 	const restore = old?.backupId
 		? `skill_manage {"action":"restore","skill":"${skill.name}","backup":"${old.backupId}"} puts the version from before this ${via} back.`
 		: `skill_manage {"action":"history","skill":"${skill.name}"} lists the backups to restore.`;

@@ -43,7 +43,9 @@ export function recordUse(fs: FsOps, agentDir: string, skill: string, time = new
 	try {
 		appendPrivate(fs, agentDir, path, `${JSON.stringify({ skill, time: time.toISOString() })}\n`);
 		if (fs.lstat(path).size < FOLD_AT_BYTES) return;
-		const folded = [...readUsage(fs, agentDir)].map(([name, use]) => JSON.stringify({ skill: name, ...use })).join("\n");
+		const folded = [...readUsage(fs, agentDir)]
+			.map(([name, use]) => JSON.stringify({ skill: name, ...use }))
+			.join("\n");
 		writeFileAtomic(fs, path, Buffer.from(`${folded}\n`), { mode: 0o600, storeBase: agentDir });
 	} catch {
 		// Usage is advice for pruning; a failed record must never fail the read it counts.
@@ -51,7 +53,12 @@ export function recordUse(fs: FsOps, agentDir: string, skill: string, time = new
 }
 
 /** Skills not used for `days` (never used counts as not used), oldest use first. */
-export function findUnused(usage: ReadonlyMap<string, SkillUsage>, skills: readonly string[], days: number, now = new Date()): Array<{ skill: string; last: string | undefined }> {
+export function findUnused(
+	usage: ReadonlyMap<string, SkillUsage>,
+	skills: readonly string[],
+	days: number,
+	now = new Date(),
+): Array<{ skill: string; last: string | undefined }> {
 	const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();
 	return skills
 		.map((skill) => ({ skill, last: usage.get(skill)?.last }))

@@ -19,7 +19,17 @@ let failedAt: number | undefined;
 let journalRemovedAt: number | undefined;
 
 /** Calls that change what is on disk; reads and fsyncs change nothing a later process sees. */
-const MUTATING: ReadonlySet<string> = new Set(["open", "write", "fchmod", "rename", "link", "unlink", "rmdir", "mkdir", "appendFile"]);
+const MUTATING: ReadonlySet<string> = new Set([
+	"open",
+	"write",
+	"fchmod",
+	"rename",
+	"link",
+	"unlink",
+	"rmdir",
+	"mkdir",
+	"appendFile",
+]);
 
 const fs = faultyFs(({ op, args }) => {
 	if (!MUTATING.has(op)) return undefined;

@@ -19,9 +19,27 @@ export interface ScenarioFile {
 const oneStep = (name: string, text: string) => skillText(name, `# ${name}\n\n1. ${text}\n`);
 
 export const SCENARIO: readonly ScenarioFile[] = [
-	{ skill: "alpha", relPath: "SKILL.md", old: oneStep("alpha", "Run npm build."), new: oneStep("alpha", "Run npm run build."), mode: 0o644 },
-	{ skill: "alpha", relPath: "references/notes.md", old: "old notes\n", new: "new notes, longer than before\n", mode: 0o640 },
-	{ skill: "beta", relPath: "SKILL.md", old: oneStep("beta", "Check the page."), new: oneStep("beta", "Check the health endpoint."), mode: 0o644 },
+	{
+		skill: "alpha",
+		relPath: "SKILL.md",
+		old: oneStep("alpha", "Run npm build."),
+		new: oneStep("alpha", "Run npm run build."),
+		mode: 0o644,
+	},
+	{
+		skill: "alpha",
+		relPath: "references/notes.md",
+		old: "old notes\n",
+		new: "new notes, longer than before\n",
+		mode: 0o640,
+	},
+	{
+		skill: "beta",
+		relPath: "SKILL.md",
+		old: oneStep("beta", "Check the page."),
+		new: oneStep("beta", "Check the health endpoint."),
+		mode: 0o644,
+	},
 	{ skill: "beta", relPath: "scripts/old.sh", old: "#!/bin/sh\necho old\n", new: null, mode: 0o755 },
 	{ skill: "gamma", relPath: "references/new/deep.md", old: null, new: "a new file in new folders\n", mode: 0o644 },
 ];
@@ -29,7 +47,8 @@ export const SCENARIO: readonly ScenarioFile[] = [
 const GAMMA = oneStep("gamma", "Stay as you are.");
 
 export const skillsDir = (agentDir: string) => join(agentDir, "skills");
-const absPath = (agentDir: string, f: { skill: string; relPath: string }) => join(skillsDir(agentDir), f.skill, ...f.relPath.split("/"));
+const absPath = (agentDir: string, f: { skill: string; relPath: string }) =>
+	join(skillsDir(agentDir), f.skill, ...f.relPath.split("/"));
 
 /** Writes the old tree. */
 export function writeOldTree(agentDir: string): void {
@@ -60,7 +79,9 @@ export function snapshotTree(agentDir: string): Record<string, string> {
 			const path = join(dir, name);
 			const stat = lstatSync(path);
 			if (stat.isDirectory()) walk(path);
-			else out[relative(skillsDir(agentDir), path)] = `${(stat.mode & 0o777).toString(8)} ${readFileSync(path, "utf8")}`;
+			else
+				out[relative(skillsDir(agentDir), path)] =
+					`${(stat.mode & 0o777).toString(8)} ${readFileSync(path, "utf8")}`;
 		}
 	};
 	walk(skillsDir(agentDir));

@@ -19,7 +19,12 @@ export function transpileTree(entry: string, root: string, outDir: string): stri
 		for (const match of source.matchAll(IMPORT)) if (!match[1]) queue.push(resolve(dirname(file), match[2]));
 		const { outputText } = ts.transpileModule(source, {
 			fileName: file,
-			compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true, rewriteRelativeImportExtensions: true },
+			compilerOptions: {
+				module: ts.ModuleKind.ESNext,
+				target: ts.ScriptTarget.ES2022,
+				verbatimModuleSyntax: true,
+				rewriteRelativeImportExtensions: true,
+			},
 		});
 		const out = join(outDir, relative(root, file)).replace(/\.ts$/, ".js");
 		mkdirSync(dirname(out), { recursive: true });

@@ -37,19 +37,32 @@ describe(`skill_manage under the real pi CLI (pi ${getPiLine()})`, function () {
 				call({ action: "list" }),
 				call({ action: "read", skill: "deploy-checks" }),
 				call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build" }),
-				call({ action: "create", name: "release-notes", description: "Use when writing release notes.", body: "# Release notes\n" }),
+				call({
+					action: "create",
+					name: "release-notes",
+					description: "Use when writing release notes.",
+					body: "# Release notes\n",
+				}),
 				{ text: "all done" },
 			],
 		});
 		expect(result.exitCode, result.stderr).to.equal(0);
 		expect(result.stdout).to.contain("all done");
 		expect(result.calls).to.have.length(5);
-		expect(result.calls.every((c) => c.toolNames.includes("skill_manage") && c.systemPrompt.includes("<selfskills-rules>"))).to.equal(true);
+		expect(
+			result.calls.every(
+				(c) => c.toolNames.includes("skill_manage") && c.systemPrompt.includes("<selfskills-rules>"),
+			),
+		).to.equal(true);
 		expect(result.calls[0].systemPrompt).to.contain("<name>selfskills</name>");
-		expect(toolResultText(result.calls[1].lastMessage)).to.match(/deploy-checks — Use when deploying the app\. .* patchable: yes/);
+		expect(toolResultText(result.calls[1].lastMessage)).to.match(
+			/deploy-checks — Use when deploying the app\. .* patchable: yes/,
+		);
 		expect(toolResultText(result.calls[3].lastMessage)).to.match(/^patch landed/);
 		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
-		expect(readFileSync(join(env.agentDir, "skills", "release-notes", "SKILL.md"), "utf8")).to.contain("name: release-notes");
+		expect(readFileSync(join(env.agentDir, "skills", "release-notes", "SKILL.md"), "utf8")).to.contain(
+			"name: release-notes",
+		);
 	});
 
 	it("prints /selfskills status in print mode without calling the model", async function () {

@@ -6,7 +6,14 @@ import { expect } from "chai";
 import { loadSkillsFromDir, withFileMutationQueue } from "@mariozechner/pi-coding-agent";
 import { HARNESS_MINI_PROBE, type HarnessMiniProbe } from "../fixtures/harness-mini/src/index.ts";
 import { getRpcCommands, piInstall, runPiPrint } from "../support/pi-cli.ts";
-import { getPiLine, getPiLineInfo, getProjectTrustCliArgs, isPi16, REPO_ROOT, setProjectTrust } from "../support/pi-line.ts";
+import {
+	getPiLine,
+	getPiLineInfo,
+	getProjectTrustCliArgs,
+	isPi16,
+	REPO_ROOT,
+	setProjectTrust,
+} from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { skillText, writeSkill } from "../support/fixtures.ts";
@@ -15,7 +22,11 @@ const MINI_DIR = join(REPO_ROOT, "test", "fixtures", "harness-mini");
 const ECHO = { toolCall: { name: "harness_echo", arguments: { text: "hello" } } };
 
 function writeProjectSkill(projectDir: string): void {
-	writeSkill(join(projectDir, ".pi", "skills"), "project-only-skill", skillText("project-only-skill", "# Project only\n", "Lives in the project's .pi/skills."));
+	writeSkill(
+		join(projectDir, ".pi", "skills"),
+		"project-only-skill",
+		skillText("project-only-skill", "# Project only\n", "Lives in the project's .pi/skills."),
+	);
 }
 
 describe(`test harness on pi ${getPiLine()}`, function () {
@@ -25,7 +36,8 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 
 	it("reports the active line, its CLI and a node binary that can run it", function () {
 		const info = getPiLineInfo();
-		const version = (JSON.parse(readFileSync(join(info.packageDir, "package.json"), "utf8")) as { version: string }).version;
+		const version = (JSON.parse(readFileSync(join(info.packageDir, "package.json"), "utf8")) as { version: string })
+			.version;
 		expect(version.startsWith(isPi16() ? "1.6." : "0.73.")).to.equal(true);
 		expect(info.cliPath.endsWith(join("dist", "cli.js"))).to.equal(true);
 		if (isPi16()) expect(process.versions.node.startsWith("22.")).to.equal(true);
@@ -35,7 +47,9 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 		it("installs the package into settings.packages as a path relative to the agent dir, like `pi install`", async function () {
 			const env = getEnv();
 			piSession = await createPiSession({ env, packageDir: MINI_DIR });
-			const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as { packages: string[] };
+			const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
+				packages: string[];
+			};
 			expect(settings.packages).to.deep.equal([relative(env.agentDir, MINI_DIR)]);
 		});
 
@@ -58,7 +72,10 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 			piSession = await createPiSession({ env: getEnv(), packageDir: MINI_DIR });
 			const failing = { toolCall: { name: "harness_echo", arguments: { text: "throw" } } };
 			const result = await piSession.run("echo twice", [ECHO, failing, { text: "done" }]);
-			expect(result.toolResults.map((r) => [r.isError, r.text])).to.deep.equal([[false, "echo: hello"], [true, "harness_echo was asked to throw"]]);
+			expect(result.toolResults.map((r) => [r.isError, r.text])).to.deep.equal([
+				[false, "echo: hello"],
+				[true, "harness_echo was asked to throw"],
+			]);
 			expect(result.toolResults[0]?.details).to.deep.equal({ echoed: "hello" });
 			expect(result.calls).to.have.length(3);
 			expect(result.pendingSteps).to.equal(0);
@@ -69,7 +86,9 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 		it("runs a slash command without a model call and captures notify", async function () {
 			piSession = await createPiSession({ env: getEnv(), packageDir: MINI_DIR });
 			await piSession.runCommand("/harness-mini a b");
-			expect(piSession.notifications).to.deep.equal([{ message: 'harness-mini: args="a b" hasUI=true', type: "info" }]);
+			expect(piSession.notifications).to.deep.equal([
+				{ message: 'harness-mini: args="a b" hasUI=true', type: "info" },
+			]);
 			expect(piSession.calls).to.have.length(0);
 			expect(piSession.extensionErrors).to.deep.equal([]);
 		});
@@ -89,7 +108,9 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 			expect(names.includes("project-only-skill")).to.equal(!isPi16());
 			piSession.dispose();
 			piSession = await createPiSession({ env, projectTrusted: true });
-			expect(piSession.session.resourceLoader.getSkills().skills.map((skill) => skill.name)).to.include("project-only-skill");
+			expect(piSession.session.resourceLoader.getSkills().skills.map((skill) => skill.name)).to.include(
+				"project-only-skill",
+			);
 		});
 	});
 
@@ -109,7 +130,10 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 			const env = getEnv();
 			await piInstall(env, MINI_DIR);
 			const commands = await getRpcCommands(env);
-			expect(commands.map((command) => command.name)).to.include.members(["harness-mini", "skill:harness-mini-skill"]);
+			expect(commands.map((command) => command.name)).to.include.members([
+				"harness-mini",
+				"skill:harness-mini-skill",
+			]);
 		});
 
 		it("setProjectTrust() lets a print run load project skills (pi 1.6 ignores them otherwise)", async function () {
@@ -125,7 +149,12 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 		it("getProjectTrustCliArgs(true) approves the project for one run", async function () {
 			const env = getEnv();
 			writeProjectSkill(env.projectDir);
-			const result = await runPiPrint({ env, prompt: "hi", steps: [{ text: "ok" }], extraArgs: getProjectTrustCliArgs(true) });
+			const result = await runPiPrint({
+				env,
+				prompt: "hi",
+				steps: [{ text: "ok" }],
+				extraArgs: getProjectTrustCliArgs(true),
+			});
 			expect(result.calls[0]?.systemPrompt).to.include("project-only-skill");
 		});
 	});

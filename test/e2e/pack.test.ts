@@ -59,7 +59,8 @@ describe("npm pack: what the published package holds", function () {
 	it("ships every extension entry of package.json and every module it imports", function () {
 		const needed = importClosure(manifest.pi.extensions);
 		expect(needed.size).to.be.greaterThan(manifest.pi.extensions.length);
-		for (const file of needed) expect(existsSync(join(REPO_ROOT, file)), `${file} is imported but missing`).to.equal(true);
+		for (const file of needed)
+			expect(existsSync(join(REPO_ROOT, file)), `${file} is imported but missing`).to.equal(true);
 		expect([...needed].filter((file) => !packed.includes(file))).to.deep.equal([]);
 	});
 
@@ -70,9 +71,15 @@ describe("npm pack: what the published package holds", function () {
 	});
 
 	it("ships nothing else: no module the extension never imports, no tests, fixtures, bench, .ci or docs", function () {
-		const wanted = new Set([...importClosure(manifest.pi.extensions), ...manifest.pi.skills.flatMap((dir) => filesUnder(normalize(dir))), ...DOCUMENTS]);
+		const wanted = new Set([
+			...importClosure(manifest.pi.extensions),
+			...manifest.pi.skills.flatMap((dir) => filesUnder(normalize(dir))),
+			...DOCUMENTS,
+		]);
 		expect(packed.filter((file) => !wanted.has(file))).to.deep.equal([]);
-		expect(packed.filter((file) => /^(test|bench|\.ci|docs|node_modules)\//.test(file) || /\.test\.ts$/.test(file))).to.deep.equal([]);
+		expect(
+			packed.filter((file) => /^(test|bench|\.ci|docs|node_modules)\//.test(file) || /\.test\.ts$/.test(file)),
+		).to.deep.equal([]);
 	});
 
 	it("names a gallery image that the repository holds: a PNG under 200 KB", function () {
@@ -94,6 +101,8 @@ describe("npm pack: what the published package holds", function () {
 			}
 		}
 		const peers = ["@mariozechner/pi-ai", "@mariozechner/pi-coding-agent", "@mariozechner/pi-tui", "typebox"];
-		expect(Object.keys(manifest.dependencies).sort()).to.deep.equal([...imported].filter((name) => !peers.includes(name)).sort());
+		expect(Object.keys(manifest.dependencies).sort()).to.deep.equal(
+			[...imported].filter((name) => !peers.includes(name)).sort(),
+		);
 	});
 });

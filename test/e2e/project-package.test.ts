@@ -19,8 +19,14 @@ describe(`a project-local package in an untrusted project (pi ${getPiLine()})`, 
 		const env = getEnv();
 		const pkg = join(env.root, "team-pkg");
 		mkdirSync(join(pkg, "skills", "team-deploy"), { recursive: true });
-		writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "team-pkg", keywords: ["pi-package"], pi: { skills: ["./skills"] } }));
-		writeFileSync(join(pkg, "skills", "team-deploy", "SKILL.md"), "---\nname: team-deploy\ndescription: Use when deploying the team app.\n---\n# Deploy\n");
+		writeFileSync(
+			join(pkg, "package.json"),
+			JSON.stringify({ name: "team-pkg", keywords: ["pi-package"], pi: { skills: ["./skills"] } }),
+		);
+		writeFileSync(
+			join(pkg, "skills", "team-deploy", "SKILL.md"),
+			"---\nname: team-deploy\ndescription: Use when deploying the team app.\n---\n# Deploy\n",
+		);
 		const installed = await runPiCli(["install", "-l", pkg], { env });
 		expect(installed.exitCode, installed.stderr).to.equal(0);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT, projectTrusted: false });

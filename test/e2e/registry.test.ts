@@ -27,7 +27,9 @@ function listInstalled(nodeModules: string): string[] {
 	if (!existsSync(nodeModules)) return [];
 	return readdirSync(nodeModules).flatMap((name) => {
 		if (name.startsWith(".")) return [];
-		const names = name.startsWith("@") ? readdirSync(join(nodeModules, name)).map((inner) => `${name}/${inner}`) : [name];
+		const names = name.startsWith("@")
+			? readdirSync(join(nodeModules, name)).map((inner) => `${name}/${inner}`)
+			: [name];
 		return names.flatMap((pkg) => [pkg, ...listInstalled(join(nodeModules, pkg, "node_modules"))]);
 	});
 }
@@ -43,7 +45,10 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 	const startedAt = Date.now();
 
 	/** The folder pi installed the package into: the global root on 0.73, the agent dir's npm folder on 1.6. */
-	const installedDir = (): string => (isPi16() ? join(env.agentDir, "npm", "node_modules", "pi-selfskills") : join(npmPrefix, "lib", "node_modules", "pi-selfskills"));
+	const installedDir = (): string =>
+		isPi16()
+			? join(env.agentDir, "npm", "node_modules", "pi-selfskills")
+			: join(npmPrefix, "lib", "node_modules", "pi-selfskills");
 
 	before(async function () {
 		work = realpathSync(mkdtempSync(join(tmpdir(), "selfskills-registry-")));
@@ -80,21 +85,32 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 		const keep = process.env.SELFSKILLS_KEEP_TMP === "1";
 		env?.cleanup({ keep });
 		if (work && !keep) rmSync(work, { recursive: true, force: true });
-		if (process.env.SELFSKILLS_TIMING === "1") console.log(`      registry install suite: ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+		if (process.env.SELFSKILLS_TIMING === "1")
+			console.log(`      registry install suite: ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
 	});
 
 	it("installs from the registry with its runtime dependencies only, never a second pi", async function () {
 		const result = await runPiCli(["install", SOURCE], { env, timeoutMs: 90000 });
 		expect(result.exitCode, `${result.stdout}\n${result.stderr}`).to.equal(0);
-		const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as { packages?: unknown[] };
+		const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
+			packages?: unknown[];
+		};
 		expect(settings.packages).to.deep.equal([SOURCE]);
-		const manifest = JSON.parse(readFileSync(join(installedDir(), "package.json"), "utf8")) as { pi: { extensions: string[]; skills: string[] }; dependencies: Record<string, string> };
-		for (const entry of [...manifest.pi.extensions, ...manifest.pi.skills]) expect(existsSync(join(installedDir(), entry)), entry).to.equal(true);
-		const installed = isPi16() ? listInstalled(join(env.agentDir, "npm", "node_modules")) : listInstalled(join(npmPrefix, "lib", "node_modules"));
+		const manifest = JSON.parse(readFileSync(join(installedDir(), "package.json"), "utf8")) as {
+			pi: { extensions: string[]; skills: string[] };
+			dependencies: Record<string, string>;
+		};
+		for (const entry of [...manifest.pi.extensions, ...manifest.pi.skills])
+			expect(existsSync(join(installedDir(), entry)), entry).to.equal(true);
+		const installed = isPi16()
+			? listInstalled(join(env.agentDir, "npm", "node_modules"))
+			: listInstalled(join(npmPrefix, "lib", "node_modules"));
 		for (const dependency of Object.keys(manifest.dependencies)) expect(installed, dependency).to.include(dependency);
 		// npm installs non-optional peer dependencies: with the pi peers required, pi 0.73's `npm install -g`
 		// pulled a whole second pi (189 packages, ~50 s) under the package.
-		expect(installed.filter((name) => PEERS.some((peer) => name === peer || name.startsWith(`${peer}/`)))).to.deep.equal([]);
+		expect(
+			installed.filter((name) => PEERS.some((peer) => name === peer || name.startsWith(`${peer}/`))),
+		).to.deep.equal([]);
 	});
 
 	it("registers skill_manage, lists the doc-skill as read-only and lands a patch with its backup", async function () {
@@ -117,17 +133,25 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 		expect(result.calls[0].systemPrompt).to.contain("<selfskills-rules>");
 		expect(result.calls[0].systemPrompt).to.contain("<name>selfskills</name>");
 		expect(result.calls[0].systemPrompt).to.contain(join(installedDir(), "skills", "selfskills", "SKILL.md"));
-		const docSkillLine = resultText(result.calls[1]).split("\n").find((line) => line.startsWith("selfskills — "));
-		expect(docSkillLine, resultText(result.calls[1])).to.match(/patchable: no/).and.to.contain(READ_ONLY);
+		const docSkillLine = resultText(result.calls[1])
+			.split("\n")
+			.find((line) => line.startsWith("selfskills — "));
+		expect(docSkillLine, resultText(result.calls[1]))
+			.to.match(/patchable: no/)
+			.and.to.contain(READ_ONLY);
 		expect(resultText(result.calls[1])).to.match(/deploy-checks — .* patchable: yes/);
 		expect(resultText(result.calls[3])).to.match(/^patch landed/);
 		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
 		// the backup store's layout is its own business here: one file under it holds the old bytes
 		const backupDir = join(env.agentDir, "selfskills", "backups");
-		const backups = readdirSync(backupDir, { recursive: true, encoding: "utf8" }).filter((name) => /(^|\/)SKILL\.md\/[^/]+$/.test(name));
+		const backups = readdirSync(backupDir, { recursive: true, encoding: "utf8" }).filter((name) =>
+			/(^|\/)SKILL\.md\/[^/]+$/.test(name),
+		);
 		expect(backups, backups.join(", ")).to.have.length(1);
 		expect(readFileSync(join(backupDir, backups[0]), "utf8")).to.equal(DEPLOY_SKILL);
-		expect(resultText(result.calls[5])).to.match(/^not_writable: /).and.to.contain(READ_ONLY);
+		expect(resultText(result.calls[5]))
+			.to.match(/^not_writable: /)
+			.and.to.contain(READ_ONLY);
 		expect(readFileSync(join(installedDir(), "skills", "selfskills", "SKILL.md"), "utf8")).to.contain("skill_manage");
 	});
 
@@ -144,7 +168,9 @@ describe(`pi install npm:pi-selfskills from a registry (pi ${getPiLine()})`, fun
 		const removed = await runPiCli(["remove", SOURCE], { env, timeoutMs: 90000 });
 		expect(removed.exitCode, `${removed.stdout}\n${removed.stderr}`).to.equal(0);
 		expect(existsSync(installedDir())).to.equal(false);
-		const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as { packages?: unknown[] };
+		const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
+			packages?: unknown[];
+		};
 		expect(settings.packages ?? []).to.deep.equal([]);
 		const result = await runPiPrint({ env, prompt: "hi", steps: [{ text: "hello" }] });
 		expect(result.exitCode, result.stderr).to.equal(0);

@@ -25,10 +25,20 @@ describe(`skill_manage through a real pi session (pi ${getPiLine()})`, function 
 			call({ action: "list" }),
 			call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build" }),
 			call({ action: "read", skill: "deploy-checks" }),
-			call({ action: "patch", skill: "deploy-checks", old_string: "Run npm build.", new_string: "Run npm run build." }),
+			call({
+				action: "patch",
+				skill: "deploy-checks",
+				old_string: "Run npm build.",
+				new_string: "Run npm run build.",
+			}),
 			call({ action: "patch", skill: "deploy-checks", old_string: "page", new_string: "endpoint" }),
 			call({ action: "patch", skill: "deploy-checks", old_string: ".\n", new_string: "!\n" }),
-			call({ action: "create", name: "release-notes", description: "Use when writing release notes: the format: headings.", body: "# Release notes\n\nWrite them." }),
+			call({
+				action: "create",
+				name: "release-notes",
+				description: "Use when writing release notes: the format: headings.",
+				body: "# Release notes\n\nWrite them.",
+			}),
 			call({ action: "history", skill: "deploy-checks" }),
 			call({ action: "restore", skill: "deploy-checks" }),
 			{ text: "done" },
@@ -47,7 +57,9 @@ describe(`skill_manage through a real pi session (pi ${getPiLine()})`, function 
 		expect(notUnique.text, notUnique.text).to.match(/^not_unique: old_string occurs 3 times .* \(lines 3, 7, 8\)/);
 		expect(details(notUnique)).to.include({ code: "not_unique", count: 3 });
 		expect(created.isError, created.text).to.equal(false);
-		expect(readFileSync(join(env.agentDir, "skills", "release-notes", "SKILL.md"), "utf8")).to.contain('description: "Use when writing release notes: the format: headings."');
+		expect(readFileSync(join(env.agentDir, "skills", "release-notes", "SKILL.md"), "utf8")).to.contain(
+			'description: "Use when writing release notes: the format: headings."',
+		);
 		expect(history.text, history.text).to.match(/2 backup\(s\)/);
 		expect(restored.isError, restored.text).to.equal(false);
 		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));

@@ -19,7 +19,12 @@ const edit = (path: string, oldText: string, newText: string) => tool("edit", { 
 
 function auditLines(env: TempEnv): Array<Record<string, unknown>> {
 	const path = join(env.agentDir, "selfskills", "audit.jsonl");
-	return existsSync(path) ? readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+	return existsSync(path)
+		? readFileSync(path, "utf8")
+				.trim()
+				.split("\n")
+				.map((l) => JSON.parse(l) as Record<string, unknown>)
+		: [];
 }
 
 describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, function () {
@@ -27,7 +32,10 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 	let pi: PiSession | undefined;
 	afterEach(() => pi?.dispose());
 
-	async function start(env: TempEnv, selfskills: Record<string, unknown> = {}): Promise<{ skillFile: string; outside: string }> {
+	async function start(
+		env: TempEnv,
+		selfskills: Record<string, unknown> = {},
+	): Promise<{ skillFile: string; outside: string }> {
 		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		const outside = join(env.projectDir, "notes.md");
 		writeFileSync(outside, "project notes\n");
@@ -55,20 +63,34 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 			expect(lines).to.have.length(1);
 			expect(lines[0]).to.include({ action: "edit", via: "edit", skill: "deploy-checks", file: "SKILL.md" });
 			expect(history.text).to.contain(String(lines[0].backup));
-			const backupDir = readdirSync(join(env.agentDir, "selfskills", "backups")).find((d) => d.startsWith("deploy-checks"));
+			const backupDir = readdirSync(join(env.agentDir, "selfskills", "backups")).find((d) =>
+				d.startsWith("deploy-checks"),
+			);
 			const stored = readdirSync(join(env.agentDir, "selfskills", "backups", String(backupDir), "SKILL.md"));
-			expect(stored.map((f) => readFileSync(join(env.agentDir, "selfskills", "backups", String(backupDir), "SKILL.md", f), "utf8"))).to.include(DEPLOY_SKILL);
+			expect(
+				stored.map((f) =>
+					readFileSync(join(env.agentDir, "selfskills", "backups", String(backupDir), "SKILL.md", f), "utf8"),
+				),
+			).to.include(DEPLOY_SKILL);
 		});
 
 		it("warns with the exact restore call when an edit breaks the skill, and the restore works", async function () {
 			const env = getEnv();
 			const { skillFile } = await start(env);
-			const run = await pi!.run("break it", [edit(skillFile, "description: Use when deploying the app. Lists the checks to run.\n", ""), { text: "oops" }]);
+			const run = await pi!.run("break it", [
+				edit(skillFile, "description: Use when deploying the app. Lists the checks to run.\n", ""),
+				{ text: "oops" },
+			]);
 			const warned = run.toolResults[0];
-			expect(warned.text).to.match(/selfskills warning: after this edit, skill "deploy-checks" .* is broken: pi no longer loads it/);
+			expect(warned.text).to.match(
+				/selfskills warning: after this edit, skill "deploy-checks" .* is broken: pi no longer loads it/,
+			);
 			const restore = /skill_manage (\{"action":"restore"[^}]*\})/.exec(warned.text)?.[1];
 			expect(restore, warned.text).to.be.a("string");
-			const fixed = await pi!.run("restore", [call(JSON.parse(String(restore)) as Record<string, unknown>), { text: "ok" }]);
+			const fixed = await pi!.run("restore", [
+				call(JSON.parse(String(restore)) as Record<string, unknown>),
+				{ text: "ok" },
+			]);
 			expect(fixed.toolResults[0].isError, fixed.toolResults[0].text).to.equal(false);
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		});
@@ -143,7 +165,11 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 		});
 
 		it("blocks even under guardBuiltins off when approval is not auto or the skill is pinned", async function () {
-			for (const selfskills of [{ guardBuiltins: "off", approval: "ask" }, { guardBuiltins: "off", approval: { own: "auto", others: "propose" } }, { guardBuiltins: "off", pinned: ["deploy-*"] }]) {
+			for (const selfskills of [
+				{ guardBuiltins: "off", approval: "ask" },
+				{ guardBuiltins: "off", approval: { own: "auto", others: "propose" } },
+				{ guardBuiltins: "off", pinned: ["deploy-*"] },
+			]) {
 				const env = createTempEnv();
 				const { skillFile } = await start(env, selfskills);
 				const run = await pi!.run("try", [edit(skillFile, "Run npm build.", "Run make."), { text: "done" }]);
@@ -161,15 +187,28 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 		const env = getEnv();
 		const { skillFile } = await start(env);
 		const created = await pi!.run("make", [
-			call({ action: "create", name: "release-notes", description: "Use when writing release notes. Gives the format.", body: "# Release notes\n\n1. List the changes.\n" }),
+			call({
+				action: "create",
+				name: "release-notes",
+				description: "Use when writing release notes. Gives the format.",
+				body: "# Release notes\n\n1. List the changes.\n",
+			}),
 			{ text: "ok" },
 		]);
 		expect(created.toolResults[0].isError, created.toolResults[0].text).to.equal(false);
 		pi!.dispose();
 		// A new session (pi restarted) with approval for own skills: the record of what the package created is on disk.
-		pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills: { approval: { own: "propose", others: "auto" } } } });
+		pi = await createPiSession({
+			env,
+			packageDir: REPO_ROOT,
+			settings: { selfskills: { approval: { own: "propose", others: "auto" } } },
+		});
 		const own = join(env.agentDir, "skills", "release-notes", "SKILL.md");
-		const run = await pi.run("edit both", [edit(own, "List the changes.", "List every change."), edit(skillFile, "Run npm build.", "Run make."), { text: "done" }]);
+		const run = await pi.run("edit both", [
+			edit(own, "List the changes.", "List every change."),
+			edit(skillFile, "Run npm build.", "Run make."),
+			{ text: "done" },
+		]);
 		const [ownEdit, personsEdit] = run.toolResults;
 		expect(ownEdit.isError, ownEdit.text).to.equal(true);
 		expect(ownEdit.text).to.contain('selfskills.approval: "propose"');

@@ -20,13 +20,21 @@ describe(`a skillsDir outside pi's own folders (pi ${getPiLine()})`, function ()
 		writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { skillsDir } }));
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		const created = await pi.run("make a skill", [
-			call({ action: "create", name: "release-notes", description: "Use when writing release notes. Gives the format.", body: "# Release notes\n\nWrite them.\n" }),
+			call({
+				action: "create",
+				name: "release-notes",
+				description: "Use when writing release notes. Gives the format.",
+				body: "# Release notes\n\nWrite them.\n",
+			}),
 			{ text: "done" },
 		]);
 		expect(created.toolResults[0].isError, created.toolResults[0].text).to.equal(false);
 		pi.dispose();
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
-		const next = await pi.run("what skills are there?", [call({ action: "list", skill: "release-notes" }), { text: "ok" }]);
+		const next = await pi.run("what skills are there?", [
+			call({ action: "list", skill: "release-notes" }),
+			{ text: "ok" },
+		]);
 		const skillFile = join(skillsDir, "release-notes", "SKILL.md");
 		// pi's own skills list in the system prompt, not only the selfskills note of this session's changes.
 		expect(next.calls[0].systemPrompt).to.contain(skillFile);

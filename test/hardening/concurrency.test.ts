@@ -36,11 +36,20 @@ describe("hardening: concurrent writers", function () {
 		const tool = createHarness(env);
 		expectOk(await tool.call({ action: "read", skill: "shared" }));
 		const results = await Promise.all(
-			Array.from({ length: 24 }, (_, i) => tool.call({ action: "patch", skill: "shared", old_string: "<!-- end -->", new_string: `- p${i}\n<!-- end -->` })),
+			Array.from({ length: 24 }, (_, i) =>
+				tool.call({
+					action: "patch",
+					skill: "shared",
+					old_string: "<!-- end -->",
+					new_string: `- p${i}\n<!-- end -->`,
+				}),
+			),
 		);
 		const ok = results.filter((r) => r.details.ok === true).length;
 		const lines = landedLines(readFileSync(file, "utf8"));
-		console.log(`      in-process, one session: ${ok}/24 landed, ${24 - ok} refused (${[...new Set(results.filter((r) => !r.details.ok).map((r) => r.details.code))].join(",") || "-"})`);
+		console.log(
+			`      in-process, one session: ${ok}/24 landed, ${24 - ok} refused (${[...new Set(results.filter((r) => !r.details.ok).map((r) => r.details.code))].join(",") || "-"})`,
+		);
 		expect(lines.sort()).to.deep.equal(results.flatMap((r, i) => (r.details.ok ? [`- p${i}`] : [])).sort());
 		expect(ok).to.equal(24);
 	});
@@ -48,10 +57,21 @@ describe("hardening: concurrent writers", function () {
 	it("lets exactly one of 12 sessions that read the same bytes land; the 11 others get stale", async function () {
 		const sessions = Array.from({ length: 12 }, () => createHarness(env));
 		for (const s of sessions) expectOk(await s.call({ action: "read", skill: "shared" }));
-		const results = await Promise.all(sessions.map((s, i) => s.call({ action: "patch", skill: "shared", old_string: "<!-- end -->", new_string: `- s${i}\n<!-- end -->` })));
+		const results = await Promise.all(
+			sessions.map((s, i) =>
+				s.call({
+					action: "patch",
+					skill: "shared",
+					old_string: "<!-- end -->",
+					new_string: `- s${i}\n<!-- end -->`,
+				}),
+			),
+		);
 		const winners = results.flatMap((r, i) => (r.details.ok ? [i] : []));
 		const codes = results.filter((r) => !r.details.ok).map((r) => r.details.code);
-		console.log(`      in-process, 12 sessions: ${winners.length} landed, ${codes.filter((c) => c === "stale").length} stale`);
+		console.log(
+			`      in-process, 12 sessions: ${winners.length} landed, ${codes.filter((c) => c === "stale").length} stale`,
+		);
 		expect(winners).to.have.length(1);
 		expect(codes).to.deep.equal(Array(11).fill("stale"));
 		for (const r of results.filter((x) => !x.details.ok)) expect(textOf(r)).to.match(/^stale: /);
@@ -64,11 +84,27 @@ describe("hardening: concurrent writers", function () {
 		for (let i = 0; i < 8; i++) writeFileSync(join(refs, `f${i}.md`), "<!-- end -->\n");
 		const tool = createHarness(env);
 		expectOk(await tool.call({ action: "read", skill: "shared" }));
-		for (let i = 0; i < 8; i++) expectOk(await tool.call({ action: "read", skill: "shared", file: `references/f${i}.md` }));
+		for (let i = 0; i < 8; i++)
+			expectOk(await tool.call({ action: "read", skill: "shared", file: `references/f${i}.md` }));
 		const calls = [
-			...Array.from({ length: 8 }, (_, i) => tool.call({ action: "patch", skill: "shared", file: `references/f${i}.md`, old_string: "<!-- end -->", new_string: `- f${i}\n<!-- end -->` })),
-			...Array.from({ length: 8 }, (_, i) => tool.call({ action: "write", skill: "shared", file: `references/new${i}.md`, content: `new ${i}\n` })),
-			tool.call({ action: "patch", skill: "shared", old_string: "<!-- end -->", new_string: "- skill\n<!-- end -->" }),
+			...Array.from({ length: 8 }, (_, i) =>
+				tool.call({
+					action: "patch",
+					skill: "shared",
+					file: `references/f${i}.md`,
+					old_string: "<!-- end -->",
+					new_string: `- f${i}\n<!-- end -->`,
+				}),
+			),
+			...Array.from({ length: 8 }, (_, i) =>
+				tool.call({ action: "write", skill: "shared", file: `references/new${i}.md`, content: `new ${i}\n` }),
+			),
+			tool.call({
+				action: "patch",
+				skill: "shared",
+				old_string: "<!-- end -->",
+				new_string: "- skill\n<!-- end -->",
+			}),
 		];
 		const results = await Promise.all(calls);
 		for (const r of results) expectOk(r);
@@ -85,7 +121,15 @@ describe("hardening: concurrent writers", function () {
 		afterEach(() => pi?.dispose());
 		it("runs 6 patches of one file sent in one message and keeps all six", async function () {
 			pi = await createPiSession({ env, packageDir: REPO_ROOT });
-			const patch = (i: number) => ({ name: "skill_manage", arguments: { action: "patch", skill: "shared", old_string: "<!-- end -->", new_string: `- m${i}\n<!-- end -->` } });
+			const patch = (i: number) => ({
+				name: "skill_manage",
+				arguments: {
+					action: "patch",
+					skill: "shared",
+					old_string: "<!-- end -->",
+					new_string: `- m${i}\n<!-- end -->`,
+				},
+			});
 			const result = await pi.run("log six things", [
 				{ toolCall: { name: "skill_manage", arguments: { action: "read", skill: "shared" } } },
 				{ toolCalls: Array.from({ length: 6 }, (_, i) => patch(i)) },
@@ -94,7 +138,14 @@ describe("hardening: concurrent writers", function () {
 			const patches = result.toolResults.slice(1);
 			expect(patches).to.have.length(6);
 			for (const r of patches) expect(r.isError, r.text).to.equal(false);
-			expect(landedLines(readFileSync(file, "utf8"))).to.deep.equal(["- m0", "- m1", "- m2", "- m3", "- m4", "- m5"]);
+			expect(landedLines(readFileSync(file, "utf8"))).to.deep.equal([
+				"- m0",
+				"- m1",
+				"- m2",
+				"- m3",
+				"- m4",
+				"- m5",
+			]);
 			console.log("      through pi, one message with 6 patches: 6 landed");
 		});
 	});
@@ -106,7 +157,10 @@ describe("hardening: concurrent writers", function () {
 			project = writeSkill(join(env.projectDir, ".pi", "skills"), "shared", BASE);
 			for (const dir of agentDirs()) {
 				mkdirSync(dir);
-				writeFileSync(join(dir, "settings.json"), JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }));
+				writeFileSync(
+					join(dir, "settings.json"),
+					JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }),
+				);
 			}
 		});
 
@@ -115,12 +169,22 @@ describe("hardening: concurrent writers", function () {
 			const tool = createHarness({ ...env, agentDir: agentB });
 			expectOk(await tool.call({ action: "read", skill: "shared" }));
 			// The other process locks the file, reads it, and writes it back with a line added 1.5 s later.
-			const holder = spawn(process.execPath, ["--import", "tsx", HOLDER], { cwd: REPO_ROOT, env: { ...process.env, PI_CODING_AGENT_DIR: agentA, TARGET: project, HOLD_MS: "1500" }, stdio: ["ignore", "pipe", "inherit"] });
+			const holder = spawn(process.execPath, ["--import", "tsx", HOLDER], {
+				cwd: REPO_ROOT,
+				env: { ...process.env, PI_CODING_AGENT_DIR: agentA, TARGET: project, HOLD_MS: "1500" },
+				stdio: ["ignore", "pipe", "inherit"],
+			});
 			let out = "";
 			holder.stdout.on("data", (chunk: Buffer) => void (out += chunk.toString()));
 			const done = new Promise<number | null>((resolve) => holder.on("exit", resolve));
-			while (!out.includes("held") && holder.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 20));
-			const r = await tool.call({ action: "patch", skill: "shared", old_string: "<!-- end -->", new_string: "- mine\n<!-- end -->" });
+			while (!out.includes("held") && holder.exitCode === null)
+				await new Promise((resolve) => setTimeout(resolve, 20));
+			const r = await tool.call({
+				action: "patch",
+				skill: "shared",
+				old_string: "<!-- end -->",
+				new_string: "- mine\n<!-- end -->",
+			});
 			expect(await done).to.equal(0);
 			expect(out).to.include("released");
 			const lines = landedLines(readFileSync(project, "utf8"));
@@ -135,15 +199,32 @@ describe("hardening: concurrent writers", function () {
 					run(process.execPath, ["--import", "tsx", HAMMER], {
 						cwd: REPO_ROOT,
 						timeout: 200_000,
-						env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, WORKER: `d${i}`, LANDINGS: "8", SKILL: "shared", PROJECT: env.projectDir },
-					}).then(({ stdout }) => JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as { worker: string; landed: string[]; stale: number; other: string[] }),
+						env: {
+							...process.env,
+							PI_CODING_AGENT_DIR: agentDir,
+							WORKER: `d${i}`,
+							LANDINGS: "8",
+							SKILL: "shared",
+							PROJECT: env.projectDir,
+						},
+					}).then(
+						({ stdout }) =>
+							JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as {
+								worker: string;
+								landed: string[];
+								stale: number;
+								other: string[];
+							},
+					),
 				),
 			);
 			for (const r of reports) expect(r.other, `${r.worker}: ${r.other.join(",")}`).to.deep.equal([]);
 			const landed = reports.flatMap((r) => r.landed);
 			expect(landed).to.have.length(16);
 			expect(landedLines(readFileSync(project, "utf8")).sort()).to.deep.equal(landed.sort());
-			console.log(`      2 processes, 2 agent dirs, one project skill: ${landed.length} landed, ${reports.reduce((n, r) => n + r.stale, 0)} stale, 0 lost`);
+			console.log(
+				`      2 processes, 2 agent dirs, one project skill: ${landed.length} landed, ${reports.reduce((n, r) => n + r.stale, 0)} stale, 0 lost`,
+			);
 		});
 	});
 
@@ -157,7 +238,16 @@ describe("hardening: concurrent writers", function () {
 				cwd: REPO_ROOT,
 				timeout: 200_000,
 				env: { ...process.env, WORKER: worker, LANDINGS: "6", SKILL: "shared", PROJECT: env.projectDir, ...extra },
-			}).then(({ stdout }) => JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as { worker: string; landed: string[]; stale: number; other: string[]; attempts: number });
+			}).then(
+				({ stdout }) =>
+					JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as {
+						worker: string;
+						landed: string[];
+						stale: number;
+						other: string[];
+						attempts: number;
+					},
+			);
 		const reports = await Promise.all([
 			...["a", "b", "c"].map((w) => spawnWorker(w, {})),
 			...["x", "y", "z"].map((w) => spawnWorker(w, { FILE: "references/log.md" })),
@@ -169,8 +259,12 @@ describe("hardening: concurrent writers", function () {
 		expect(landedLines(readFileSync(bundled, "utf8")).sort()).to.deep.equal(fileLanded.sort());
 		expect(skillLanded).to.have.length(18);
 		expect(fileLanded).to.have.length(18);
-		expect(readdirSync(join(env.agentDir, "skills", "shared")).filter((n) => n.includes("selfskills-tmp"))).to.deep.equal([]);
+		expect(
+			readdirSync(join(env.agentDir, "skills", "shared")).filter((n) => n.includes("selfskills-tmp")),
+		).to.deep.equal([]);
 		const stale = reports.reduce((n, r) => n + r.stale, 0);
-		console.log(`      6 processes: ${skillLanded.length + fileLanded.length} landed, ${stale} stale (${reports.map((r) => `${r.worker}:${r.stale}`).join(" ")}), 0 lost, 0 other`);
+		console.log(
+			`      6 processes: ${skillLanded.length + fileLanded.length} landed, ${stale} stale (${reports.map((r) => `${r.worker}:${r.stale}`).join(" ")}), 0 lost, 0 other`,
+		);
 	});
 });

@@ -7,7 +7,16 @@ import { readdirSync, readFileSync, rmSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { getLockDir } from "../../src/locks.ts";
-import { checkOldOrNew, OLD_SKILL, prepareEnv, readSkill, runChild, SCENARIOS, sharedBackups, tempFiles } from "./crash-support.ts";
+import {
+	checkOldOrNew,
+	OLD_SKILL,
+	prepareEnv,
+	readSkill,
+	runChild,
+	SCENARIOS,
+	sharedBackups,
+	tempFiles,
+} from "./crash-support.ts";
 import { faultyFs } from "../support/faulty-fs.ts";
 import { createHarness, expectOk, textOf } from "../support/harness.ts";
 
@@ -37,24 +46,31 @@ describe("hardening: crashes and faults", function () {
 				const points = spread(ops.length, 8);
 				const fates = { old: 0, new: 0 };
 				for (let i = 0; i < points.length; i += 2) {
-					await Promise.all(points.slice(i, i + 2).map(async (point) => {
-						const env = await prepareEnv(scenario);
-						try {
-							const { killed } = await runChild(env, scenario, point);
-							expect(killed, `kill before op ${point} (${ops[point]})`).to.equal(true);
-							fates[checkOldOrNew(env, scenario, `killed before ${ops[point]}`)]++;
-							// A later call in a fresh session sees two skills, sweeps dead temp files and works.
-							const tool = createHarness(env);
-							const list = await tool.call({ action: "list" });
-							expect(list.details.skills, textOf(list)).to.have.length(2);
-							expect(tempFiles(env).every((f) => f.split("/").pop()?.startsWith(".")), tempFiles(env).join(",")).to.equal(true);
-						} finally {
-							env.cleanup();
-						}
-					}));
+					await Promise.all(
+						points.slice(i, i + 2).map(async (point) => {
+							const env = await prepareEnv(scenario);
+							try {
+								const { killed } = await runChild(env, scenario, point);
+								expect(killed, `kill before op ${point} (${ops[point]})`).to.equal(true);
+								fates[checkOldOrNew(env, scenario, `killed before ${ops[point]}`)]++;
+								// A later call in a fresh session sees two skills, sweeps dead temp files and works.
+								const tool = createHarness(env);
+								const list = await tool.call({ action: "list" });
+								expect(list.details.skills, textOf(list)).to.have.length(2);
+								expect(
+									tempFiles(env).every((f) => f.split("/").pop()?.startsWith(".")),
+									tempFiles(env).join(","),
+								).to.equal(true);
+							} finally {
+								env.cleanup();
+							}
+						}),
+					);
 				}
 				totals.killPoints += points.length;
-				console.log(`      ${scenario.name}: ${ops.length} fs calls, killed before ${points.length} of them: ${fates.old} old, ${fates.new} new`);
+				console.log(
+					`      ${scenario.name}: ${ops.length} fs calls, killed before ${points.length} of them: ${fates.old} old, ${fates.new} new`,
+				);
 			});
 		}
 
@@ -74,8 +90,17 @@ describe("hardening: crashes and faults", function () {
 				const tool = createHarness(env);
 				expectOk(await tool.call(readSkill));
 				const started = Date.now();
-				expectOk(await tool.call({ action: "patch", skill: "crashy", old_string: "Check the page.", new_string: "Check the health page." }));
-				console.log(`      after a kill before rename: next write waited ${Date.now() - started} ms for the stale lock; temp files left: ${tempFiles(env).length}`);
+				expectOk(
+					await tool.call({
+						action: "patch",
+						skill: "crashy",
+						old_string: "Check the page.",
+						new_string: "Check the health page.",
+					}),
+				);
+				console.log(
+					`      after a kill before rename: next write waited ${Date.now() - started} ms for the stale lock; temp files left: ${tempFiles(env).length}`,
+				);
 				expect(tempFiles(env)).to.deep.equal([]);
 				totals.killPoints++;
 			} finally {
@@ -116,7 +141,10 @@ describe("hardening: crashes and faults", function () {
 						expect(r.details.code, `${scenario.name}: ${textOf(r)}`).to.equal("conflict");
 						expect(textOf(r)).to.match(/lock was lost/);
 						expect(checkOldOrNew(env, scenario, `${scenario.name} lock lost`)).to.equal("old");
-						expect(sharedBackups(env), `${scenario.name}: a backup still linked to the file left in place`).to.deep.equal([]);
+						expect(
+							sharedBackups(env),
+							`${scenario.name}: a backup still linked to the file left in place`,
+						).to.deep.equal([]);
 						expect(tempFiles(env)).to.deep.equal([]);
 						totals.faults++;
 					} finally {
@@ -125,7 +153,5 @@ describe("hardening: crashes and faults", function () {
 				}
 			});
 		}
-
-
 	});
 });

@@ -35,9 +35,30 @@ export const readSkill = { action: "read", skill: "crashy" };
 const readNotes = { action: "read", skill: "crashy", file: "references/notes.md" };
 
 export const SCENARIOS: Scenario[] = [
-	{ name: "patch", reads: [readSkill], action: { action: "patch", skill: "crashy", old_string: "Run the build.", new_string: "Run npm run build." }, target: (e) => join(skillDir(e), "SKILL.md"), old: OLD_SKILL, next: NEW_SKILL },
-	{ name: "write", reads: [readSkill, readNotes], action: { action: "write", skill: "crashy", file: "references/notes.md", content: NEW_NOTES }, target: (e) => join(skillDir(e), "references", "notes.md"), old: OLD_NOTES, next: NEW_NOTES },
-	{ name: "delete", reads: [readSkill], action: { action: "delete", skill: "crashy", file: "references/notes.md" }, target: (e) => join(skillDir(e), "references", "notes.md"), old: OLD_NOTES, next: null },
+	{
+		name: "patch",
+		reads: [readSkill],
+		action: { action: "patch", skill: "crashy", old_string: "Run the build.", new_string: "Run npm run build." },
+		target: (e) => join(skillDir(e), "SKILL.md"),
+		old: OLD_SKILL,
+		next: NEW_SKILL,
+	},
+	{
+		name: "write",
+		reads: [readSkill, readNotes],
+		action: { action: "write", skill: "crashy", file: "references/notes.md", content: NEW_NOTES },
+		target: (e) => join(skillDir(e), "references", "notes.md"),
+		old: OLD_NOTES,
+		next: NEW_NOTES,
+	},
+	{
+		name: "delete",
+		reads: [readSkill],
+		action: { action: "delete", skill: "crashy", file: "references/notes.md" },
+		target: (e) => join(skillDir(e), "references", "notes.md"),
+		old: OLD_NOTES,
+		next: null,
+	},
 	{
 		name: "restore",
 		reads: [],
@@ -48,7 +69,14 @@ export const SCENARIOS: Scenario[] = [
 		setup: async (env) => {
 			const tool = createHarness(env);
 			expectOk(await tool.call(readSkill));
-			expectOk(await tool.call({ action: "patch", skill: "crashy", old_string: "Run the build.", new_string: "Run npm run build." }));
+			expectOk(
+				await tool.call({
+					action: "patch",
+					skill: "crashy",
+					old_string: "Run the build.",
+					new_string: "Run npm run build.",
+				}),
+			);
 		},
 	},
 ];
@@ -69,7 +97,9 @@ export function checkBackups(env: TempEnv): number {
 	// Hidden temp files of a killed backup write are not backups: the store never lists them; nor
 	// are the notes beside each skill's folder that say whose it is.
 	const root = join(env.agentDir, "selfskills", "backups");
-	const files = walkFiles(root).filter((f) => !f.includes("__deleted__") && !basename(f).startsWith(".") && dirname(f) !== root);
+	const files = walkFiles(root).filter(
+		(f) => !f.includes("__deleted__") && !basename(f).startsWith(".") && dirname(f) !== root,
+	);
 	for (const file of files) {
 		const match = /-([0-9a-f]{10})(\.[^/]*)?$/.exec(file);
 		expect(match, file).to.not.equal(null);
@@ -85,7 +115,10 @@ export function checkBackups(env: TempEnv): number {
  */
 export function sharedBackups(env: { agentDir: string; projectDir?: string }): string[] {
 	const inode = (file: string) => `${lstatSync(file).dev}:${lstatSync(file).ino}`;
-	const roots = [join(env.agentDir, "skills"), ...(env.projectDir === undefined ? [] : [join(env.projectDir, ".pi", "skills")])];
+	const roots = [
+		join(env.agentDir, "skills"),
+		...(env.projectDir === undefined ? [] : [join(env.projectDir, ".pi", "skills")]),
+	];
 	const live = new Set(roots.flatMap(walkFiles).map(inode));
 	return walkFiles(join(env.agentDir, "selfskills", "backups")).filter((file) => live.has(inode(file)));
 }
@@ -103,15 +136,31 @@ export function checkOldOrNew(env: TempEnv, scenario: Scenario, where: string): 
 }
 
 export function tempFiles(env: TempEnv): string[] {
-	return walkFiles(join(env.agentDir, "skills")).filter((f) => f.includes("selfskills-tmp-")).map((f) => relative(env.agentDir, f));
+	return walkFiles(join(env.agentDir, "skills"))
+		.filter((f) => f.includes("selfskills-tmp-"))
+		.map((f) => relative(env.agentDir, f));
 }
 
-export async function runChild(env: TempEnv, scenario: Scenario, killAt: number): Promise<{ killed: boolean; ops: string[] }> {
+export async function runChild(
+	env: TempEnv,
+	scenario: Scenario,
+	killAt: number,
+): Promise<{ killed: boolean; ops: string[] }> {
 	const options = {
 		cwd: REPO_ROOT,
 		timeout: 60_000,
 		// Every variable of this env named: kill points run two at a time, and process.env holds the env made last.
-		env: { ...process.env, HOME: env.home, PI_CODING_AGENT_DIR: env.agentDir, XDG_RUNTIME_DIR: env.runtimeDir, PI_OFFLINE: "1", PROJECT: env.projectDir, KILL_AT: String(killAt), READS: JSON.stringify(scenario.reads), ACTION: JSON.stringify(scenario.action) },
+		env: {
+			...process.env,
+			HOME: env.home,
+			PI_CODING_AGENT_DIR: env.agentDir,
+			XDG_RUNTIME_DIR: env.runtimeDir,
+			PI_OFFLINE: "1",
+			PROJECT: env.projectDir,
+			KILL_AT: String(killAt),
+			READS: JSON.stringify(scenario.reads),
+			ACTION: JSON.stringify(scenario.action),
+		},
 	};
 	try {
 		const { stdout } = await run(process.execPath, ["--import", "tsx", CHILD], options);
@@ -124,4 +173,3 @@ export async function runChild(env: TempEnv, scenario: Scenario, killAt: number)
 		return { killed: true, ops: [] };
 	}
 }
-

@@ -87,23 +87,34 @@ describe("hardening: hangs", function () {
 			const socket = join(dir, "s.md");
 			await new Promise<void>((done) => server?.listen(socket, done));
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expect(textOf(await tool.call({ action: "read", skill: "deploy", file: "s.md" }))).to.match(/^bad_file_path: .*a socket/);
-			expectRefused(await tool.call({ action: "write", skill: "deploy", file: "s.md", content: "x\n" }), "bad_file_path");
+			expect(textOf(await tool.call({ action: "read", skill: "deploy", file: "s.md" }))).to.match(
+				/^bad_file_path: .*a socket/,
+			);
+			expectRefused(
+				await tool.call({ action: "write", skill: "deploy", file: "s.md", content: "x\n" }),
+				"bad_file_path",
+			);
 			try {
 				execFileSync("mknod", [join(dir, "zero.md"), "c", "1", "5"], { stdio: "ignore" });
 			} catch {
 				return; // No mknod here.
 			}
 			// /dev/zero never ends: read whole, it would fill memory.
-			expect(textOf(await tool.call({ action: "read", skill: "deploy", file: "zero.md" }))).to.match(/^bad_file_path: .*a device/);
+			expect(textOf(await tool.call({ action: "read", skill: "deploy", file: "zero.md" }))).to.match(
+				/^bad_file_path: .*a device/,
+			);
 		});
 
 		it("readRegularFile throws NotRegularFileError (ENOTREG) for a pipe and reads a regular file through a symlink", function () {
 			const fifo = join(env.root, "pipe");
 			execFileSync("mkfifo", [fifo]);
 			writers = [unblocker(fifo)];
-			expect(() => readRegularFile(fifo)).to.throw(NotRegularFileError).with.property("code", "ENOTREG");
-			expect(() => readRegularFile(env.root)).to.throw(NotRegularFileError).with.property("kind", "a folder");
+			expect(() => readRegularFile(fifo))
+				.to.throw(NotRegularFileError)
+				.with.property("code", "ENOTREG");
+			expect(() => readRegularFile(env.root))
+				.to.throw(NotRegularFileError)
+				.with.property("kind", "a folder");
 			expect(readRegularFile(join(dir, "SKILL.md")).toString()).to.equal(skillText("deploy"));
 		});
 	});
@@ -129,13 +140,18 @@ describe("hardening: hangs", function () {
 
 		it("answers a 256 KiB and a 1 MiB old_string that is not found with not_found and the closest lines", async function () {
 			this.timeout(30_000);
-			const lines = Array.from({ length: 200 }, (_, i) => `${i}. Run step ${i} of the deploy, then check the page for errors.`);
+			const lines = Array.from(
+				{ length: 200 },
+				(_, i) => `${i}. Run step ${i} of the deploy, then check the page for errors.`,
+			);
 			writeSkill(join(env.agentDir, "skills"), "deploy", skillText("deploy", `${lines.join("\n")}\n`));
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
 			for (const size of [256 * 1024, MIB]) {
 				const words = "Run the deploy step and check the page for errors twice ";
 				const oldString = words.repeat(Math.ceil(size / words.length)).slice(0, size);
-				const { ms, result } = await cpuOf(() => tool.call({ action: "patch", skill: "deploy", old_string: oldString, new_string: "x" }));
+				const { ms, result } = await cpuOf(() =>
+					tool.call({ action: "patch", skill: "deploy", old_string: oldString, new_string: "x" }),
+				);
 				expectRefused(result, "not_found");
 				expect(textOf(result)).to.contain("Closest lines:");
 				expect(ms, `${size} bytes of old_string took ${ms} ms of CPU`).to.be.below(BOUND_MS);
@@ -146,7 +162,10 @@ describe("hardening: hangs", function () {
 			this.timeout(60_000);
 			await readBundled("big.md", `${"a".repeat(MIB - 1)}\n`);
 			// 250 a's, a b, then 50,000 a's: V8 took 19 s to say it is not there.
-			await expectBoundedRefusal({ file: "big.md", old_string: `${"a".repeat(250)}b${"a".repeat(50_000)}`, new_string: "x" }, "not_found");
+			await expectBoundedRefusal(
+				{ file: "big.md", old_string: `${"a".repeat(250)}b${"a".repeat(50_000)}`, new_string: "x" },
+				"not_found",
+			);
 		});
 
 		it("counts many matches and lists a few of their lines", async function () {
@@ -162,7 +181,10 @@ describe("hardening: hangs", function () {
 		it("refuses a replace_all that would multiply the file past 1 MiB before building it", async function () {
 			this.timeout(30_000);
 			await readBundled("many.md", "ab\n".repeat(300_000));
-			await expectBoundedRefusal({ file: "many.md", old_string: "b", new_string: "c".repeat(100_000), replace_all: true }, "too_large");
+			await expectBoundedRefusal(
+				{ file: "many.md", old_string: "b", new_string: "c".repeat(100_000), replace_all: true },
+				"too_large",
+			);
 		});
 
 		it("answers a 1 MiB skill name or path with unknown_skill among many skills", async function () {
@@ -170,7 +192,11 @@ describe("hardening: hangs", function () {
 			for (let i = 0; i < 30; i++) writeSkill(join(env.agentDir, "skills"), `skill-number-${i}`);
 			expectOk(await tool.call({ action: "list" }));
 			// A long name costs edit distances against every skill; a long path, one realpath per segment.
-			for (const args of [{ skill: "s".repeat(MIB) }, { path: "a/".repeat(MIB / 2) }, { path: `${"a".repeat(MIB)}/deploy` }]) {
+			for (const args of [
+				{ skill: "s".repeat(MIB) },
+				{ path: "a/".repeat(MIB / 2) },
+				{ path: `${"a".repeat(MIB)}/deploy` },
+			]) {
 				const { ms, result } = await cpuOf(() => tool.call({ action: "read", ...args }));
 				expectRefused(result, "unknown_skill");
 				expect(textOf(result).length).to.be.below(2000);

@@ -34,7 +34,14 @@ describe("hardening: output bounds", function () {
 		writeFileSync(join(dir, "assets", "bundle.js"), `${"var x=1;".repeat(37_500)} end\n`);
 		expectOk(await tool.call({ action: "read", skill: "deploy", file: "assets/bundle.js" }));
 		for (const dryRun of [true, false]) {
-			const r = await tool.call({ action: "patch", skill: "deploy", file: "assets/bundle.js", old_string: " end", new_string: " fin", ...(dryRun ? { dry_run: true } : {}) });
+			const r = await tool.call({
+				action: "patch",
+				skill: "deploy",
+				file: "assets/bundle.js",
+				old_string: " end",
+				new_string: " fin",
+				...(dryRun ? { dry_run: true } : {}),
+			});
 			expectOk(r);
 			expectBounded(r, `patch (dry run ${dryRun})`);
 			expect(textOf(r), "the cut is named").to.match(/line cut: \d+ more characters/);
@@ -45,7 +52,12 @@ describe("hardening: output bounds", function () {
 	it("cuts the diff of deleting a 2 MB file at 30,000 characters, and says so", async function () {
 		writeFileSync(join(dir, "assets", "log.txt"), "a line of an old log that nobody reads any more\n".repeat(42_000));
 		for (const dryRun of [true, false]) {
-			const r = await tool.call({ action: "delete", skill: "deploy", file: "assets/log.txt", ...(dryRun ? { dry_run: true } : {}) });
+			const r = await tool.call({
+				action: "delete",
+				skill: "deploy",
+				file: "assets/log.txt",
+				...(dryRun ? { dry_run: true } : {}),
+			});
 			expectOk(r);
 			expectBounded(r, `delete (dry run ${dryRun})`);
 			expect(String(r.details.diff)).to.match(/\[diff cut at 30000 of \d+ characters\]/);
@@ -53,7 +65,12 @@ describe("hardening: output bounds", function () {
 	});
 
 	it("diffs no more files once the limit is reached, and counts the rest", async function () {
-		const operations = Array.from({ length: 40 }, (_, i) => ({ action: "write", skill: "deploy", file: `references/r${i}.md`, content: `line ${i}\n`.repeat(20_000) }));
+		const operations = Array.from({ length: 40 }, (_, i) => ({
+			action: "write",
+			skill: "deploy",
+			file: `references/r${i}.md`,
+			content: `line ${i}\n`.repeat(20_000),
+		}));
 		const r = await tool.call({ action: "operations", operations, dry_run: true });
 		expectOk(r);
 		expectBounded(r, "batch dry run");
@@ -66,7 +83,13 @@ describe("hardening: output bounds", function () {
 		writeFileSync(join(dir, "references.md"), `${before}\n`);
 		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references.md" }));
 		const start = process.cpuUsage();
-		const r = await tool.call({ action: "write", skill: "deploy", file: "references.md", content: `${after}\n`, dry_run: true });
+		const r = await tool.call({
+			action: "write",
+			skill: "deploy",
+			file: "references.md",
+			content: `${after}\n`,
+			dry_run: true,
+		});
 		const used = process.cpuUsage(start);
 		expectOk(r);
 		expect(textOf(r)).to.contain("too many changes to show a diff: 20000 line(s) before, 20000 after");
@@ -75,7 +98,8 @@ describe("hardening: output bounds", function () {
 
 	it("lists at most 100 bundled files in a read, saying there are more", async function () {
 		mkdirSync(join(dir, "references"));
-		for (let i = 0; i < 600; i++) writeFileSync(join(dir, "references", `note-${String(i).padStart(4, "0")}-${"x".repeat(60)}.md`), "x\n");
+		for (let i = 0; i < 600; i++)
+			writeFileSync(join(dir, "references", `note-${String(i).padStart(4, "0")}-${"x".repeat(60)}.md`), "x\n");
 		const r = await tool.call({ action: "read", skill: "deploy" });
 		expectOk(r);
 		expectBounded(r, "read");
@@ -86,12 +110,18 @@ describe("hardening: output bounds", function () {
 	it("stops a list of many skills at the limit and says how to filter", async function () {
 		for (let i = 0; i < 300; i++) {
 			const name = `skill-${i}`;
-			writeSkill(join(env.agentDir, "skills"), name, `---\nname: ${name}\ndescription: Use when ${"testing a long list ".repeat(20)}\n---\nBody.\n`);
+			writeSkill(
+				join(env.agentDir, "skills"),
+				name,
+				`---\nname: ${name}\ndescription: Use when ${"testing a long list ".repeat(20)}\n---\nBody.\n`,
+			);
 		}
 		const r = await tool.call({ action: "list" });
 		expectOk(r);
 		expect(textOf(r).length).to.be.at.most(READ_CHAR_LIMIT + 200);
-		expect(textOf(r)).to.match(/\[\d+ more skill\(s\) not shown; pass \{"action":"list","skill":"<part of a name>"\} to filter\]/);
+		expect(textOf(r)).to.match(
+			/\[\d+ more skill\(s\) not shown; pass \{"action":"list","skill":"<part of a name>"\} to filter\]/,
+		);
 		expect(r.details.total).to.equal(301);
 	});
 });

@@ -2,7 +2,18 @@
 // dangling and parent symlinks, symlinks planted between check and write, hard links, the root
 // itself, case and Unicode aliases. Every attempt is refused with a clear code, and a fingerprint
 // of the folders outside every root proves nothing there was created, changed or deleted.
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	linkSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	statSync,
+	symlinkSync,
+	unlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "chai";
 import { skillBackupDir } from "../support/backups.ts";
@@ -36,7 +47,12 @@ describe("hardening: the path jail", function () {
 		const stray = [
 			...files.filter((f) => /\.lock$/.test(f) && !f.startsWith(LOCKS)),
 			// A write aborted by a folder swap may leave its temp file in the target's own folder (hidden, swept later).
-			...files.filter((f) => /selfskills-tmp-/.test(f) && !f.startsWith(join("agent", "skills")) && !f.startsWith(join("agent", "selfskills"))),
+			...files.filter(
+				(f) =>
+					/selfskills-tmp-/.test(f) &&
+					!f.startsWith(join("agent", "skills")) &&
+					!f.startsWith(join("agent", "selfskills")),
+			),
 		];
 		expect(stray, "lock or temp files outside the private folder").to.deep.equal([]);
 	});
@@ -67,8 +83,14 @@ describe("hardening: the path jail", function () {
 		setGlobalSettings(env, { skills: [evil] });
 		const evilBefore = fingerprint(evil);
 		expectOk(await tool.call({ action: "read", skill: "evil" }));
-		expectRefused(await tool.call({ action: "patch", skill: "evil", old_string: "Run the build", new_string: "Run rm -rf" }), "not_writable");
-		expectRefused(await tool.call({ action: "write", skill: "evil", file: "references/x.md", content: "x" }), "not_writable");
+		expectRefused(
+			await tool.call({ action: "patch", skill: "evil", old_string: "Run the build", new_string: "Run rm -rf" }),
+			"not_writable",
+		);
+		expectRefused(
+			await tool.call({ action: "write", skill: "evil", file: "references/x.md", content: "x" }),
+			"not_writable",
+		);
 		expectRefused(await tool.call({ action: "delete", skill: "evil" }), "not_writable");
 		// A symlink inside the root that leads into the sibling is judged by where it leads.
 		symlinkSync(join(evil, "evil"), join(skillsRoot, "evil-link"));
@@ -76,7 +98,10 @@ describe("hardening: the path jail", function () {
 		const list = await tool.call({ action: "list" });
 		expect(textOf(list)).to.match(/evil — .* patchable: no \(outside every writable root/);
 		expectOk(await tool.call({ action: "read", skill: "evil" }));
-		expectRefused(await tool.call({ action: "patch", skill: "evil", old_string: "Run the build", new_string: "Run rm -rf" }), "not_writable");
+		expectRefused(
+			await tool.call({ action: "patch", skill: "evil", old_string: "Run the build", new_string: "Run rm -rf" }),
+			"not_writable",
+		);
 		expectSameTree(evilBefore, fingerprint(evil), "the sibling folder");
 	});
 
@@ -114,14 +139,25 @@ describe("hardening: the path jail", function () {
 			]) {
 				const r = await tool.call(args);
 				expect(r.details.ok, `${JSON.stringify(file)} ${args.action}: ${textOf(r)}`).to.equal(false);
-				expect(["bad_file_path"], `${JSON.stringify(file)} ${args.action}: ${textOf(r)}`).to.include(r.details.code);
+				expect(["bad_file_path"], `${JSON.stringify(file)} ${args.action}: ${textOf(r)}`).to.include(
+					r.details.code,
+				);
 			}
 		}
 		expect(readdirSync(join(skillsRoot, "deploy"))).to.deep.equal(["SKILL.md"]);
 	});
 
 	it("finds skills by path only among discovered skills: outside folders, the root and NUL are unknown", async function () {
-		for (const path of [join(outside, "foreign"), join(outside, "foreign", "SKILL.md"), skillsRoot, env.agentDir, "/", "../outside/foreign", `${skillsRoot}/deploy\0`, "@/etc"]) {
+		for (const path of [
+			join(outside, "foreign"),
+			join(outside, "foreign", "SKILL.md"),
+			skillsRoot,
+			env.agentDir,
+			"/",
+			"../outside/foreign",
+			`${skillsRoot}/deploy\0`,
+			"@/etc",
+		]) {
 			expectRefused(await tool.call({ action: "read", path }), "unknown_skill");
 			expectRefused(await tool.call({ action: "delete", path }), "unknown_skill");
 		}
@@ -135,9 +171,24 @@ describe("hardening: the path jail", function () {
 		symlinkSync(join(outside, "secret.md"), join(skillsRoot, "deploy", "references", "leak.md"));
 		await readDeploy();
 		expectRefused(await tool.call({ action: "read", skill: "deploy", file: "references/leak.md" }), "bad_file_path");
-		expectRefused(await tool.call({ action: "write", skill: "deploy", file: "references/leak.md", content: "pwned\n" }), "bad_file_path");
-		expectRefused(await tool.call({ action: "patch", skill: "deploy", file: "references/leak.md", old_string: "outside", new_string: "pwned" }), "bad_file_path");
-		expectRefused(await tool.call({ action: "delete", skill: "deploy", file: "references/leak.md" }), "bad_file_path");
+		expectRefused(
+			await tool.call({ action: "write", skill: "deploy", file: "references/leak.md", content: "pwned\n" }),
+			"bad_file_path",
+		);
+		expectRefused(
+			await tool.call({
+				action: "patch",
+				skill: "deploy",
+				file: "references/leak.md",
+				old_string: "outside",
+				new_string: "pwned",
+			}),
+			"bad_file_path",
+		);
+		expectRefused(
+			await tool.call({ action: "delete", skill: "deploy", file: "references/leak.md" }),
+			"bad_file_path",
+		);
 		// Deleting the whole skill refuses to snapshot a tree that holds symlinks.
 		expectRefused(await tool.call({ action: "delete", skill: "deploy" }), "not_writable");
 		expect(existsSync(join(skillsRoot, "deploy", "SKILL.md"))).to.equal(true);
@@ -150,8 +201,20 @@ describe("hardening: the path jail", function () {
 		symlinkSync("real.md", join(refs, "alias.md"));
 		await readDeploy();
 		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/alias.md" }));
-		expectRefused(await tool.call({ action: "write", skill: "deploy", file: "references/alias.md", content: "changed\n" }), "not_writable");
-		expectRefused(await tool.call({ action: "patch", skill: "deploy", file: "references/alias.md", old_string: "real", new_string: "fake" }), "not_writable");
+		expectRefused(
+			await tool.call({ action: "write", skill: "deploy", file: "references/alias.md", content: "changed\n" }),
+			"not_writable",
+		);
+		expectRefused(
+			await tool.call({
+				action: "patch",
+				skill: "deploy",
+				file: "references/alias.md",
+				old_string: "real",
+				new_string: "fake",
+			}),
+			"not_writable",
+		);
 		expect(readFileSync(join(refs, "real.md"), "utf8")).to.equal("real\n");
 	});
 
@@ -163,9 +226,15 @@ describe("hardening: the path jail", function () {
 		symlinkSync(join(outside, "proxy.md"), join(dir, "SKILL.md"));
 		expectOk(await tool.call({ action: "read", skill: "proxy" }));
 		expect(textOf(await tool.call({ action: "list", skill: "proxy" }))).to.match(/patchable: no/);
-		expectRefused(await tool.call({ action: "patch", skill: "proxy", old_string: "Run the build", new_string: "Run rm" }), "not_writable");
+		expectRefused(
+			await tool.call({ action: "patch", skill: "proxy", old_string: "Run the build", new_string: "Run rm" }),
+			"not_writable",
+		);
 		expectRefused(await tool.call({ action: "delete", skill: "proxy" }), "not_writable");
-		expectRefused(await tool.call({ action: "write", skill: "proxy", file: "references/x.md", content: "x\n" }), "not_writable");
+		expectRefused(
+			await tool.call({ action: "write", skill: "proxy", file: "references/x.md", content: "x\n" }),
+			"not_writable",
+		);
 	});
 
 	it("refuses a dangling symlink, wherever it points", async function () {
@@ -186,14 +255,26 @@ describe("hardening: the path jail", function () {
 	it("refuses files under a symlinked parent folder that leads outside", async function () {
 		symlinkSync(join(outside, "dir"), join(skillsRoot, "deploy", "references"));
 		await readDeploy();
-		expectRefused(await tool.call({ action: "write", skill: "deploy", file: "references/new.md", content: "pwned\n" }), "bad_file_path");
-		expectRefused(await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "pwned\n" }), "bad_file_path");
+		expectRefused(
+			await tool.call({ action: "write", skill: "deploy", file: "references/new.md", content: "pwned\n" }),
+			"bad_file_path",
+		);
+		expectRefused(
+			await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "pwned\n" }),
+			"bad_file_path",
+		);
 		expectRefused(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }), "bad_file_path");
-		expectRefused(await tool.call({ action: "delete", skill: "deploy", file: "references/notes.md" }), "bad_file_path");
+		expectRefused(
+			await tool.call({ action: "delete", skill: "deploy", file: "references/notes.md" }),
+			"bad_file_path",
+		);
 		// And a skill folder that is itself a symlink to a folder outside is read-only.
 		symlinkSync(join(outside, "foreign"), join(skillsRoot, "foreign"));
 		expectOk(await tool.call({ action: "read", skill: "foreign" }));
-		expectRefused(await tool.call({ action: "patch", skill: "foreign", old_string: "Run the build", new_string: "Run rm" }), "not_writable");
+		expectRefused(
+			await tool.call({ action: "patch", skill: "foreign", old_string: "Run the build", new_string: "Run rm" }),
+			"not_writable",
+		);
 		expectRefused(await tool.call({ action: "delete", skill: "foreign" }), "not_writable");
 	});
 
@@ -244,7 +325,12 @@ describe("hardening: the path jail", function () {
 			const racing = createHarness(env, faultyFs({ [attack.op]: plant }));
 			expectOk(await racing.call({ action: "read", skill: "deploy" }));
 			expectOk(await racing.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-			const r = await racing.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "pwned\n" });
+			const r = await racing.call({
+				action: "write",
+				skill: "deploy",
+				file: "references/notes.md",
+				content: "pwned\n",
+			});
 			expect(planted, attack.op).to.equal(true);
 			expect(r.details.ok, `${attack.op}: ${textOf(r)}`).to.equal(false);
 			expectSameTree(before, fingerprint(outside), `outside after a swap at ${attack.op}`);
@@ -264,7 +350,15 @@ describe("hardening: the path jail", function () {
 		expect(statSync(join(outside, "secret.md")).nlink).to.equal(2);
 		await readDeploy();
 		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/hard.md" }));
-		expectOk(await tool.call({ action: "patch", skill: "deploy", file: "references/hard.md", old_string: "outside secret", new_string: "inside now" }));
+		expectOk(
+			await tool.call({
+				action: "patch",
+				skill: "deploy",
+				file: "references/hard.md",
+				old_string: "outside secret",
+				new_string: "inside now",
+			}),
+		);
 		expect(readFileSync(join(refs, "hard.md"), "utf8")).to.equal("inside now\n");
 		expect(readFileSync(join(outside, "secret.md"), "utf8")).to.equal("outside secret\n");
 		// The link is broken, so the outside file's link count drops; its bytes are untouched.
@@ -308,7 +402,10 @@ describe("hardening: the path jail", function () {
 		expectRefused(await tool.call({ action: "delete", skill: "deploy", file: "SKILL.md" }), "invalid_arguments");
 		expectRefused(await tool.call({ action: "delete", skill: "deploy", file: "skill.md" }), "bad_file_path");
 		expectRefused(await tool.call({ action: "create", name: "Deploy", description: "d", body: "b" }), "invalid_name");
-		expectRefused(await tool.call({ action: "create", name: "d\u0435ploy", description: "d", body: "b" }), "invalid_name");
+		expectRefused(
+			await tool.call({ action: "create", name: "d\u0435ploy", description: "d", body: "b" }),
+			"invalid_name",
+		);
 		expectRefused(await tool.call({ action: "create", name: "deploy", description: "d", body: "b" }), "exists");
 		expect(readdirSync(join(skillsRoot, "deploy")).sort()).to.deep.equal(["SKILL.md", "references"]);
 	});
@@ -319,13 +416,31 @@ describe("hardening: the path jail", function () {
 		const fs = faultyFs({ open: ({ args }) => void seen.push(String(args[0])) });
 		const watched = createHarness(env, fs);
 		expectOk(await watched.call({ action: "read", skill: "deploy" }));
-		expectOk(await watched.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build." }));
+		expectOk(
+			await watched.call({
+				action: "patch",
+				skill: "deploy",
+				old_string: "Run the build.",
+				new_string: "Run npm run build.",
+			}),
+		);
 		expectOk(await watched.call({ action: "write", skill: "deploy", file: "references/new.md", content: "new\n" }));
 		const temps = seen.filter((p) => p.includes("selfskills-tmp-"));
 		expect(temps.length).to.be.greaterThan(0);
-		const allowed = [join(skillsRoot, "deploy"), join(skillsRoot, "deploy", "references"), join(env.agentDir, "selfskills")];
-		for (const temp of temps) expect(allowed.some((dir) => isWithin(dir, temp)), temp).to.equal(true);
+		const allowed = [
+			join(skillsRoot, "deploy"),
+			join(skillsRoot, "deploy", "references"),
+			join(env.agentDir, "selfskills"),
+		];
+		for (const temp of temps)
+			expect(
+				allowed.some((dir) => isWithin(dir, temp)),
+				temp,
+			).to.equal(true);
 		const locks = allFiles(env.root).filter((f) => f.endsWith(".lock"));
-		expect(locks.every((f) => f.startsWith(LOCKS)), locks.join(",")).to.equal(true);
+		expect(
+			locks.every((f) => f.startsWith(LOCKS)),
+			locks.join(","),
+		).to.equal(true);
 	});
 });

@@ -6,7 +6,15 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { fingerprint, writeJson, writeSkill } from "../support/fixtures.ts";
-import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness, type Result } from "../support/harness.ts";
+import {
+	createHarness,
+	expectOk,
+	expectRefused,
+	expectSameTree,
+	textOf,
+	type Harness,
+	type Result,
+} from "../support/harness.ts";
 
 const landedPaths = (r: Result): unknown[] => (r.details.changes as Array<{ path: string }>).map((c) => c.path);
 
@@ -24,17 +32,29 @@ describe("hardening: pi's own folders are never writable", function () {
 	});
 
 	const trustProject = (selfskills: Record<string, unknown> = {}) =>
-		writeJson(join(env.agentDir, "settings.json"), { selfskills: { trustedProjects: [env.projectDir], ...selfskills } });
+		writeJson(join(env.agentDir, "settings.json"), {
+			selfskills: { trustedProjects: [env.projectDir], ...selfskills },
+		});
 
 	it("a trusted project's skillsDir aimed at <agentDir>/extensions plants no extension code", async function () {
 		trustProject();
 		writeJson(join(env.projectDir, ".pi", "settings.json"), { selfskills: { skillsDir: extensions } });
 		const before = fingerprint(extensions);
-		const created = await tool.call({ action: "create", name: "evil", description: "Use when testing. Plants code.", body: "# Evil\n" });
+		const created = await tool.call({
+			action: "create",
+			name: "evil",
+			description: "Use when testing. Plants code.",
+			body: "# Evil\n",
+		});
 		expectOk(created);
 		// The setting fell back to the default skills folder; nothing reached the extensions folder.
 		expect(landedPaths(created)).to.deep.equal([join(env.agentDir, "skills", "evil", "SKILL.md")]);
-		const wrote = await tool.call({ action: "write", skill: "evil", file: "index.ts", content: "export default () => {};\n" });
+		const wrote = await tool.call({
+			action: "write",
+			skill: "evil",
+			file: "index.ts",
+			content: "export default () => {};\n",
+		});
 		expectOk(wrote);
 		expectSameTree(before, fingerprint(extensions), "pi's extensions folder");
 		expect(existsSync(join(env.agentDir, "skills", "evil", "index.ts"))).to.equal(true);
@@ -44,7 +64,12 @@ describe("hardening: pi's own folders are never writable", function () {
 		for (const skillsDir of [extensions, env.agentDir, env.home, "~"]) {
 			writeJson(join(env.agentDir, "settings.json"), { selfskills: { skillsDir } });
 			const name = `n${Math.abs(skillsDir.length)}`;
-			const created = await tool.call({ action: "create", name, description: "Use when testing. Says hi.", body: "# Hi\n" });
+			const created = await tool.call({
+				action: "create",
+				name,
+				description: "Use when testing. Says hi.",
+				body: "# Hi\n",
+			});
 			expectOk(created);
 			expect(landedPaths(created), skillsDir).to.deep.equal([join(env.agentDir, "skills", name, "SKILL.md")]);
 		}
@@ -61,10 +86,18 @@ describe("hardening: pi's own folders are never writable", function () {
 		const list = await tool.call({ action: "list", skill: "planted" });
 		expect(textOf(list)).to.match(/patchable: no \(inside pi's own folder/);
 		expectOk(await tool.call({ action: "read", skill: "planted" }));
-		const refused = await tool.call({ action: "patch", skill: "planted", old_string: "Run the build", new_string: "Run the tests" });
+		const refused = await tool.call({
+			action: "patch",
+			skill: "planted",
+			old_string: "Run the build",
+			new_string: "Run the tests",
+		});
 		expectRefused(refused, "not_writable");
 		expect(textOf(refused)).to.include("pi's own folder");
-		expectRefused(await tool.call({ action: "write", skill: "planted", file: "index.ts", content: "x\n" }), "not_writable");
+		expectRefused(
+			await tool.call({ action: "write", skill: "planted", file: "index.ts", content: "x\n" }),
+			"not_writable",
+		);
 		expectRefused(await tool.call({ action: "delete", skill: "planted" }), "not_writable");
 		expectSameTree(before, fingerprint(extensions), "pi's extensions folder");
 	});
@@ -73,14 +106,25 @@ describe("hardening: pi's own folders are never writable", function () {
 		trustProject();
 		const inAgent = join(extensions, "pkg");
 		const inDotPi = join(env.projectDir, ".pi", "extensions", "pkg2");
-		for (const [dir, name] of [[inAgent, "pkg-skill"], [inDotPi, "pkg2-skill"]] as const) {
+		for (const [dir, name] of [
+			[inAgent, "pkg-skill"],
+			[inDotPi, "pkg2-skill"],
+		] as const) {
 			writeJson(join(dir, "package.json"), { name: name.replace("-skill", ""), pi: { skills: ["./skills"] } });
 			writeSkill(join(dir, "skills"), name);
 		}
-		writeJson(join(env.agentDir, "settings.json"), { packages: [inAgent, inDotPi], selfskills: { trustedProjects: [env.projectDir] } });
+		writeJson(join(env.agentDir, "settings.json"), {
+			packages: [inAgent, inDotPi],
+			selfskills: { trustedProjects: [env.projectDir] },
+		});
 		for (const name of ["pkg-skill", "pkg2-skill"]) {
 			expectOk(await tool.call({ action: "read", skill: name }));
-			const refused = await tool.call({ action: "patch", skill: name, old_string: "Run the build", new_string: "Run the tests" });
+			const refused = await tool.call({
+				action: "patch",
+				skill: name,
+				old_string: "Run the build",
+				new_string: "Run the tests",
+			});
 			expectRefused(refused, "not_writable");
 		}
 	});

@@ -40,17 +40,25 @@ describe("hardening: delete and restore", function () {
 		for (const [label, later] of [
 			["write a new file", { action: "write", skill: "deploy", file: "references/new.md", content: "new\n" }],
 			["overwrite a file", { action: "write", skill: "deploy", file: "references/notes.md", content: "other\n" }],
-			["patch SKILL.md", { action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." }],
+			[
+				"patch SKILL.md",
+				{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." },
+			],
 			["delete a file", { action: "delete", skill: "deploy", file: "references/notes.md" }],
 			["delete the skill again", { action: "delete", skill: "deploy" }],
 		] as const) {
 			it(`refuses an op after the whole-skill delete (${label}) with deleted_in_batch, naming the delete, and writes nothing`, async function () {
 				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
 				const before = readFileSync(skillFile, "utf8");
-				const r = await tool.call({ action: "operations", operations: [{ action: "delete", skill: "deploy" }, later] });
+				const r = await tool.call({
+					action: "operations",
+					operations: [{ action: "delete", skill: "deploy" }, later],
+				});
 				expectRefused(r, "deleted_in_batch");
 				expect(r.details.operation).to.equal(1);
-				expect(textOf(r)).to.match(/operations\[1\] failed, nothing was written/).and.match(/operations\[0\]/);
+				expect(textOf(r))
+					.to.match(/operations\[1\] failed, nothing was written/)
+					.and.match(/operations\[0\]/);
 				expect(readFileSync(skillFile, "utf8")).to.equal(before);
 				expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
 			});
@@ -74,7 +82,13 @@ describe("hardening: delete and restore", function () {
 		});
 
 		it("deletes the skill after an earlier op deleted one of its files, and both come back", async function () {
-			const r = await tool.call({ action: "operations", operations: [{ action: "delete", skill: "deploy", file: "references/notes.md" }, { action: "delete", skill: "deploy" }] });
+			const r = await tool.call({
+				action: "operations",
+				operations: [
+					{ action: "delete", skill: "deploy", file: "references/notes.md" },
+					{ action: "delete", skill: "deploy" },
+				],
+			});
 			expectOk(r);
 			expect(existsSync(dir), "the skill folder is gone entirely").to.equal(false);
 			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
@@ -86,12 +100,16 @@ describe("hardening: delete and restore", function () {
 
 		it("rolls the delete back when the folder cannot be removed entirely (a file appeared in it mid-commit)", async function () {
 			const planted = join(dir, "late.md");
-			tool = createHarness(env, faultyFs({
-				unlink: ({ args }) => {
-					if (args[0] === skillFile && !existsSync(planted)) writeFileSync(planted, "written by another program\n");
-					return undefined;
-				},
-			}));
+			tool = createHarness(
+				env,
+				faultyFs({
+					unlink: ({ args }) => {
+						if (args[0] === skillFile && !existsSync(planted))
+							writeFileSync(planted, "written by another program\n");
+						return undefined;
+					},
+				}),
+			);
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
 			const before = readFileSync(skillFile, "utf8");
 			const r = await tool.call({ action: "delete", skill: "deploy" });
@@ -106,15 +124,23 @@ describe("hardening: delete and restore", function () {
 
 	it("rolls a bundled-file write back when its skill no longer loads after the commit (SKILL.md removed by another program)", async function () {
 		const notes = join(dir, "references", "notes.md");
-		tool = createHarness(env, faultyFs({
-			rename: ({ args }) => {
-				if (String(args[1]) === notes && existsSync(skillFile)) rmSync(skillFile);
-				return undefined;
-			},
-		}));
+		tool = createHarness(
+			env,
+			faultyFs({
+				rename: ({ args }) => {
+					if (String(args[1]) === notes && existsSync(skillFile)) rmSync(skillFile);
+					return undefined;
+				},
+			}),
+		);
 		expectOk(await tool.call({ action: "read", skill: "deploy" }));
 		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-		const r = await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" });
+		const r = await tool.call({
+			action: "write",
+			skill: "deploy",
+			file: "references/notes.md",
+			content: "changed\n",
+		});
 		expectRefused(r, "invalid_skill");
 		expect(textOf(r)).to.contain("rolled back");
 		expect(readFileSync(notes, "utf8")).to.equal("notes\n");
@@ -153,7 +179,14 @@ describe("hardening: delete and restore", function () {
 			writeFileSync(script, "#!/bin/sh\necho one\n");
 			chmodSync(script, 0o755);
 			expectOk(await tool.call({ action: "read", skill: "deploy", file: "scripts/run.sh" }));
-			expectOk(await tool.call({ action: "write", skill: "deploy", file: "scripts/run.sh", content: "#!/bin/sh\necho two\n" }));
+			expectOk(
+				await tool.call({
+					action: "write",
+					skill: "deploy",
+					file: "scripts/run.sh",
+					content: "#!/bin/sh\necho two\n",
+				}),
+			);
 			expect(modeOf(script).toString(8), "an overwrite keeps the mode").to.equal("755");
 			chmodSync(script, 0o600);
 			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "scripts/run.sh" }));
@@ -162,7 +195,9 @@ describe("hardening: delete and restore", function () {
 			// And a 0644 version comes back 0644 over a file someone made executable since.
 			writeFileSync(join(dir, "references", "notes.md"), "notes\n");
 			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-			expectOk(await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" }));
+			expectOk(
+				await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" }),
+			);
 			chmodSync(join(dir, "references", "notes.md"), 0o755);
 			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
 			expect(modeOf(join(dir, "references", "notes.md")).toString(8)).to.equal("644");
@@ -174,7 +209,13 @@ describe("hardening: delete and restore", function () {
 			writeFileSync(script, "#!/bin/sh\n");
 			chmodSync(script, 0o755);
 			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-			const snapshots = join(env.agentDir, "selfskills", "backups", backupFolderName({ name: "deploy", dir }), "__deleted__");
+			const snapshots = join(
+				env.agentDir,
+				"selfskills",
+				"backups",
+				backupFolderName({ name: "deploy", dir }),
+				"__deleted__",
+			);
 			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
 			chmodSync(join(snapshots, stamp, "scripts", "run.sh"), 0o600);
 			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
@@ -184,23 +225,48 @@ describe("hardening: delete and restore", function () {
 
 	describe("a restore does not count as a read", function () {
 		it("refuses a patch after a restore by a session that never read the file, and after its own restore until it reads again", async function () {
-			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." }));
+			expectOk(
+				await tool.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run npm ci.",
+				}),
+			);
 			const fresh = createHarness(env);
 			expectOk(await fresh.call({ action: "restore", skill: "deploy" }));
-			expectRefused(await fresh.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run make." }), "not_read");
+			expectRefused(
+				await fresh.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run make.",
+				}),
+				"not_read",
+			);
 			const restored = await tool.call({ action: "restore", skill: "deploy" });
 			expectOk(restored);
 			expect(textOf(restored)).to.contain('{"action":"read","skill":"deploy"}');
-			expectRefused(await tool.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }), "not_read");
+			expectRefused(
+				await tool.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }),
+				"not_read",
+			);
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }));
+			expectOk(
+				await tool.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }),
+			);
 		});
 
 		it("forgets the read of a restored bundled file", async function () {
 			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-			expectOk(await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "mine\n" }));
+			expectOk(
+				await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "mine\n" }),
+			);
 			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
-			expectRefused(await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "again\n" }), "not_read");
+			expectRefused(
+				await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "again\n" }),
+				"not_read",
+			);
 		});
 	});
 
@@ -208,7 +274,14 @@ describe("hardening: delete and restore", function () {
 		it("after delete, create and restore, restores the deleted SKILL.md from its snapshot, as history lists it", async function () {
 			const original = readFileSync(skillFile, "utf8");
 			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-			expectOk(await tool.call({ action: "create", name: "deploy", description: "Use when deploying again.", body: "New body." }));
+			expectOk(
+				await tool.call({
+					action: "create",
+					name: "deploy",
+					description: "Use when deploying again.",
+					body: "New body.",
+				}),
+			);
 			const history = await tool.call({ action: "history", skill: "deploy" });
 			const snapshot = (history.details.snapshots as Array<{ id: string }>)[0].id;
 			expect(textOf(history)).to.contain(snapshot);
@@ -223,8 +296,26 @@ describe("hardening: delete and restore", function () {
 		});
 
 		for (const [label, ops] of [
-			["a bundled file", [{ action: "delete", skill: "deploy", file: "references/notes.md" }, { action: "patch", skill: "deploy", file: "references/notes.md", old_string: "notes", new_string: "Notes" }]],
-			["SKILL.md of a deleted skill", [{ action: "delete", skill: "deploy" }, { action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." }]],
+			[
+				"a bundled file",
+				[
+					{ action: "delete", skill: "deploy", file: "references/notes.md" },
+					{
+						action: "patch",
+						skill: "deploy",
+						file: "references/notes.md",
+						old_string: "notes",
+						new_string: "Notes",
+					},
+				],
+			],
+			[
+				"SKILL.md of a deleted skill",
+				[
+					{ action: "delete", skill: "deploy" },
+					{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." },
+				],
+			],
 		] as const) {
 			it(`answers [delete, patch] of ${label} with deleted_in_batch and the order that works, not stale`, async function () {
 				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
@@ -239,24 +330,61 @@ describe("hardening: delete and restore", function () {
 
 		it("after a commit that failed, a plain restore puts back the version before the last landed change, not no_change", async function () {
 			const v1 = readFileSync(skillFile, "utf8");
-			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." }));
+			expectOk(
+				await tool.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run npm ci.",
+				}),
+			);
 			const v2 = readFileSync(skillFile, "utf8");
-			const failing = createHarness(env, faultyFs({ rename: ({ args }) => (String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined) }));
+			const failing = createHarness(
+				env,
+				faultyFs({
+					rename: ({ args }) =>
+						String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
+				}),
+			);
 			expectOk(await failing.call({ action: "read", skill: "deploy" }));
-			expectRefused(await failing.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }), "io_error");
+			expectRefused(
+				await failing.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run npm ci.",
+					new_string: "Run make.",
+				}),
+				"io_error",
+			);
 			expect(readFileSync(skillFile, "utf8")).to.equal(v2);
 			const history = await tool.call({ action: "history", skill: "deploy" });
 			const [newest, previous] = history.details.backups as Array<{ id: string }>;
-			expect(textOf(history), "history suggests the backup a plain restore puts back").to.contain(`"backup":"${previous.id}"`).and.not.contain(`"backup":"${newest.id}"`);
+			expect(textOf(history), "history suggests the backup a plain restore puts back")
+				.to.contain(`"backup":"${previous.id}"`)
+				.and.not.contain(`"backup":"${newest.id}"`);
 			const restored = await tool.call({ action: "restore", skill: "deploy" });
 			expectOk(restored);
 			expect(readFileSync(skillFile, "utf8")).to.equal(v1);
 		});
 
 		it("after a failed first commit, a plain restore answers no_change for restore (history), not the advice for patch", async function () {
-			const failing = createHarness(env, faultyFs({ rename: ({ args }) => (String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined) }));
+			const failing = createHarness(
+				env,
+				faultyFs({
+					rename: ({ args }) =>
+						String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
+				}),
+			);
 			expectOk(await failing.call({ action: "read", skill: "deploy" }));
-			expectRefused(await failing.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run make." }), "io_error");
+			expectRefused(
+				await failing.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run make.",
+				}),
+				"io_error",
+			);
 			const r = await tool.call({ action: "restore", skill: "deploy" });
 			expectRefused(r, "no_change");
 			expect(textOf(r)).to.not.contain("new_string");
@@ -264,7 +392,14 @@ describe("hardening: delete and restore", function () {
 		});
 
 		it("refuses a restore of a backup the file already holds with no_change and names one that differs", async function () {
-			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." }));
+			expectOk(
+				await tool.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run npm ci.",
+				}),
+			);
 			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
 			const history = await tool.call({ action: "history", skill: "deploy" });
 			const ids = (history.details.backups as Array<{ id: string; hash: string }>).map((b) => b.id);

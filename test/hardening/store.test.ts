@@ -1,7 +1,22 @@
 // The package's own store under attack and under race: another program writing a skill file in
 // place at every filesystem call of a mutation (a backup must keep the bytes its name promises),
 // skills whose backups could share a folder, symlinks planted inside the store, and its modes.
-import { chmodSync, closeSync, existsSync, ftruncateSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import {
+	chmodSync,
+	closeSync,
+	existsSync,
+	ftruncateSync,
+	lstatSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+	writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
 import { backupFolderName, skillKey } from "../../src/backup-store.ts";
@@ -22,7 +37,9 @@ const OTHER = "# Written in place by another program\n";
  * bytes must end up in the file or in a backup.
  */
 function blindCall(log: readonly FsCall[], target: string): number {
-	return log.findIndex((c) => (c.op === "rename" && c.args[1] === target) || (c.op === "unlink" && c.args[0] === target));
+	return log.findIndex(
+		(c) => (c.op === "rename" && c.args[1] === target) || (c.op === "unlink" && c.args[0] === target),
+	);
 }
 
 /** What an editor that saves in place does: same inode, new bytes; false when there is no file. */
@@ -75,21 +92,36 @@ describe("hardening: the backup store", function () {
 						let armed = false;
 						let seen = 0;
 						let wrote = false;
-						const tool = createHarness(env, faultyFs(() => {
-							if (armed && seen++ === k) wrote = writeInPlace(scenario.target(env), OTHER);
-						}));
+						const tool = createHarness(
+							env,
+							faultyFs(() => {
+								if (armed && seen++ === k) wrote = writeInPlace(scenario.target(env), OTHER);
+							}),
+						);
 						for (const read of scenario.reads) expectOk(await tool.call(read));
 						armed = true;
 						const r = await tool.call(scenario.action);
 						const where = `${scenario.name}: in-place write before call #${k}`;
 						checkBackups(env);
-						const held = walkFiles(join(env.agentDir, "selfskills", "backups")).map((f) => readFileSync(f, "utf8"));
+						const held = walkFiles(join(env.agentDir, "selfskills", "backups")).map((f) =>
+							readFileSync(f, "utf8"),
+						);
 						// The bytes the call replaced are the old ones, or the other program's when it wrote before the call read the file.
 						const now = existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null;
 						if (r.details.ok === true) {
-							expect(held.includes(scenario.old ?? "") || held.includes(OTHER), `${where}: landed without a backup of what it replaced`).to.equal(true);
-							if (wrote && k !== blind) expect(now === OTHER || held.includes(OTHER), `${where}: the other program's bytes were lost`).to.equal(true);
-						} else expect([scenario.old, OTHER], `${where}: refused but changed the file: ${textOf(r)}`).to.include(now);
+							expect(
+								held.includes(scenario.old ?? "") || held.includes(OTHER),
+								`${where}: landed without a backup of what it replaced`,
+							).to.equal(true);
+							if (wrote && k !== blind)
+								expect(
+									now === OTHER || held.includes(OTHER),
+									`${where}: the other program's bytes were lost`,
+								).to.equal(true);
+						} else
+							expect([scenario.old, OTHER], `${where}: refused but changed the file: ${textOf(r)}`).to.include(
+								now,
+							);
 						total++;
 					} finally {
 						env.cleanup();
@@ -104,7 +136,8 @@ describe("hardening: the backup store", function () {
 		after(() => console.log(`      total: ${total} planted links`));
 		for (const scenario of SCENARIOS) {
 			it(`${scenario.name}: refused with io_error naming the link, nothing written or read through it`, async function () {
-				const relPath = scenario.name === "patch" || scenario.name === "restore" ? "SKILL.md" : "references/notes.md";
+				const relPath =
+					scenario.name === "patch" || scenario.name === "restore" ? "SKILL.md" : "references/notes.md";
 				const steps = (folder: string) => {
 					const parts = relPath.split("/");
 					return [
@@ -127,7 +160,8 @@ describe("hardening: the backup store", function () {
 						// Whatever is already there moves outside, so a read through the link would find real backups.
 						const away = join(outside, "moved");
 						if (existsSync(at)) renameSync(at, away);
-						else if (step.endsWith(".json")) writeFileSync(away, JSON.stringify({ name: "crashy", dir: skillDir(env) }));
+						else if (step.endsWith(".json"))
+							writeFileSync(away, JSON.stringify({ name: "crashy", dir: skillDir(env) }));
 						else mkdirSync(away);
 						mkdirSync(dirname(at), { recursive: true });
 						symlinkSync(away, at);
@@ -138,8 +172,13 @@ describe("hardening: the backup store", function () {
 						const where = `${scenario.name}: link at ${step}`;
 						expectRefused(r, "io_error");
 						expect(textOf(r), where).to.contain(at);
-						expect(existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null, `${where}: the target changed`).to.equal(scenario.old);
-						expect([...fingerprint(outside).entries()], `${where}: written through the link`).to.deep.equal([...before.entries()]);
+						expect(
+							existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null,
+							`${where}: the target changed`,
+						).to.equal(scenario.old);
+						expect([...fingerprint(outside).entries()], `${where}: written through the link`).to.deep.equal([
+							...before.entries(),
+						]);
 						total++;
 					} finally {
 						env.cleanup();
@@ -175,12 +214,23 @@ describe("hardening: the backup store", function () {
 				const outside = join(env.root, "outside");
 				mkdirSync(outside);
 				writeFileSync(join(outside, "planted.md"), "planted text\n");
-				const entry = { absPath: file, beforeHash: sha256("planted text\n"), afterHash: sha256(now), backupPath: join(outside, "planted.md"), mode: 0o644 };
-				writeFileSync(join(outside, "1-999999-0.json"), JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [entry] }));
+				const entry = {
+					absPath: file,
+					beforeHash: sha256("planted text\n"),
+					afterHash: sha256(now),
+					backupPath: join(outside, "planted.md"),
+					mode: 0o644,
+				};
+				writeFileSync(
+					join(outside, "1-999999-0.json"),
+					JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [entry] }),
+				);
 				mkdirSync(join(env.agentDir, "selfskills"), { recursive: true });
 				symlinkSync(outside, join(env.agentDir, "selfskills", "journal"));
 				expect(recoverJournals(realFs, env.agentDir)).to.deep.equal([]);
-				expect(readFileSync(file).equals(now), "the skill file was rolled 'back' to the planted bytes").to.equal(true);
+				expect(readFileSync(file).equals(now), "the skill file was rolled 'back' to the planted bytes").to.equal(
+					true,
+				);
 			} finally {
 				env.cleanup();
 			}
@@ -227,10 +277,24 @@ describe("hardening: the backup store", function () {
 			const listed = await tool.call({ action: "list" });
 			expect(textOf(listed), "pi loads both").to.contain("a b").and.to.contain("a_b");
 			expectOk(await tool.call({ action: "read", path: spaced }));
-			expectOk(await tool.call({ action: "patch", path: spaced, old_string: "Run the build.", new_string: "Run the spaced build." }));
+			expectOk(
+				await tool.call({
+					action: "patch",
+					path: spaced,
+					old_string: "Run the build.",
+					new_string: "Run the spaced build.",
+				}),
+			);
 			expectOk(await tool.call({ action: "read", path: underscored }));
 			for (const n of [1, 2, 3]) {
-				expectOk(await tool.call({ action: "patch", path: underscored, old_string: n === 1 ? "Run the build." : `Run build ${n - 1}.`, new_string: `Run build ${n}.` }));
+				expectOk(
+					await tool.call({
+						action: "patch",
+						path: underscored,
+						old_string: n === 1 ? "Run the build." : `Run build ${n - 1}.`,
+						new_string: `Run build ${n}.`,
+					}),
+				);
 			}
 			expectOk(await tool.call({ action: "restore", path: spaced }));
 			expect(readFileSync(spaced, "utf8")).to.equal(skillText("a b"));
@@ -250,9 +314,23 @@ describe("hardening: the backup store", function () {
 			chmodSync(join(dir, "scripts", "run.sh"), 0o755);
 			const tool = createHarness(env);
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build." }));
+			expectOk(
+				await tool.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run npm run build.",
+				}),
+			);
 			expectOk(await tool.call({ action: "read", skill: "deploy", file: "scripts/run.sh" }));
-			expectOk(await tool.call({ action: "write", skill: "deploy", file: "scripts/run.sh", content: "#!/bin/sh\necho hi\n" }));
+			expectOk(
+				await tool.call({
+					action: "write",
+					skill: "deploy",
+					file: "scripts/run.sh",
+					content: "#!/bin/sh\necho hi\n",
+				}),
+			);
 			const batch = [
 				{ action: "patch", skill: "deploy", old_string: "Run npm run build.", new_string: "Run the build." },
 				{ action: "write", skill: "deploy", file: "scripts/run.sh", content: "#!/bin/sh\necho bye\n" },
@@ -261,9 +339,17 @@ describe("hardening: the backup store", function () {
 			expect(existsSync(join(self, "journal")), "a batch made its journal folder").to.equal(true);
 			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
 			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-			expect(statSync(join(dir, "scripts", "run.sh")).mode & 0o777, "restore puts the file's own mode back").to.equal(0o755);
-			const walk = (d: string): string[] => readdirSync(d).flatMap((n) => (lstatSync(join(d, n)).isDirectory() ? [join(d, n), ...walk(join(d, n))] : [join(d, n)]));
-			const loose = [self, ...walk(self)].filter((p) => (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600));
+			expect(
+				statSync(join(dir, "scripts", "run.sh")).mode & 0o777,
+				"restore puts the file's own mode back",
+			).to.equal(0o755);
+			const walk = (d: string): string[] =>
+				readdirSync(d).flatMap((n) =>
+					lstatSync(join(d, n)).isDirectory() ? [join(d, n), ...walk(join(d, n))] : [join(d, n)],
+				);
+			const loose = [self, ...walk(self)].filter(
+				(p) => (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600),
+			);
 			expect(loose.map((p) => `${p} ${(statSync(p).mode & 0o777).toString(8)}`)).to.deep.equal([]);
 		});
 	});

@@ -22,7 +22,12 @@ import { createHarness, expectOk, expectRefused, expectSameTree, textOf } from "
 
 /** realFs, except that access() refuses EACCES for the listed folders (as for a non-root user without w on them). */
 function deniedFs(folders: readonly string[]): FsOps {
-	return faultyFs({ access: ({ args }) => (folders.includes(String(args[0])) ? errno("EACCES", `permission denied, access '${String(args[0])}'`) : undefined) });
+	return faultyFs({
+		access: ({ args }) =>
+			folders.includes(String(args[0]))
+				? errno("EACCES", `permission denied, access '${String(args[0])}'`)
+				: undefined,
+	});
 }
 
 describe("hardening: what this user may write", function () {
@@ -52,7 +57,13 @@ describe("hardening: what this user may write", function () {
 		});
 
 		it("is read-only in /selfskills status too, with the same reason", async function () {
-			const deps: CommandDeps = { agentDir: () => env.agentDir, fs: deniedFs([skillDir]), state: createSessionState(), effects: { onLanded() {} }, knownSkills: [] };
+			const deps: CommandDeps = {
+				agentDir: () => env.agentDir,
+				fs: deniedFs([skillDir]),
+				state: createSessionState(),
+				effects: { onLanded() {} },
+				knownSkills: [],
+			};
 			const status = await formatStatus(deps, { cwd: env.projectDir } as unknown as ExtensionCommandContext);
 			expect(status).to.include(`deploy: read-only (folder not writable by you: ${skillDir})`);
 			expect(status).to.not.match(/deploy: patchable/);
@@ -62,7 +73,13 @@ describe("hardening: what this user may write", function () {
 			it(`refuses a ${dryRun ? "dry-run " : ""}patch with not_writable naming the folder, before any backup (history stays empty)`, async function () {
 				const tool = createHarness(env, deniedFs([skillDir]));
 				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				const r = await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build.", ...(dryRun ? { dry_run: true } : {}) });
+				const r = await tool.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run npm run build.",
+					...(dryRun ? { dry_run: true } : {}),
+				});
 				expectRefused(r, "not_writable");
 				expect(textOf(r)).to.include(`folder not writable by you (${skillDir}, EACCES)`);
 				expect(textOf(r)).to.not.match(/selfskills-tmp|EACCES: EACCES|\(skill_manage\)/);
@@ -80,7 +97,10 @@ describe("hardening: what this user may write", function () {
 			const calls = [
 				{ action: "write", skill: "deploy", file: "notes.md", content: "x\n" },
 				{ action: "delete", skill: "deploy" },
-				{ action: "operations", operations: [{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Build." }] },
+				{
+					action: "operations",
+					operations: [{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Build." }],
+				},
 			];
 			for (const call of calls) {
 				const r = await tool.call(call);
@@ -95,13 +115,19 @@ describe("hardening: what this user may write", function () {
 		// Node's message for this is "EACCES: permission denied, open '<folder>/.SKILL.md.selfskills-tmp-…'".
 		const fs = faultyFs({
 			open: ({ args: [path] }) => {
-				if (typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir)) return Object.assign(errno("EACCES", `permission denied, open '${path}'`), { path, syscall: "open" });
+				if (typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir))
+					return Object.assign(errno("EACCES", `permission denied, open '${path}'`), { path, syscall: "open" });
 				return undefined;
 			},
 		});
 		const tool = createHarness(env, fs);
 		expectOk(await tool.call({ action: "read", skill: "deploy" }));
-		const r = await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build." });
+		const r = await tool.call({
+			action: "patch",
+			skill: "deploy",
+			old_string: "Run the build.",
+			new_string: "Run npm run build.",
+		});
 		expectRefused(r, "io_error");
 		expect(textOf(r)).to.not.include("EACCES: EACCES");
 		expect(textOf(r)).to.include(`The folder ${skillDir} must be writable by you`);
@@ -110,18 +136,31 @@ describe("hardening: what this user may write", function () {
 	});
 
 	describe("the gate itself (checkWritable with an injected filesystem)", function () {
-		const targetOf = async (relPath: string): Promise<{ target: FileTarget; roots: Awaited<ReturnType<typeof discoverSkills>>["roots"] }> => {
+		const targetOf = async (
+			relPath: string,
+		): Promise<{ target: FileTarget; roots: Awaited<ReturnType<typeof discoverSkills>>["roots"] }> => {
 			const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
-			const discovery = await discoverSkills({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false, settings });
+			const discovery = await discoverSkills({
+				cwd: env.projectDir,
+				agentDir: env.agentDir,
+				trusted: false,
+				settings,
+			});
 			const skill = discovery.skills.find((s) => s.name === "deploy");
 			if (!skill) throw new Error("deploy not discovered");
-			return { target: { skill, relPath, absPath: join(skillDir, relPath), isSkillFile: relPath === "SKILL.md" }, roots: discovery.roots };
+			return {
+				target: { skill, relPath, absPath: join(skillDir, relPath), isSkillFile: relPath === "SKILL.md" },
+				roots: discovery.roots,
+			};
 		};
 
 		it("refuses a bundled file whose own sub-folder is not writable, naming that sub-folder", async function () {
 			mkdirSync(join(skillDir, "references"));
 			const { target, roots } = await targetOf("references/api.md");
-			const refused = checkWritable({ roots, agentDir: env.agentDir, fs: deniedFs([join(skillDir, "references")]) }, target);
+			const refused = checkWritable(
+				{ roots, agentDir: env.agentDir, fs: deniedFs([join(skillDir, "references")]) },
+				target,
+			);
 			expect(refused?.code).to.equal("not_writable");
 			expect(refused?.data).to.include({ folder: join(skillDir, "references"), errno: "EACCES" });
 		});
@@ -135,9 +174,14 @@ describe("hardening: what this user may write", function () {
 		it("refuses with io_error naming the backup store when the agent dir's store is not writable", async function () {
 			mkdirSync(join(env.agentDir, "selfskills"));
 			const { target, roots } = await targetOf("SKILL.md");
-			const refused = checkWritable({ roots, agentDir: env.agentDir, fs: deniedFs([join(env.agentDir, "selfskills")]) }, target);
+			const refused = checkWritable(
+				{ roots, agentDir: env.agentDir, fs: deniedFs([join(env.agentDir, "selfskills")]) },
+				target,
+			);
 			expect(refused?.code).to.equal("io_error");
-			expect(refused?.message).to.match(/^io_error: the backup store \S+selfskills is not writable by you \(EACCES\)/);
+			expect(refused?.message).to.match(
+				/^io_error: the backup store \S+selfskills is not writable by you \(EACCES\)/,
+			);
 			expect(refused?.data).to.include({ folder: join(env.agentDir, "selfskills"), errno: "EACCES" });
 		});
 
@@ -152,7 +196,12 @@ describe("hardening: what this user may write", function () {
 			symlinkSync(env.home, join(env.runtimeDir, "pi-selfskills"));
 			const tool = createHarness(env);
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			const r = await tool.call({ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build." });
+			const r = await tool.call({
+				action: "patch",
+				skill: "deploy",
+				old_string: "Run the build.",
+				new_string: "Run npm run build.",
+			});
 			expectRefused(r, "io_error");
 			expect(textOf(r)).to.include(`the lock folder ${join(env.runtimeDir, "pi-selfskills")} is a symbolic link`);
 			expect(textOf(r)).to.not.include("(skill_manage)");
@@ -170,10 +219,22 @@ describe("hardening: what this user may write", function () {
 			const locks = getLockDir();
 			const before = [fingerprint(env.agentDir), fingerprint(locks)];
 			const calls = [
-				{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm run build.", dry_run: true },
+				{
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run npm run build.",
+					dry_run: true,
+				},
 				{ action: "write", skill: "deploy", file: "notes.md", content: "new\n", dry_run: true },
 				{ action: "delete", skill: "deploy", file: "notes.md", dry_run: true },
-				{ action: "create", name: "fresh", description: "Use when testing a dry create. Does nothing.", body: "# Fresh\n", dry_run: true },
+				{
+					action: "create",
+					name: "fresh",
+					description: "Use when testing a dry create. Does nothing.",
+					body: "# Fresh\n",
+					dry_run: true,
+				},
 			];
 			for (const call of calls) {
 				const r = await tool.call(call);

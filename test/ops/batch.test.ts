@@ -45,7 +45,13 @@ async function setUp(env: TempEnv): Promise<Fixture> {
 		const read = await harness.call({ action: "read", ...args });
 		expect(read.details.ok, textOf(read)).to.equal(true);
 	}
-	const snapshot = () => Object.fromEntries([alpha, notes, beta, script].map((p) => [p, existsSync(p) ? `${(lstatSync(p).mode & 0o777).toString(8)} ${readFileSync(p, "utf8")}` : "(absent)"]));
+	const snapshot = () =>
+		Object.fromEntries(
+			[alpha, notes, beta, script].map((p) => [
+				p,
+				existsSync(p) ? `${(lstatSync(p).mode & 0o777).toString(8)} ${readFileSync(p, "utf8")}` : "(absent)",
+			]),
+		);
 	return { harness, alpha, notes, beta, script, snapshot };
 }
 
@@ -68,12 +74,19 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 			action: "operations",
 			operations: [
 				{ action: "patch", skill: "alpha", old_string: "1. Run the build.", new_string: "1. Run npm run build." },
-				{ action: "patch", skill: "alpha", old_string: "1. Run npm run build.\n2. Check the page.", new_string: "1. Run npm run build.\n2. Check the health endpoint." },
+				{
+					action: "patch",
+					skill: "alpha",
+					old_string: "1. Run npm run build.\n2. Check the page.",
+					new_string: "1. Run npm run build.\n2. Check the health endpoint.",
+				},
 				{ action: "write", skill: "alpha", file: "references/notes.md", content: "new notes\n" },
 			],
 		});
 		expect(result.details.ok, textOf(result)).to.equal(true);
-		expect(readFileSync(f.alpha, "utf8")).to.equal(skillText("alpha", "1. Run npm run build.\n2. Check the health endpoint.\n"));
+		expect(readFileSync(f.alpha, "utf8")).to.equal(
+			skillText("alpha", "1. Run npm run build.\n2. Check the health endpoint.\n"),
+		);
 		expect(fatesOf(result)).to.deep.equal(["landed", "landed", "landed"]);
 		const lines = auditLines(env);
 		expect(lines.map((l) => [l.operation, l.action, l.file])).to.deep.equal([
@@ -85,11 +98,18 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 		expect(lines[1].oldHash, "op 1 starts where op 0 ended").to.equal(lines[0].newHash);
 		expect(lines[1].newHash).to.equal(sha(readFileSync(f.alpha)));
 		expect(lines[0].backup).to.be.a("string").and.equal(lines[1].backup);
-		expect(readFileSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md", String(lines[0].backup)), "utf8")).to.equal(ALPHA);
+		expect(
+			readFileSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md", String(lines[0].backup)), "utf8"),
+		).to.equal(ALPHA);
 		expect(f.harness.events.map((e) => e.action)).to.deep.equal(["patch", "patch", "write"]);
 		expect(journals(env)).to.deep.equal([]);
 		// The read record moved to the landed hash: another patch needs no re-read.
-		const again = await f.harness.call({ action: "patch", skill: "alpha", old_string: "health endpoint", new_string: "/health" });
+		const again = await f.harness.call({
+			action: "patch",
+			skill: "alpha",
+			old_string: "health endpoint",
+			new_string: "/health",
+		});
 		expect(again.details.ok, textOf(again)).to.equal(true);
 	});
 
@@ -102,7 +122,9 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 			operations: [THREE_OPS[0], { action: "patch", skill: "beta", old_string: "e", new_string: "E" }, THREE_OPS[2]],
 		});
 		expectRefused(result, "not_unique");
-		expect(textOf(result)).to.match(/^not_unique: operations\[1\] failed, nothing was written\. old_string occurs \d+ times .*Add surrounding lines/);
+		expect(textOf(result)).to.match(
+			/^not_unique: operations\[1\] failed, nothing was written\. old_string occurs \d+ times .*Add surrounding lines/,
+		);
 		expect(result.details.operation).to.equal(1);
 		expect(f.snapshot()).to.deep.equal(before);
 		expect(existsSync(join(env.agentDir, "selfskills", "backups")), "no backup taken").to.equal(false);
@@ -113,7 +135,15 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 	it("refuses an op on a file an earlier op deleted, by its index", async function () {
 		const env = getEnv();
 		const f = await setUp(env);
-		const result = await f.harness.call({ action: "operations", operations: [THREE_OPS[2], { action: "write", skill: "beta", file: "scripts/run.sh", content: "again\n" }, { action: "delete", skill: "beta", file: "scripts/run.sh" }, { action: "delete", skill: "beta", file: "scripts/run.sh" }] });
+		const result = await f.harness.call({
+			action: "operations",
+			operations: [
+				THREE_OPS[2],
+				{ action: "write", skill: "beta", file: "scripts/run.sh", content: "again\n" },
+				{ action: "delete", skill: "beta", file: "scripts/run.sh" },
+				{ action: "delete", skill: "beta", file: "scripts/run.sh" },
+			],
+		});
 		expectRefused(result, "bad_file_path");
 		expect(result.details.operation).to.equal(3);
 		expect(existsSync(f.script)).to.equal(true);
@@ -122,7 +152,10 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 	it(`refuses more than ${MAX_OPERATIONS} operations with too_many_operations`, async function () {
 		const env = getEnv();
 		const f = await setUp(env);
-		const result = await f.harness.call({ action: "operations", operations: Array.from({ length: MAX_OPERATIONS + 1 }, () => THREE_OPS[0]) });
+		const result = await f.harness.call({
+			action: "operations",
+			operations: Array.from({ length: MAX_OPERATIONS + 1 }, () => THREE_OPS[0]),
+		});
 		expectRefused(result, "too_many_operations");
 		expect(result.details).to.include({ count: MAX_OPERATIONS + 1, limit: MAX_OPERATIONS });
 	});
@@ -131,7 +164,14 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 		const env = getEnv();
 		const f = await setUp(env);
 		const before = f.snapshot();
-		const result = await f.harness.call({ action: "operations", dry_run: true, operations: [...THREE_OPS, { action: "patch", skill: "alpha", old_string: "npm run build", new_string: "npm ci && npm run build" }] });
+		const result = await f.harness.call({
+			action: "operations",
+			dry_run: true,
+			operations: [
+				...THREE_OPS,
+				{ action: "patch", skill: "alpha", old_string: "npm run build", new_string: "npm ci && npm run build" },
+			],
+		});
 		expect(result.details.ok, textOf(result)).to.equal(true);
 		const diff = String(result.details.diff);
 		expect(diff).to.contain("+1. Run npm ci && npm run build.").and.contain("-1. Run the build.");
@@ -152,8 +192,15 @@ describe("operations: commit-time faults roll every written op back", function (
 		expect(journals(env), "no journal left").to.deep.equal([]);
 		checkBackups(env);
 		expect(sharedBackups(env), "a backup still linked to a file the batch left in place").to.deep.equal([]);
-		for (const dir of [join(env.agentDir, "skills", "alpha"), join(env.agentDir, "skills", "alpha", "references"), join(env.agentDir, "skills", "beta", "scripts")]) {
-			expect(readdirSync(dir).filter((n) => n.includes("selfskills-tmp")), `temp files in ${dir}`).to.deep.equal([]);
+		for (const dir of [
+			join(env.agentDir, "skills", "alpha"),
+			join(env.agentDir, "skills", "alpha", "references"),
+			join(env.agentDir, "skills", "beta", "scripts"),
+		]) {
+			expect(
+				readdirSync(dir).filter((n) => n.includes("selfskills-tmp")),
+				`temp files in ${dir}`,
+			).to.deep.equal([]);
 		}
 	}
 
@@ -168,8 +215,12 @@ describe("operations: commit-time faults roll every written op back", function (
 		expectRefused(result, "io_error");
 		expect(result.details).to.include({ errno: "EIO", operation: 1 });
 		expect(fatesOf(result)).to.deep.equal(["rolled_back", "not_written", "not_written"]);
-		expect(textOf(result)).to.match(/^io_error: operations\[1\] failed at commit; every op already written was rolled back\./);
-		expect(textOf(result)).to.contain("operations[0] patch alpha: rolled back").and.contain("operations[2] delete beta: not written");
+		expect(textOf(result)).to.match(
+			/^io_error: operations\[1\] failed at commit; every op already written was rolled back\./,
+		);
+		expect(textOf(result))
+			.to.contain("operations[0] patch alpha: rolled back")
+			.and.contain("operations[2] delete beta: not written");
 		expectNothingLanded(env, f, before);
 		// Nothing moved under the agent: the same batch lands once the fault is gone, without a re-read.
 		f.harness.fs = realFs;
@@ -199,7 +250,8 @@ describe("operations: commit-time faults roll every written op back", function (
 		const before = f.snapshot();
 		let backupOpen = false;
 		f.harness.fs = faultyFs(({ op: name, args }) => {
-			if (name === "link" && String(args[1]).includes(join("selfskills", "backups", "beta"))) throw errno("ENOSPC", "no space left on device");
+			if (name === "link" && String(args[1]).includes(join("selfskills", "backups", "beta")))
+				throw errno("ENOSPC", "no space left on device");
 			if (name === "open") backupOpen = String(args[0]).includes(join("selfskills", "backups", "beta"));
 			if (name === "write" && backupOpen) throw errno("ENOSPC", "no space left on device");
 		});
@@ -208,7 +260,14 @@ describe("operations: commit-time faults roll every written op back", function (
 		expect(result.details.errno).to.equal("ENOSPC");
 		expect(fatesOf(result)).to.deep.equal(["not_written", "not_written", "not_written"]);
 		expectNothingLanded(env, f, before);
-		const backupDir = join(env.agentDir, "selfskills", "backups", backupFolderName(skillKey("beta", f.beta)), "scripts", "run.sh");
+		const backupDir = join(
+			env.agentDir,
+			"selfskills",
+			"backups",
+			backupFolderName(skillKey("beta", f.beta)),
+			"scripts",
+			"run.sh",
+		);
 		expect(existsSync(backupDir) ? readdirSync(backupDir) : []).to.deep.equal([]);
 	});
 
@@ -263,7 +322,8 @@ describe("operations: commit-time faults roll every written op back", function (
 		let alphaRenames = 0;
 		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "unlink" && args[0] === f.script) throw errno("EIO", "injected unlink failure");
-			if (name === "rename" && args[1] === f.alpha && ++alphaRenames > 1) throw errno("EIO", "injected rollback failure");
+			if (name === "rename" && args[1] === f.alpha && ++alphaRenames > 1)
+				throw errno("EIO", "injected rollback failure");
 		});
 		const result = await f.harness.call({ action: "operations", operations: THREE_OPS });
 		expectRefused(result, "io_error");
@@ -272,7 +332,9 @@ describe("operations: commit-time faults roll every written op back", function (
 		const broken = fates.find((x) => x.fate === "rollback_failed");
 		expect(broken?.path).to.equal(f.alpha);
 		expect(readFileSync(String(broken?.backupPath), "utf8"), "the named backup holds the old bytes").to.equal(ALPHA);
-		expect(textOf(result)).to.contain("did NOT finish").and.contain(`${f.alpha} differs from before (old bytes: ${broken?.backupPath})`);
+		expect(textOf(result))
+			.to.contain("did NOT finish")
+			.and.contain(`${f.alpha} differs from before (old bytes: ${broken?.backupPath})`);
 		expect(readFileSync(f.alpha, "utf8")).to.not.equal(ALPHA);
 		expect(journals(env)).to.have.length(1);
 		expect(auditLines(env)).to.deep.equal([]);
@@ -290,7 +352,8 @@ describe("operations: commit-time faults roll every written op back", function (
 		const f = await setUp(env);
 		let reports: ReturnType<typeof recoverJournals> | undefined;
 		f.harness.fs = faultyFs(({ op: name, args }) => {
-			if (name === "rename" && args[1] === f.notes && reports === undefined) reports = recoverJournals(realFs, env.agentDir);
+			if (name === "rename" && args[1] === f.notes && reports === undefined)
+				reports = recoverJournals(realFs, env.agentDir);
 		});
 		const result = await f.harness.call({ action: "operations", operations: THREE_OPS });
 		expect(result.details.ok, textOf(result)).to.equal(true);
@@ -312,14 +375,29 @@ describe("operations: whole-skill deletes in a batch", function () {
 		expect(existsSync(join(env.agentDir, "skills", "beta")), "beta's folder removed").to.equal(false);
 		const snapshots = result.details.snapshots as string[];
 		expect(snapshots).to.have.length(2);
-		expect(readFileSync(join(skillBackupDir(env.agentDir, "beta"), "__deleted__", readdirSync(join(skillBackupDir(env.agentDir, "beta"), "__deleted__")).find((n) => !n.endsWith(".json")) ?? "", "scripts", "run.sh"), "utf8")).to.equal("#!/bin/sh\necho run\n");
+		expect(
+			readFileSync(
+				join(
+					skillBackupDir(env.agentDir, "beta"),
+					"__deleted__",
+					readdirSync(join(skillBackupDir(env.agentDir, "beta"), "__deleted__")).find(
+						(n) => !n.endsWith(".json"),
+					) ?? "",
+					"scripts",
+					"run.sh",
+				),
+				"utf8",
+			),
+		).to.equal("#!/bin/sh\necho run\n");
 		// alpha/SKILL.md was patched by op 0 first: its snapshot copy is the patched text, so the
 		// bytes from before the batch got a backup of their own.
 		const alphaLines = auditLines(env).filter((l) => l.skill === "alpha" && l.file === "SKILL.md");
 		expect(alphaLines.map((l) => l.operation)).to.deep.equal([0, 1]);
 		const ownBackup = readdirSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md"));
 		expect(ownBackup).to.have.length(1);
-		expect(readFileSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md", ownBackup[0]), "utf8")).to.equal(ALPHA);
+		expect(readFileSync(join(skillBackupDir(env.agentDir, "alpha"), "SKILL.md", ownBackup[0]), "utf8")).to.equal(
+			ALPHA,
+		);
 	});
 
 	it("puts both deleted skills back byte-for-byte when the last file cannot be removed", async function () {
@@ -329,7 +407,10 @@ describe("operations: whole-skill deletes in a batch", function () {
 		f.harness.fs = faultyFs(({ op: name, args }) => {
 			if (name === "unlink" && args[0] === f.script) throw errno("EBUSY", "injected unlink failure");
 		});
-		const result = await f.harness.call({ action: "operations", operations: [THREE_OPS[0], { action: "delete", skill: "alpha" }, { action: "delete", skill: "beta" }] });
+		const result = await f.harness.call({
+			action: "operations",
+			operations: [THREE_OPS[0], { action: "delete", skill: "alpha" }, { action: "delete", skill: "beta" }],
+		});
 		expectRefused(result, "io_error");
 		expect(result.details.operation).to.equal(2);
 		expect(fatesOf(result)).to.deep.equal(["rolled_back", "rolled_back", "rolled_back"]);

@@ -28,7 +28,8 @@ async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => P
 
 type Side = "old" | "new";
 
-const canonical = (tree: Record<string, string>) => JSON.stringify(Object.entries(tree).sort(([a], [b]) => a.localeCompare(b)));
+const canonical = (tree: Record<string, string>) =>
+	JSON.stringify(Object.entries(tree).sort(([a], [b]) => a.localeCompare(b)));
 
 interface KillResult {
 	readonly killAt: number;
@@ -59,11 +60,23 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 		const journalsLeft = existsSync(journalDir) ? readdirSync(journalDir) : [];
 		const sharedAfterRecovery = reports.length > 0 ? sharedBackups({ agentDir }) : [];
 		rmSync(agentDir, { recursive: true, force: true });
-		return { killAt, killed, side, restored: reports.reduce((n, r) => n + r.restored.length, 0), tree, journalsLeft, sharedAfterRecovery };
+		return {
+			killAt,
+			killed,
+			side,
+			restored: reports.reduce((n, r) => n + r.restored.length, 0),
+			tree,
+			journalsLeft,
+			sharedAfterRecovery,
+		};
 	}
 
 	/** Kills at every disk-changing call from `from` on (1: the whole commit), and once never. */
-	async function sweep(name: string, extra: readonly string[], from = 1): Promise<{ calls: number; results: KillResult[] }> {
+	async function sweep(
+		name: string,
+		extra: readonly string[],
+		from = 1,
+	): Promise<{ calls: number; results: KillResult[] }> {
 		const dry = join(getChild().root, name, "count");
 		writeOldTree(dry);
 		const counted = await runChild(getChild().script, [dry, "0", ...extra]);
@@ -73,9 +86,15 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 		const points = Array.from({ length: calls + 2 - start }, (_, i) => start + i); // calls + 1: never killed
 		const results = await pool(points, availableParallelism(), (killAt) => killAndRecover(name, killAt, extra));
 		for (const r of results) {
-			expect(r.side, `kill point ${r.killAt}/${calls}: the tree is neither all-old nor all-new:\n${JSON.stringify(r.tree, null, 1)}`).to.not.equal("torn");
+			expect(
+				r.side,
+				`kill point ${r.killAt}/${calls}: the tree is neither all-old nor all-new:\n${JSON.stringify(r.tree, null, 1)}`,
+			).to.not.equal("torn");
 			expect(r.journalsLeft, `kill point ${r.killAt}: journal left after recovery`).to.deep.equal([]);
-			expect(r.sharedAfterRecovery, `kill point ${r.killAt}: a backup still linked to a file after recovery`).to.deep.equal([]);
+			expect(
+				r.sharedAfterRecovery,
+				`kill point ${r.killAt}: a backup still linked to a file after recovery`,
+			).to.deep.equal([]);
 		}
 		expect(results.filter((r) => r.killed)).to.have.length(points.length - 1);
 		return { calls, results };
@@ -86,15 +105,23 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 		const sides = results.map((r) => r.side).join("");
 		// old...old new...new: once the journal is gone (the commit point) every later kill is all-new.
 		expect(sides).to.match(/^(old)+(new)+$/);
-		expect(results.some((r) => r.side === "old" && r.restored > 0), "some kill points needed files put back").to.equal(true);
+		expect(
+			results.some((r) => r.side === "old" && r.restored > 0),
+			"some kill points needed files put back",
+		).to.equal(true);
 		expect(results.at(-1)?.side).to.equal("new");
-		console.log(`      ${calls + 1} kill points (${calls} disk-changing calls + a run to the end): ${results.filter((r) => r.side === "old").length} all-old, ${results.filter((r) => r.side === "new").length} all-new, ${results.filter((r) => r.restored > 0).length} needed recovery`);
+		console.log(
+			`      ${calls + 1} kill points (${calls} disk-changing calls + a run to the end): ${results.filter((r) => r.side === "old").length} all-old, ${results.filter((r) => r.side === "new").length} all-new, ${results.filter((r) => r.restored > 0).length} needed recovery`,
+		);
 	});
 
 	it("ends all-old at every kill point of a commit whose fourth write fails and is being rolled back", async function () {
 		const { results } = await sweep("rollback", ["beta/SKILL.md"]);
 		expect(results.every((r) => r.side === "old")).to.equal(true);
-		expect(results.some((r) => r.restored > 0), "some kill points fell inside the rollback").to.equal(true);
+		expect(
+			results.some((r) => r.restored > 0),
+			"some kill points fell inside the rollback",
+		).to.equal(true);
 		console.log(`      ${results.length} kill points from the failed rename through the rollback: all all-old`);
 	});
 });

@@ -13,7 +13,11 @@ import type { TempEnv } from "../support/temp-env.ts";
 export function auditLines(env: TempEnv): Array<ChangeRecord & { operation?: number }> {
 	const path = getAuditPath(env.agentDir);
 	if (!existsSync(path)) return [];
-	return readFileSync(path, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as ChangeRecord & { operation?: number });
+	return readFileSync(path, "utf8")
+		.trim()
+		.split("\n")
+		.filter(Boolean)
+		.map((l) => JSON.parse(l) as ChangeRecord & { operation?: number });
 }
 
 export function journals(env: TempEnv): string[] {
@@ -52,7 +56,10 @@ export function useCrashChild(): () => CrashChild {
 	let current: CrashChild | undefined;
 	before(() => {
 		const root = mkdtempSync(join(tmpdir(), "selfskills-ops-"));
-		current = { root, script: transpileTree(join(REPO_ROOT, "test/crash/commit-child.ts"), REPO_ROOT, join(root, "js")) };
+		current = {
+			root,
+			script: transpileTree(join(REPO_ROOT, "test/crash/commit-child.ts"), REPO_ROOT, join(root, "js")),
+		};
 	});
 	after(() => current && rmSync(current.root, { recursive: true, force: true }));
 	return () => {

@@ -69,8 +69,16 @@ export const SCENARIOS: readonly Scenario[] = [
 			await readFirst(call);
 			writeFileSync(skillPath(env), SKILL_TEXT.replace("# Deploy checks", "# Deploy checks (v2)"));
 		},
-		mistaken: { action: "patch", skill: "deploy-checks", old_string: "Run npm build.", new_string: "Run npm run build." },
-		repair: (r, last) => (r.details.code === "stale" && String(data(r, "currentText") ?? "").includes(String(last.old_string)) ? last : undefined),
+		mistaken: {
+			action: "patch",
+			skill: "deploy-checks",
+			old_string: "Run npm build.",
+			new_string: "Run npm run build.",
+		},
+		repair: (r, last) =>
+			r.details.code === "stale" && String(data(r, "currentText") ?? "").includes(String(last.old_string))
+				? last
+				: undefined,
 		done: (env) => fileHas(env, "Run npm run build.") && fileHas(env, "(v2)"),
 	},
 	{
@@ -83,7 +91,11 @@ export const SCENARIOS: readonly Scenario[] = [
 			if (r.details.code !== "not_unique" || !lines) return undefined;
 			// The agent meant the health page: it widens old_string to that line of its read copy.
 			const line = SKILL_TEXT.split("\n")[lines[0] - 1];
-			return { ...last, old_string: line, new_string: line.replace(String(last.old_string), String(last.new_string)) };
+			return {
+				...last,
+				old_string: line,
+				new_string: line.replace(String(last.old_string), String(last.new_string)),
+			};
 		},
 		done: (env) => fileHas(env, "2. Check the health page (HTTP 200).") && fileHas(env, "3. Check the logs page."),
 	},
@@ -91,7 +103,12 @@ export const SCENARIOS: readonly Scenario[] = [
 		mistake: "typo'd old text",
 		setup: writeDeploySkill,
 		prepare: readFirst,
-		mistaken: { action: "patch", skill: "deploy-checks", old_string: "1. Run npm biuld.", new_string: "1. Run npm run build." },
+		mistaken: {
+			action: "patch",
+			skill: "deploy-checks",
+			old_string: "1. Run npm biuld.",
+			new_string: "1. Run npm run build.",
+		},
 		repair(r, last) {
 			const closest = data<Array<{ line: number; text: string }>>(r, "closest");
 			if (r.details.code !== "not_found" || !closest?.[0]) return undefined;
@@ -103,7 +120,12 @@ export const SCENARIOS: readonly Scenario[] = [
 		mistake: "missing description",
 		setup: writeDeploySkill,
 		prepare: readFirst,
-		mistaken: { action: "patch", skill: "deploy-checks", old_string: "description: Use when deploying the app. Lists the checks to run.\n", new_string: "summary: deploy checks\n" },
+		mistaken: {
+			action: "patch",
+			skill: "deploy-checks",
+			old_string: "description: Use when deploying the app. Lists the checks to run.\n",
+			new_string: "summary: deploy checks\n",
+		},
 		repair(r, last) {
 			const suggestion = data<string>(r, "suggestion");
 			if (r.details.code !== "invalid_skill" || !suggestion) return undefined;
@@ -117,7 +139,12 @@ export const SCENARIOS: readonly Scenario[] = [
 		mistake: "wrong skill name",
 		setup: writeDeploySkill,
 		prepare: readFirst,
-		mistaken: { action: "patch", skill: "deploy-check", old_string: "Run npm build.", new_string: "Run npm run build." },
+		mistaken: {
+			action: "patch",
+			skill: "deploy-check",
+			old_string: "Run npm build.",
+			new_string: "Run npm run build.",
+		},
 		repair(r, last) {
 			const near = data<string[]>(r, "nearNames");
 			return r.details.code === "unknown_skill" && near?.[0] ? { ...last, skill: near[0] } : undefined;
@@ -131,11 +158,21 @@ export const SCENARIOS: readonly Scenario[] = [
 			writeFileSync(join(env.home, ".agents", "skills", "deploy-checks", "SKILL.md"), SKILL_TEXT);
 		},
 		prepare: readFirst,
-		mistaken: { action: "patch", skill: "deploy-checks", old_string: "Run npm build.", new_string: "Run npm run build." },
+		mistaken: {
+			action: "patch",
+			skill: "deploy-checks",
+			old_string: "Run npm build.",
+			new_string: "Run npm run build.",
+		},
 		repair(r, last) {
 			if (r.details.code !== "not_writable") return undefined;
 			// The refusal says: leave it, or create a skill of your own.
-			return { action: "create", name: `${String(last.skill)}-local`, description: "Use when deploying the app. Local corrections to deploy-checks.", body: "1. Run npm run build.\n" };
+			return {
+				action: "create",
+				name: `${String(last.skill)}-local`,
+				description: "Use when deploying the app. Local corrections to deploy-checks.",
+				body: "1. Run npm run build.\n",
+			};
 		},
 		done: (env) => fileHas(env, "Run npm run build.", "deploy-checks-local"),
 	},

@@ -7,6 +7,7 @@ import { join } from "node:path";
 export function skillBackupDir(agentDir: string, name: string): string {
 	const root = join(agentDir, "selfskills", "backups");
 	const found = readdirSync(root).filter((n) => n.startsWith(`${name}@`) && !n.endsWith(".json"));
-	if (found.length !== 1) throw new Error(`expected one backup folder of ${name} in ${root}, found: ${found.join(", ") || "none"}`);
+	if (found.length !== 1)
+		throw new Error(`expected one backup folder of ${name} in ${root}, found: ${found.join(", ") || "none"}`);
 	return join(root, found[0]);
 }

@@ -12,7 +12,9 @@ export interface FauxToolCallSpec {
 export type FauxStep = { text: string } | { toolCall: FauxToolCallSpec } | { toolCalls: FauxToolCallSpec[] };
 
 /** The model calls skill_manage with `args`: the step most scripts are made of. */
-export const call = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "skill_manage", arguments: args } });
+export const call = (args: Record<string, unknown>): FauxStep => ({
+	toolCall: { name: "skill_manage", arguments: args },
+});
 
 /** What the model saw on one call. */
 export interface CapturedCall {
@@ -25,7 +27,10 @@ export interface CapturedCall {
 export function stepToAssistantMessage(step: FauxStep): AssistantMessage {
 	if ("text" in step) return fauxAssistantMessage(step.text);
 	const calls = "toolCall" in step ? [step.toolCall] : step.toolCalls;
-	return fauxAssistantMessage(calls.map((call) => fauxToolCall(call.name, call.arguments)), { stopReason: "toolUse" });
+	return fauxAssistantMessage(
+		calls.map((call) => fauxToolCall(call.name, call.arguments)),
+		{ stopReason: "toolUse" },
+	);
 }
 
 interface NamedTool {
@@ -52,7 +57,11 @@ export function captureContext(context: Context): CapturedCall {
 	const lastMessage = [...messages].reverse().find((message) => message.role !== "system");
 	const helpers = getTranscriptHelpers();
 	if (typeof context.systemPrompt === "string" || !helpers) {
-		return { systemPrompt: context.systemPrompt ?? "", toolNames: (context.tools ?? []).map((tool) => tool.name), lastMessage };
+		return {
+			systemPrompt: context.systemPrompt ?? "",
+			toolNames: (context.tools ?? []).map((tool) => tool.name),
+			lastMessage,
+		};
 	}
 	const toolNames = helpers.getCurrentTools(messages).map((tool) => tool.name);
 	return { systemPrompt: helpers.getCurrentSystemPrompt(messages), toolNames, lastMessage };

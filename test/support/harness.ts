@@ -30,7 +30,10 @@ export interface Harness {
 	call(args: Record<string, unknown>, cwd?: string): Promise<Result>;
 }
 
-export function createHarness(env: { readonly agentDir: string; readonly projectDir: string }, fs: FsOps = realFs): Harness {
+export function createHarness(
+	env: { readonly agentDir: string; readonly projectDir: string },
+	fs: FsOps = realFs,
+): Harness {
 	const state = createSessionState();
 	const events: ChangeRecord[] = [];
 	const harness: Harness = {
@@ -39,22 +42,36 @@ export function createHarness(env: { readonly agentDir: string; readonly project
 		fs,
 		// Arguments go through the tool's own normalisation, as pi's prepareArguments would.
 		call: async (args, cwd = env.projectDir) => {
-			const deps: ToolDeps = { agentDir: () => env.agentDir, fs: harness.fs, state, effects: { onLanded: (record) => events.push(record) } };
+			const deps: ToolDeps = {
+				agentDir: () => env.agentDir,
+				fs: harness.fs,
+				state,
+				effects: { onLanded: (record) => events.push(record) },
+			};
 			let raw: AgentToolResult<Record<string, unknown>>;
 			try {
 				raw = await executeSkillManage(deps, normalizeArguments(args), { cwd } as unknown as ExtensionContext);
 			} catch (error) {
 				if (!(error instanceof ArgumentError)) throw error;
-				raw = { content: [{ type: "text", text: error.refusal.message }], details: { ok: false, code: error.refusal.code, ...error.refusal.data } };
+				raw = {
+					content: [{ type: "text", text: error.refusal.message }],
+					details: { ok: false, code: error.refusal.code, ...error.refusal.data },
+				};
 			}
 			const details = raw.details ?? {};
-			return { ...raw, text: textOf(raw), ok: details.ok === true, code: typeof details.code === "string" ? details.code : undefined };
+			return {
+				...raw,
+				text: textOf(raw),
+				ok: details.ok === true,
+				code: typeof details.code === "string" ? details.code : undefined,
+			};
 		},
 	};
 	return harness;
 }
 
-export const textOf = (r: AgentToolResult<Record<string, unknown>>): string => r.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+export const textOf = (r: AgentToolResult<Record<string, unknown>>): string =>
+	r.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 export const codeOf = (r: AgentToolResult<Record<string, unknown>>): unknown => r.details.code;
 
 export function expectOk(r: AgentToolResult<Record<string, unknown>>): void {

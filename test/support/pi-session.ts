@@ -3,7 +3,13 @@
 // DefaultResourceLoader from settings.packages, and driven by a scripted faux model on either pi line.
 import { readFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { getApiProvider, registerFauxProvider, type Context, type TextContent, type ImageContent } from "@mariozechner/pi-ai";
+import {
+	getApiProvider,
+	registerFauxProvider,
+	type Context,
+	type TextContent,
+	type ImageContent,
+} from "@mariozechner/pi-ai";
 import {
 	createAgentSession,
 	DefaultPackageManager,
@@ -76,7 +82,15 @@ export interface PiSession {
 	dispose(): void;
 }
 
-const FAUX_MODEL = { id: "faux-1", name: "Faux", reasoning: false, input: ["text" as const], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 16384 };
+const FAUX_MODEL = {
+	id: "faux-1",
+	name: "Faux",
+	reasoning: false,
+	input: ["text" as const],
+	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+	contextWindow: 128000,
+	maxTokens: 16384,
+};
 
 export async function createPiSession(options: PiSessionOptions): Promise<PiSession> {
 	const { agentDir, projectDir: cwd } = options.env;
@@ -85,10 +99,21 @@ export async function createPiSession(options: PiSessionOptions): Promise<PiSess
 	if (options.packageDir) await installPackage(options.packageDir, { cwd, agentDir, settingsManager });
 	const calls: CapturedCall[] = [];
 	const faux = registerFauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
-	const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, extensionFactories: [createFauxProviderExtension(faux.api)] });
+	const resourceLoader = new DefaultResourceLoader({
+		cwd,
+		agentDir,
+		settingsManager,
+		extensionFactories: [createFauxProviderExtension(faux.api)],
+	});
 	await resourceLoader.reload();
 	const { session } = await createAgentSession({
-		cwd, agentDir, model: faux.getModel(), resourceLoader, settingsManager, sessionManager: SessionManager.inMemory(cwd), tools: options.tools,
+		cwd,
+		agentDir,
+		model: faux.getModel(),
+		resourceLoader,
+		settingsManager,
+		sessionManager: SessionManager.inMemory(cwd),
+		tools: options.tools,
 	});
 	const notifications: Notification[] = [];
 	const extensionErrors: string[] = [];
@@ -101,12 +126,18 @@ export async function createPiSession(options: PiSessionOptions): Promise<PiSess
 	const run = async (prompt: string, steps: FauxStep[]): Promise<RunResult> => {
 		const firstCall = calls.length;
 		const firstResult = toolResults().length;
-		faux.setResponses(steps.map((step) => (context: Context) => {
-			calls.push(captureContext(context));
-			return stepToAssistantMessage(step);
-		}));
+		faux.setResponses(
+			steps.map((step) => (context: Context) => {
+				calls.push(captureContext(context));
+				return stepToAssistantMessage(step);
+			}),
+		);
 		await session.prompt(prompt);
-		return { toolResults: toolResults().slice(firstResult), calls: calls.slice(firstCall), pendingSteps: faux.getPendingResponseCount() };
+		return {
+			toolResults: toolResults().slice(firstResult),
+			calls: calls.slice(firstCall),
+			pendingSteps: faux.getPendingResponseCount(),
+		};
 	};
 	const runCommand = async (text: string): Promise<void> => {
 		await session.prompt(text);
@@ -120,12 +151,19 @@ export async function createPiSession(options: PiSessionOptions): Promise<PiSess
 
 /** `SettingsManager.create(cwd, agentDir, { projectTrusted })`; pi 0.73 takes (and needs) only two arguments. */
 function createSettingsManager(cwd: string, agentDir: string, projectTrusted: boolean): SettingsManager {
-	const create = SettingsManager.create as (cwd: string, agentDir: string, options?: { projectTrusted?: boolean }) => SettingsManager;
+	const create = SettingsManager.create as (
+		cwd: string,
+		agentDir: string,
+		options?: { projectTrusted?: boolean },
+	) => SettingsManager;
 	return create(cwd, agentDir, { projectTrusted });
 }
 
 /** Same call `pi install <dir>` makes: stores the path relative to agentDir in `<agentDir>/settings.json`. */
-async function installPackage(packageDir: string, context: { cwd: string; agentDir: string; settingsManager: SettingsManager }): Promise<void> {
+async function installPackage(
+	packageDir: string,
+	context: { cwd: string; agentDir: string; settingsManager: SettingsManager },
+): Promise<void> {
 	const packageManager = new DefaultPackageManager(context);
 	await packageManager.installAndPersist(packageDir, { local: false });
 	await context.settingsManager.flush();
@@ -141,7 +179,14 @@ function mergeGlobalSettings(agentDir: string, settings: Record<string, unknown>
 function createFauxProviderExtension(api: string): (pi: ExtensionAPI) => void {
 	const provider = getApiProvider(api);
 	if (!provider) throw new Error(`faux api ${api} is not registered`);
-	return (pi) => pi.registerProvider("faux", { api, baseUrl: "http://localhost:0", apiKey: "faux-key", streamSimple: provider.streamSimple, models: [FAUX_MODEL] });
+	return (pi) =>
+		pi.registerProvider("faux", {
+			api,
+			baseUrl: "http://localhost:0",
+			apiKey: "faux-key",
+			streamSimple: provider.streamSimple,
+			models: [FAUX_MODEL],
+		});
 }
 
 function createCommandActions(session: AgentSession): ExtensionCommandContextActions {
@@ -156,15 +201,37 @@ function createCommandActions(session: AgentSession): ExtensionCommandContextAct
 }
 
 /** UI methods answered with a no-op; pi 1.6 spreads the context (`{...ui}`), so they must be own properties. */
-const NO_OP_UI_METHODS = ["onTerminalInput", "setStatus", "setWorkingMessage", "setWorkingVisible", "setWorkingIndicator", "setHiddenThinkingLabel", "setWidget", "setFooter", "setHeader", "setTitle", "pasteToEditor", "setEditorText", "addAutocompleteProvider", "setEditorComponent", "getEditorComponent", "getTheme", "setTheme", "getToolsExpanded", "setToolsExpanded"];
+const NO_OP_UI_METHODS = [
+	"onTerminalInput",
+	"setStatus",
+	"setWorkingMessage",
+	"setWorkingVisible",
+	"setWorkingIndicator",
+	"setHiddenThinkingLabel",
+	"setWidget",
+	"setFooter",
+	"setHeader",
+	"setTitle",
+	"pasteToEditor",
+	"setEditorText",
+	"addAutocompleteProvider",
+	"setEditorComponent",
+	"getEditorComponent",
+	"getTheme",
+	"setTheme",
+	"getToolsExpanded",
+	"setToolsExpanded",
+];
 
 /** A UI context that records notify() and answers dialogs from the script; everything else is a no-op. */
 function createCapturingUi(script: UiScript, notifications: Notification[]): ExtensionUIContext {
 	const answers: Record<string, unknown> = {
 		...Object.fromEntries(NO_OP_UI_METHODS.map((name) => [name, () => undefined])),
 		notify: (message: string, type?: Notification["type"]) => notifications.push({ message, type }),
-		confirm: async (title: string, message: string) => (typeof script.confirm === "function" ? script.confirm(title, message) : (script.confirm ?? false)),
-		select: async (title: string, choices: string[]) => (typeof script.select === "function" ? script.select(title, choices) : script.select),
+		confirm: async (title: string, message: string) =>
+			typeof script.confirm === "function" ? script.confirm(title, message) : (script.confirm ?? false),
+		select: async (title: string, choices: string[]) =>
+			typeof script.select === "function" ? script.select(title, choices) : script.select,
 		input: async (title: string) => (typeof script.input === "function" ? script.input(title) : script.input),
 		editor: async () => undefined,
 		custom: async () => undefined,
@@ -173,11 +240,22 @@ function createCapturingUi(script: UiScript, notifications: Notification[]): Ext
 		theme: undefined,
 	};
 	// Any method a newer pi adds is a no-op too.
-	return new Proxy(answers, { get: (target, prop) => (typeof prop === "string" && prop in target ? target[prop] : () => undefined) }) as unknown as ExtensionUIContext;
+	return new Proxy(answers, {
+		get: (target, prop) => (typeof prop === "string" && prop in target ? target[prop] : () => undefined),
+	}) as unknown as ExtensionUIContext;
 }
 
 function toToolResultView(message: AgentSession["messages"][number]): ToolResultView[] {
 	if (message.role !== "toolResult") return [];
 	const text = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
-	return [{ toolName: message.toolName, toolCallId: message.toolCallId, isError: message.isError, content: message.content, details: message.details, text }];
+	return [
+		{
+			toolName: message.toolName,
+			toolCallId: message.toolCallId,
+			isError: message.isError,
+			content: message.content,
+			details: message.details,
+			text,
+		},
+	];
 }

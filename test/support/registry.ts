@@ -27,8 +27,16 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 /** `npm <args>` synchronously; throws with npm's output when it fails. */
 export function runNpm(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): string {
-	const result = spawnSync("npm", args, { cwd: options.cwd, env: options.env ?? childEnv(), encoding: "utf8", timeout: options.timeoutMs ?? 120000 });
-	if (result.status !== 0) throw new Error(`npm ${args.join(" ")} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`);
+	const result = spawnSync("npm", args, {
+		cwd: options.cwd,
+		env: options.env ?? childEnv(),
+		encoding: "utf8",
+		timeout: options.timeoutMs ?? 120000,
+	});
+	if (result.status !== 0)
+		throw new Error(
+			`npm ${args.join(" ")} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
+		);
 	return result.stdout;
 }
 
@@ -75,7 +83,8 @@ function writeConfig(root: string, port: number, uplink: string): string {
 async function waitUntilUp(url: string, child: ChildProcess, output: () => string): Promise<void> {
 	const deadline = Date.now() + 30000;
 	while (Date.now() < deadline) {
-		if (child.exitCode !== null || child.signalCode !== null) throw new Error(`verdaccio exited (${child.exitCode ?? child.signalCode}):\n${output()}`);
+		if (child.exitCode !== null || child.signalCode !== null)
+			throw new Error(`verdaccio exited (${child.exitCode ?? child.signalCode}):\n${output()}`);
 		try {
 			const response = await fetch(new URL("-/ping", url));
 			if (response.ok) return;
@@ -95,7 +104,8 @@ async function addUser(url: string): Promise<string> {
 		body: JSON.stringify({ name: "selfskills-test", password: "selfskills-test-password" }),
 	});
 	const body = (await response.json()) as { token?: string };
-	if (!response.ok || !body.token) throw new Error(`verdaccio adduser failed (${response.status}): ${JSON.stringify(body)}`);
+	if (!response.ok || !body.token)
+		throw new Error(`verdaccio adduser failed (${response.status}): ${JSON.stringify(body)}`);
 	return body.token;
 }
 
@@ -130,7 +140,12 @@ export async function startLocalRegistry(root: string): Promise<LocalRegistry> {
 	const url = `http://127.0.0.1:${port}/`;
 	// the uplink may sit behind a CA that npm trusts through `cafile`; verdaccio's Node must trust it too
 	const env = childEnv(cafile ? { NODE_EXTRA_CA_CERTS: cafile } : {});
-	const child = spawn(process.execPath, [VERDACCIO_BIN, "--config", configPath], { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+	const child = spawn(process.execPath, [VERDACCIO_BIN, "--config", configPath], {
+		cwd: root,
+		env,
+		detached: true,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
 	let output = "";
 	child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
 	child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));

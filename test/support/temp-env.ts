@@ -29,7 +29,12 @@ export function createTempEnv(options: { prefix?: string } = {}): TempEnv {
 	const runtimeDir = join(root, "run");
 	mkdirSync(runtimeDir, { mode: 0o700 });
 	const saved = new Map(ENV_KEYS.map((key) => [key, process.env[key]]));
-	Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", XDG_RUNTIME_DIR: runtimeDir });
+	Object.assign(process.env, {
+		HOME: home,
+		PI_CODING_AGENT_DIR: agentDir,
+		PI_OFFLINE: "1",
+		XDG_RUNTIME_DIR: runtimeDir,
+	});
 	const cleanup = (cleanupOptions: { keep?: boolean } = {}): void => {
 		for (const [key, value] of saved) restoreEnv(key, value);
 		if (!cleanupOptions.keep) rmSync(root, { recursive: true, force: true });

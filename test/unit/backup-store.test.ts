@@ -1,11 +1,29 @@
 // backup-store.ts: the exact on-disk layout a person restores from with `cp`, UTC stamps, hashes
 // of the stored bytes, de-duplication, pruning, the old flat layout and tamper detection; one folder
 // per skill folder, private modes, and no symlink followed inside the store.
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	copyFileSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	unlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { expect } from "chai";
-import { backupFolderName, createBackupStore, formatStamp, skillFolderName, skillKey, type BackupEntry } from "../../src/backup-store.ts";
+import {
+	backupFolderName,
+	createBackupStore,
+	formatStamp,
+	skillFolderName,
+	skillKey,
+	type BackupEntry,
+} from "../../src/backup-store.ts";
 import { isRefusal, type Refusal } from "../../src/errors.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { StoreLinkError } from "../../src/writer.ts";
@@ -24,7 +42,10 @@ const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).d
 const ID = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
 const ALPHA = { name: "alpha", dir: "/skills/alpha" };
 const FOLDER = backupFolderName(ALPHA);
-const ODD_BYTES = Buffer.concat([Buffer.from("\uFEFF---\r\nname: alpha\r\n---\r\ntrailing  \r\n", "utf8"), Buffer.from([0xe2, 0x80, 0xae, 0x0a])]);
+const ODD_BYTES = Buffer.concat([
+	Buffer.from("\uFEFF---\r\nname: alpha\r\n---\r\ntrailing  \r\n", "utf8"),
+	Buffer.from([0xe2, 0x80, 0xae, 0x0a]),
+]);
 
 describe("backup store", function () {
 	const getEnv = useTempEnv();
@@ -47,7 +68,12 @@ describe("backup store", function () {
 		expect(match, entry.id).to.not.equal(null);
 		expect(match?.[2]).to.equal(sha(bytes).slice(0, 10));
 		expect(match?.[3]).to.equal(".md");
-		expect(entry).to.deep.include({ hash: sha(bytes).slice(0, 10), size: bytes.length, legacy: false, stamp: match?.[1] });
+		expect(entry).to.deep.include({
+			hash: sha(bytes).slice(0, 10),
+			size: bytes.length,
+			legacy: false,
+			stamp: match?.[1],
+		});
 	});
 
 	it("mirrors a bundled file's relative path and keeps its extension (none when it has none)", function () {
@@ -66,7 +92,9 @@ describe("backup store", function () {
 		const entry = store().store(ALPHA, "SKILL.md", Buffer.from("x"));
 		const after = Date.now();
 		expect(new Date(before).getHours()).to.not.equal(new Date(before).getUTCHours());
-		expect(entry.stamp >= formatStamp(new Date(before)) && entry.stamp <= formatStamp(new Date(after + 5))).to.equal(true);
+		expect(entry.stamp >= formatStamp(new Date(before)) && entry.stamp <= formatStamp(new Date(after + 5))).to.equal(
+			true,
+		);
 		expect(entry.stamp.slice(9, 11)).to.equal(String(new Date(before).getUTCHours()).padStart(2, "0"));
 		expect(entry.time).to.equal(new Date(Date.parse(entry.time)).toISOString());
 	});
@@ -122,7 +150,10 @@ describe("backup store", function () {
 		const s = store();
 		const newer = s.store(ALPHA, "SKILL.md", Buffer.from("new"));
 		const entries = s.list(ALPHA, "SKILL.md");
-		expect(entries.map((e) => [e.id, e.legacy])).to.deep.equal([[newer.id, false], [id, true]]);
+		expect(entries.map((e) => [e.id, e.legacy])).to.deep.equal([
+			[newer.id, false],
+			[id, true],
+		]);
 		expect((s.read(entries[1]) as Buffer).equals(bytes)).to.equal(true);
 		expect(entries[1].time).to.equal("2025-01-01T12:00:00.000Z");
 		expect(s.list(ALPHA, "references/api.md")).to.deep.equal([]);
@@ -159,13 +190,21 @@ describe("backup store", function () {
 			{ relPath: "scripts/run.sh", bytes: Buffer.from("#!/bin/sh\n"), mode: 0o755 },
 		];
 		const snap = s.snapshot("alpha", "/somewhere/alpha", files);
-		expect(snap.path).to.equal(join(backupsDir(), backupFolderName({ name: "alpha", dir: "/somewhere/alpha" }), "__deleted__", snap.id));
+		expect(snap.path).to.equal(
+			join(backupsDir(), backupFolderName({ name: "alpha", dir: "/somewhere/alpha" }), "__deleted__", snap.id),
+		);
 		expect(snap.id).to.match(/^\d{8}-\d{6}\.\d{3}$/);
 		expect(readFileSync(join(snap.path, "scripts", "run.sh"), "utf8")).to.equal("#!/bin/sh\n");
 		expect(statSync(join(snap.path, "scripts", "run.sh")).mode & 0o777, "private on disk").to.equal(0o600);
-		expect(JSON.parse(readFileSync(`${snap.path}.json`, "utf8"))).to.deep.equal({ skill: "alpha", originDir: "/somewhere/alpha" });
+		expect(JSON.parse(readFileSync(`${snap.path}.json`, "utf8"))).to.deep.equal({
+			skill: "alpha",
+			originDir: "/somewhere/alpha",
+		});
 		expect(s.listSnapshots("alpha")).to.deep.equal([snap]);
-		expect(s.readSnapshot(snap).map((f) => [f.relPath, f.bytes.toString(), f.mode])).to.deep.equal([["SKILL.md", "skill", 0o644], ["scripts/run.sh", "#!/bin/sh\n", 0o755]]);
+		expect(s.readSnapshot(snap).map((f) => [f.relPath, f.bytes.toString(), f.mode])).to.deep.equal([
+			["SKILL.md", "skill", 0o644],
+			["scripts/run.sh", "#!/bin/sh\n", 0o755],
+		]);
 	});
 
 	it("lists the tracked files of a skill without the snapshots", function () {
@@ -214,7 +253,9 @@ describe("backup store", function () {
 			expect(s.list(user, "SKILL.md").map((e) => e.id)).to.deep.equal([a.id]);
 			expect(s.list(project, "SKILL.md").map((e) => e.id)).to.deep.equal([b.id]);
 			expect(s.list("deploy", "SKILL.md").map((e) => e.id)).to.deep.equal([b.id, a.id]);
-			s.snapshot("deploy", project.dir, [{ relPath: "SKILL.md", bytes: Buffer.from("project deploy"), mode: 0o644 }]);
+			s.snapshot("deploy", project.dir, [
+				{ relPath: "SKILL.md", bytes: Buffer.from("project deploy"), mode: 0o644 },
+			]);
 			expect(s.listSnapshots("deploy").map((e) => e.originDir)).to.deep.equal([project.dir]);
 			expect(s.listSnapshots(user)).to.deep.equal([]);
 			expect(s.skillNames()).to.deep.equal(["deploy"]);
@@ -228,7 +269,9 @@ describe("backup store", function () {
 
 		it("keys a bundled file, SKILL.md and a single-file skill to their skill", function () {
 			expect(skillKey("alpha", "/skills/alpha/SKILL.md")).to.deep.equal(ALPHA);
-			expect(skillKey("alpha", "/skills/alpha/references/deep/api.md", "references/deep/api.md")).to.deep.equal(ALPHA);
+			expect(skillKey("alpha", "/skills/alpha/references/deep/api.md", "references/deep/api.md")).to.deep.equal(
+				ALPHA,
+			);
 			expect(skillKey("solo", "/skills/solo.md")).to.deep.equal({ name: "solo", dir: "/skills/solo.md" });
 		});
 
@@ -262,8 +305,13 @@ describe("backup store", function () {
 			chmodSync(backupsDir(), 0o755);
 			const s = store();
 			s.store(ALPHA, "references/api.md", Buffer.from("api"));
-			s.snapshot("alpha", ALPHA.dir, [{ relPath: "scripts/run.sh", bytes: Buffer.from("#!/bin/sh\n"), mode: 0o755 }]);
-			const walk = (dir: string): string[] => readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? [join(dir, n), ...walk(join(dir, n))] : [join(dir, n)]));
+			s.snapshot("alpha", ALPHA.dir, [
+				{ relPath: "scripts/run.sh", bytes: Buffer.from("#!/bin/sh\n"), mode: 0o755 },
+			]);
+			const walk = (dir: string): string[] =>
+				readdirSync(dir).flatMap((n) =>
+					statSync(join(dir, n)).isDirectory() ? [join(dir, n), ...walk(join(dir, n))] : [join(dir, n)],
+				);
 			const all = [join(getEnv().agentDir, "selfskills"), backupsDir(), ...walk(backupsDir())];
 			const loose = all.filter((p) => (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600));
 			expect(loose.map((p) => `${p} ${(statSync(p).mode & 0o777).toString(8)}`)).to.deep.equal([]);
@@ -272,7 +320,12 @@ describe("backup store", function () {
 		it("refuses a symlink planted at any step of the store, never writing or reading through it", function () {
 			const outside = join(getEnv().root, "outside");
 			mkdirSync(outside);
-			const steps = ["selfskills", "selfskills/backups", `selfskills/backups/${FOLDER}`, `selfskills/backups/${FOLDER}/SKILL.md`];
+			const steps = [
+				"selfskills",
+				"selfskills/backups",
+				`selfskills/backups/${FOLDER}`,
+				`selfskills/backups/${FOLDER}/SKILL.md`,
+			];
 			for (const step of steps) {
 				const s = store();
 				s.store(ALPHA, "SKILL.md", Buffer.from("before"));

@@ -53,14 +53,23 @@ describe("locks through an injected FsOps", function () {
 		const lockPath = getLockPath(target, options);
 		const owner = join(lockPath, "owner");
 		let record = "";
-		const outcome = await withFileLocks([target], async () => {
-			record = readFileSync(owner, "utf8");
-			return "ran";
-		}, { ...options, fs });
+		const outcome = await withFileLocks(
+			[target],
+			async () => {
+				record = readFileSync(owner, "utf8");
+				return "ran";
+			},
+			{ ...options, fs },
+		);
 		expect(outcome).to.equal("ran");
 		expect(JSON.parse(record)).to.include({ pid: process.pid, host: hostname() });
 		const calls = fs.log.map((call) => `${call.op} ${String(call.args[0])}`);
-		expect(calls).to.include.members([`realpath ${target}`, `open ${owner}`, `utimes ${lockPath}`, `unlink ${owner}`]);
+		expect(calls).to.include.members([
+			`realpath ${target}`,
+			`open ${owner}`,
+			`utimes ${lockPath}`,
+			`unlink ${owner}`,
+		]);
 		expect(existsSync(lockPath)).to.equal(false);
 	});
 
@@ -68,11 +77,15 @@ describe("locks through an injected FsOps", function () {
 		const fs = faultyFs({ open: () => errno("ENOSPC", "no space left on device") });
 		const owner = join(getLockPath(target, options), "owner");
 		let hadRecord = true;
-		const outcome = await withFileLocks([target], async (guard) => {
-			hadRecord = existsSync(owner);
-			guard.assertHeld(target);
-			return "ran";
-		}, { ...options, fs });
+		const outcome = await withFileLocks(
+			[target],
+			async (guard) => {
+				hadRecord = existsSync(owner);
+				guard.assertHeld(target);
+				return "ran";
+			},
+			{ ...options, fs },
+		);
 		expect(outcome).to.equal("ran");
 		expect(hadRecord).to.equal(false);
 	});
@@ -86,7 +99,12 @@ describe("locks through an injected FsOps", function () {
 	it("takes over a dead holder's lock by renaming it away through the fs", async function () {
 		const lockPath = await plantDeadHolder(target, options);
 		const fs = faultyFs();
-		const outcome = await withFileLocks([target], async () => "locked", { ...options, fs, stale: 600_000, wait: 10_000 });
+		const outcome = await withFileLocks([target], async () => "locked", {
+			...options,
+			fs,
+			stale: 600_000,
+			wait: 10_000,
+		});
 		expect(outcome).to.equal("locked");
 		const renames = fs.log.filter((call) => call.op === "rename");
 		expect(renames.map((call) => call.args[0])).to.deep.equal([lockPath]);
@@ -97,7 +115,12 @@ describe("locks through an injected FsOps", function () {
 		const lockPath = await plantDeadHolder(target, options);
 		const record = readFileSync(join(lockPath, "owner"), "utf8");
 		const fs = faultyFs({ rename: () => errno("EACCES") });
-		const outcome = await withFileLocks([target], async () => "locked", { ...options, fs, stale: 600_000, wait: 300 });
+		const outcome = await withFileLocks([target], async () => "locked", {
+			...options,
+			fs,
+			stale: 600_000,
+			wait: 300,
+		});
 		expect(outcome).to.have.property("code", "io_error");
 		expect((outcome as Refusal).data.errno).to.equal("ELOCKED");
 		expect(fs.log.some((call) => call.op === "rename" && call.args[0] === lockPath)).to.equal(true);

@@ -16,7 +16,9 @@ describe("paths through an injected FsOps", function () {
 		mkdirSync(join(env.projectDir, "real"));
 		const link = join(env.projectDir, "alias");
 		symlinkSync(join(env.projectDir, "real"), link);
-		const fs = faultyFs({ realpath: (call) => (call.args[0] === link ? errno("EACCES", "permission denied") : undefined) });
+		const fs = faultyFs({
+			realpath: (call) => (call.args[0] === link ? errno("EACCES", "permission denied") : undefined),
+		});
 		expect(resolveReal(join(link, "SKILL.md"))).to.equal(join(env.projectDir, "real", "SKILL.md"));
 		// Through the fs: the link is unresolvable, so the path keeps its name below the real folder.
 		expect(resolveReal(join(link, "SKILL.md"), fs)).to.equal(join(env.projectDir, "alias", "SKILL.md"));
@@ -33,9 +35,12 @@ describe("paths through an injected FsOps", function () {
 		const sub = join(env.projectDir, "deep", "er");
 		mkdirSync(sub, { recursive: true });
 		const seen = new Set([join(env.projectDir, ".git")]);
-		const fs = { ...realFs, access: (path: string) => {
-			if (!seen.has(path)) throw errno("ENOENT");
-		} };
+		const fs = {
+			...realFs,
+			access: (path: string) => {
+				if (!seen.has(path)) throw errno("ENOENT");
+			},
+		};
 		expect(findProjectRoot(sub, fs)).to.equal(env.projectDir);
 		const blind = faultyFs({ access: () => errno("EACCES") });
 		expect(findProjectRoot(sub, blind)).to.equal(sub);
@@ -45,7 +50,10 @@ describe("paths through an injected FsOps", function () {
 	it("getPiPlaces and getRootProblem resolve through the fs: a root the fs maps into pi's folder is refused", function () {
 		const env = getEnv();
 		const root = join(env.root, "skills-elsewhere");
-		const fs = { ...realFs, realpath: (path: string) => (path === root ? join(env.agentDir, "extensions") : realFs.realpath(path)) };
+		const fs = {
+			...realFs,
+			realpath: (path: string) => (path === root ? join(env.agentDir, "extensions") : realFs.realpath(path)),
+		};
 		const places = getPiPlaces(env.agentDir, fs);
 		expect(places.agentDirReal).to.equal(env.agentDir);
 		expect(getRootProblem(places, root)).to.equal(undefined);

@@ -16,7 +16,9 @@ describe("settings through an injected FsOps", function () {
 		const env = getEnv();
 		const path = join(env.agentDir, "settings.json");
 		writeFileSync(path, JSON.stringify({ selfskills: { inject: false } }));
-		const fs = faultyFs({ readFile: (call) => (call.args[0] === path ? errno("EACCES", "permission denied") : undefined) });
+		const fs = faultyFs({
+			readFile: (call) => (call.args[0] === path ? errno("EACCES", "permission denied") : undefined),
+		});
 		const report = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false, fs });
 		expect(report.problems).to.have.length(1);
 		expect(report.problems[0]).to.contain(`${path}: cannot read`).and.contain("EACCES");
@@ -30,7 +32,9 @@ describe("settings through an injected FsOps", function () {
 		const path = join(env.agentDir, "settings.json");
 		const fs = { ...realFs, readFile: () => Buffer.from('{ "selfskills": { "backupCap": 3 } }') };
 		expect(readSettingsFile(path, fs)).to.deep.equal({ json: { selfskills: { backupCap: 3 } } });
-		expect(loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false, fs }).settings.backupCap).to.equal(3);
+		expect(
+			loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false, fs }).settings.backupCap,
+		).to.equal(3);
 	});
 
 	it("treats an injected ENOENT as a missing file: no problem", function () {
@@ -43,7 +47,10 @@ describe("settings through an injected FsOps", function () {
 		const env = getEnv();
 		mkdirSync(join(env.projectDir, ".git"));
 		mkdirSync(join(env.projectDir, ".pi", "skills"), { recursive: true });
-		writeFileSync(join(env.projectDir, ".pi", "settings.json"), JSON.stringify({ selfskills: { skillsDir: "skills" } }));
+		writeFileSync(
+			join(env.projectDir, ".pi", "settings.json"),
+			JSON.stringify({ selfskills: { skillsDir: "skills" } }),
+		);
 		const inside = join(env.projectDir, ".pi", "skills");
 		const elsewhere = join(env.root, "elsewhere");
 		// The fs says the project's skills folder is really somewhere else (as a symlink would).

@@ -22,11 +22,17 @@ describe("the gate order", function () {
 
 	it("runs the named gates in order, stops at the first refusal, and refuses a named gate nobody supplied", function () {
 		const ran: string[] = [];
-		const gate = (name: string, refuse = false) => () => {
-			ran.push(name);
-			return refuse ? refusals.emptyOldString() : undefined;
-		};
-		const refused = runGates(["read", "unchanged", "writable"], { writable: gate("writable"), read: gate("read"), unchanged: gate("unchanged", true) });
+		const gate =
+			(name: string, refuse = false) =>
+			() => {
+				ran.push(name);
+				return refuse ? refusals.emptyOldString() : undefined;
+			};
+		const refused = runGates(["read", "unchanged", "writable"], {
+			writable: gate("writable"),
+			read: gate("read"),
+			unchanged: gate("unchanged", true),
+		});
 		expect(refused?.code).to.equal("empty_old_string");
 		expect(ran).to.deep.equal(["read", "unchanged"]);
 		expect(() => runGates(["read", "valid"], { read: gate("read") })).to.throw(/"valid" is named but not supplied/);

@@ -6,7 +6,15 @@ import { dirname, join } from "node:path";
 import { expect } from "chai";
 import type { DiscoveredSkill } from "../../src/discovery.ts";
 import type { Refusal } from "../../src/errors.ts";
-import { checkOldString, checkRead, checkUnchanged, checkUnique, closestLines, findAll, replaceExact } from "../../src/gates.ts";
+import {
+	checkOldString,
+	checkRead,
+	checkUnchanged,
+	checkUnique,
+	closestLines,
+	findAll,
+	replaceExact,
+} from "../../src/gates.ts";
 import { createReadLedger } from "../../src/read-ledger.ts";
 import type { FileTarget } from "../../src/target.ts";
 import { useTempEnv } from "../support/temp-env.ts";
@@ -16,7 +24,15 @@ import { createHarness } from "../support/harness.ts";
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 
 function target(dir: string, rel = "SKILL.md"): FileTarget {
-	const skill: DiscoveredSkill = { name: "alpha", description: "d", filePath: join(dir, "SKILL.md"), dir, origin: { kind: "auto", scope: "user" }, patchable: true, reason: undefined };
+	const skill: DiscoveredSkill = {
+		name: "alpha",
+		description: "d",
+		filePath: join(dir, "SKILL.md"),
+		dir,
+		origin: { kind: "auto", scope: "user" },
+		patchable: true,
+		reason: undefined,
+	};
 	return { skill, relPath: rel, absPath: join(dir, rel), isSkillFile: rel === "SKILL.md" };
 }
 
@@ -55,21 +71,29 @@ describe("gates", function () {
 		it("gate 2 does not let reading a bundled file unlock its skill", function () {
 			const ledger = createReadLedger();
 			ledger.record("/s/alpha/references/api.md", "h");
-			expect(expectCode(checkRead(ledger, target("/s/alpha", "references/api.md")), "not_read").data.file).to.equal("SKILL.md");
+			expect(expectCode(checkRead(ledger, target("/s/alpha", "references/api.md")), "not_read").data.file).to.equal(
+				"SKILL.md",
+			);
 		});
 
 		it("gate 3 refuses a changed file with stale and both hashes", function () {
 			const ledger = createReadLedger();
 			ledger.record("/s/alpha/SKILL.md", "a".repeat(64));
 			const refusal = expectCode(checkUnchanged(ledger, target("/s/alpha"), "b".repeat(64)), "stale");
-			expect(refusal.data).to.deep.equal({ path: "/s/alpha/SKILL.md", readHash: "a".repeat(64), currentHash: "b".repeat(64) });
+			expect(refusal.data).to.deep.equal({
+				path: "/s/alpha/SKILL.md",
+				readHash: "a".repeat(64),
+				currentHash: "b".repeat(64),
+			});
 			expect(checkUnchanged(ledger, target("/s/alpha"), "a".repeat(64))).to.equal(undefined);
 		});
 
 		it("gate 3 reports a deleted file as stale", function () {
 			const ledger = createReadLedger();
 			ledger.record("/s/alpha/SKILL.md", "a".repeat(64));
-			expect(expectCode(checkUnchanged(ledger, target("/s/alpha"), null), "stale").data.currentHash).to.equal("(deleted)");
+			expect(expectCode(checkUnchanged(ledger, target("/s/alpha"), null), "stale").data.currentHash).to.equal(
+				"(deleted)",
+			);
 		});
 
 		it("gate 5 refuses a repeated old_string with not_unique, the count and the line numbers", function () {
@@ -118,7 +142,12 @@ describe("gates", function () {
 		it("agrees with a naive search on overlapping, repeated and self-similar needles", function () {
 			const naive = (text: string, needle: string, overlapping: boolean) => {
 				const hits: number[] = [];
-				for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + (overlapping ? 1 : needle.length))) hits.push(i);
+				for (
+					let i = text.indexOf(needle);
+					i !== -1;
+					i = text.indexOf(needle, i + (overlapping ? 1 : needle.length))
+				)
+					hits.push(i);
 				return hits;
 			};
 			const texts = ["aaaaaa", "abababab", "abaababaabaab", "aabaabaaab\naab", "xyz", "🙂🙂a🙂"];
@@ -158,25 +187,49 @@ describe("gates", function () {
 
 		it("keeps a BOM, CRLF, trailing spaces and unusual Unicode outside the replaced span of a bundled file", async function () {
 			const { agentDir, projectDir } = getEnv();
-			const original = Buffer.from("\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, \u2028sep  \r\nend without newline", "utf8");
-			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/notes.md": original }));
+			const original = Buffer.from(
+				"\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, \u2028sep  \r\nend without newline",
+				"utf8",
+			);
+			const dir = dirname(
+				writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/notes.md": original }),
+			);
 			const tool = createHarness({ agentDir, projectDir });
 			expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
 			expect((await tool.call({ action: "read", skill: "alpha", file: "references/notes.md" })).ok).to.equal(true);
-			const result = await tool.call({ action: "patch", skill: "alpha", file: "references/notes.md", old_string: "fix me", new_string: "fixed $& $1" });
+			const result = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				file: "references/notes.md",
+				old_string: "fix me",
+				new_string: "fixed $& $1",
+			});
 			expect(result.code, result.text).to.equal(undefined);
-			const expected = Buffer.from(original.toString("utf8").replace("fix me", () => "fixed $& $1"), "utf8");
+			const expected = Buffer.from(
+				original.toString("utf8").replace("fix me", () => "fixed $& $1"),
+				"utf8",
+			);
 			expect(readFileSync(join(dir, "references", "notes.md")).equals(expected)).to.equal(true);
-			expect(readFileSync(join(dir, "references", "notes.md")).subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))).to.equal(true);
+			expect(
+				readFileSync(join(dir, "references", "notes.md"))
+					.subarray(0, 3)
+					.equals(Buffer.from([0xef, 0xbb, 0xbf])),
+			).to.equal(true);
 		});
 
 		it("keeps CRLF line endings and trailing spaces of SKILL.md outside the replaced span", async function () {
 			const { agentDir, projectDir } = getEnv();
-			const original = "---\r\nname: alpha\r\ndescription: Use when testing alpha.  \r\n---\r\n# Alpha  \r\n\r\nStep one.\t\r\nStep two.\r\n";
+			const original =
+				"---\r\nname: alpha\r\ndescription: Use when testing alpha.  \r\n---\r\n# Alpha  \r\n\r\nStep one.\t\r\nStep two.\r\n";
 			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", original));
 			const tool = createHarness({ agentDir, projectDir });
 			await tool.call({ action: "read", skill: "alpha" });
-			const result = await tool.call({ action: "patch", skill: "alpha", old_string: "Step two.", new_string: "Step two, done." });
+			const result = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step two.",
+				new_string: "Step two, done.",
+			});
 			expect(result.code, result.text).to.equal(undefined);
 			expect(readFileSync(join(dir, "SKILL.md"), "utf8")).to.equal(original.replace("Step two.", "Step two, done."));
 		});
@@ -184,7 +237,9 @@ describe("gates", function () {
 		it("refuses to patch a file that is not valid UTF-8 instead of repairing it", async function () {
 			const { agentDir, projectDir } = getEnv();
 			const bytes = Buffer.concat([Buffer.from("ok line\n"), Buffer.from([0xc3, 0x28]), Buffer.from("\n")]);
-			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/latin1.md": bytes }));
+			const dir = dirname(
+				writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/latin1.md": bytes }),
+			);
 			const tool = createHarness({ agentDir, projectDir });
 			await tool.call({ action: "read", skill: "alpha" });
 			const read = await tool.call({ action: "read", skill: "alpha", file: "references/latin1.md" });
@@ -194,7 +249,9 @@ describe("gates", function () {
 
 		it("records the new hash after a landed patch, so the read ledger matches the file", async function () {
 			const { agentDir, projectDir } = getEnv();
-			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha", "# alpha\n\nStep one.\n")));
+			const dir = dirname(
+				writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha", "# alpha\n\nStep one.\n")),
+			);
 			const tool = createHarness({ agentDir, projectDir });
 			await tool.call({ action: "read", skill: "alpha" });
 			await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });

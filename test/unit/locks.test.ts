@@ -2,7 +2,17 @@
 // and a lock whose holder is proven dead on this host taken over at once, while a live holder,
 // or one on another host before the stale time, keeps it. Real child processes hold the locks.
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	chownSync,
+	mkdirSync,
+	readFileSync,
+	readlinkSync,
+	statSync,
+	symlinkSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -45,7 +55,11 @@ function plantLock(target: string, options: LockOptions, record: string): string
 
 /** A lock-holder child, once it has printed `signal` ("held", or "ready" when it waits for GO_FILE). */
 function startChild(env: Record<string, string>, signal = "held"): Promise<ChildProcess> {
-	const child = spawn(process.execPath, ["--import", "tsx", HOLDER], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+	const child = spawn(process.execPath, ["--import", "tsx", HOLDER], {
+		cwd: REPO_ROOT,
+		env: { ...process.env, ...env },
+		stdio: ["ignore", "pipe", "inherit"],
+	});
 	return new Promise((resolve, reject) => {
 		child.stdout?.on("data", (chunk: Buffer) => {
 			if (chunk.toString().includes(signal)) resolve(child);
@@ -55,7 +69,10 @@ function startChild(env: Record<string, string>, signal = "held"): Promise<Child
 	});
 }
 
-const exited = (child: ChildProcess): Promise<void> => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on("exit", () => resolve())));
+const exited = (child: ChildProcess): Promise<void> =>
+	new Promise((resolve) =>
+		child.exitCode !== null || child.signalCode !== null ? resolve() : child.on("exit", () => resolve()),
+	);
 
 describe("locks", function () {
 	this.timeout(60_000);
@@ -79,7 +96,8 @@ describe("locks", function () {
 		}
 	});
 
-	const lockAgain = (extra: LockOptions = {}) => withFileLocks([target], async () => "locked", { ...options, ...extra });
+	const lockAgain = (extra: LockOptions = {}) =>
+		withFileLocks([target], async () => "locked", { ...options, ...extra });
 
 	describe("the lock folder", function () {
 		it("is one private folder per user: the same lock for a file whatever the agent dir or the path that names it", function () {
@@ -90,7 +108,9 @@ describe("locks", function () {
 			expect(statSync(dir).mode & 0o777).to.equal(0o700);
 			expect(statSync(join(runtime, "pi-selfskills")).mode & 0o777).to.equal(0o700);
 			// A file not made yet is keyed by its folder's real path, so both names meet on one lock.
-			expect(getLockPath(join(env.projectDir, "alias", "new.md"), options)).to.equal(getLockPath(join(env.projectDir, "real", "new.md"), options));
+			expect(getLockPath(join(env.projectDir, "alias", "new.md"), options)).to.equal(
+				getLockPath(join(env.projectDir, "real", "new.md"), options),
+			);
 			expect(getLockPath(target, options).startsWith(dir)).to.equal(true);
 		});
 
@@ -98,13 +118,23 @@ describe("locks", function () {
 			chmodSync(runtime, 0o755);
 			const tmp = join(env.root, "tmp");
 			mkdirSync(tmp);
-			expect(getLockDir({ env: { XDG_RUNTIME_DIR: runtime, TMPDIR: tmp } })).to.equal(join(tmp, `pi-selfskills-${process.getuid?.()}`, "locks"));
+			expect(getLockDir({ env: { XDG_RUNTIME_DIR: runtime, TMPDIR: tmp } })).to.equal(
+				join(tmp, `pi-selfskills-${process.getuid?.()}`, "locks"),
+			);
 		});
 
 		for (const [what, plant, problem] of [
 			["a symbolic link", (dir: string) => symlinkSync(join(env.root, "home"), dir), /is a symbolic link/],
-			["owned by another user", (dir: string) => (mkdirSync(dir, { mode: 0o700 }), chownSync(dir, 12345, 12345)), /is owned by uid 12345, not by you/],
-			["open to other users", (dir: string) => (mkdirSync(dir), chmodSync(dir, 0o777)), /is open to other users \(mode 0777\)/],
+			[
+				"owned by another user",
+				(dir: string) => (mkdirSync(dir, { mode: 0o700 }), chownSync(dir, 12345, 12345)),
+				/is owned by uid 12345, not by you/,
+			],
+			[
+				"open to other users",
+				(dir: string) => (mkdirSync(dir), chmodSync(dir, 0o777)),
+				/is open to other users \(mode 0777\)/,
+			],
 			["a file", (dir: string) => writeFileSync(dir, ""), /is not a folder/],
 		] as const) {
 			it(`is refused with io_error naming it when a planted one is ${what}, before the locked work runs`, async function () {
@@ -126,7 +156,12 @@ describe("locks", function () {
 		}
 
 		it("is refused with io_error naming the folder when it is not writable by you (injected EACCES)", async function () {
-			const denied = { ...realFs, access: () => { throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" }); } };
+			const denied = {
+				...realFs,
+				access: () => {
+					throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
+				},
+			};
 			const outcome = await withFileLocks([target], async () => "ran", { ...options, fs: denied });
 			expect(isRefusal(outcome)).to.equal(true);
 			const refusal = outcome as Refusal;
@@ -163,7 +198,11 @@ describe("locks", function () {
 			plantLock(target, options, holderRecord(sleeper.pid ?? 0, { pid: gone.pid }));
 			writeFileSync(target, "");
 			const go = join(env.root, "go");
-			const racers = await Promise.all(Array.from({ length: 3 }, () => startChild({ TARGET: target, HOLD_MS: "150", XDG_RUNTIME_DIR: runtime, GO_FILE: go }, "ready")));
+			const racers = await Promise.all(
+				Array.from({ length: 3 }, () =>
+					startChild({ TARGET: target, HOLD_MS: "150", XDG_RUNTIME_DIR: runtime, GO_FILE: go }, "ready"),
+				),
+			);
 			children.push(...racers);
 			writeFileSync(go, "");
 			await Promise.all(racers.map(exited));
@@ -184,7 +223,11 @@ describe("locks", function () {
 		});
 
 		it("of another host waits for the stale time, then is taken over", async function () {
-			const lockPath = plantLock(target, options, holderRecord(process.pid, { host: "elsewhere.example", pid: 4_000_000 }));
+			const lockPath = plantLock(
+				target,
+				options,
+				holderRecord(process.pid, { host: "elsewhere.example", pid: 4_000_000 }),
+			);
 			const busy = await lockAgain({ stale: 2_000, wait: 300 });
 			expect(isRefusal(busy) && busy.data.errno, JSON.stringify(busy)).to.equal("ELOCKED");
 			const old = new Date(Date.now() - 60_000);
@@ -193,11 +236,15 @@ describe("locks", function () {
 		});
 
 		it("stays held past proper-lockfile's update interval (writing the owner record does not look like a lost lock)", async function () {
-			const outcome = await withFileLocks([target], async (guard) => {
-				await new Promise((resolve) => setTimeout(resolve, 2_600));
-				guard.assertHeld(target);
-				return "held";
-			}, options);
+			const outcome = await withFileLocks(
+				[target],
+				async (guard) => {
+					await new Promise((resolve) => setTimeout(resolve, 2_600));
+					guard.assertHeld(target);
+					return "held";
+				},
+				options,
+			);
 			expect(outcome).to.equal("held");
 		});
 

@@ -15,7 +15,14 @@ describe("origins: the skills this package created", function () {
 	it("are own after create, also after a whole-skill delete and a restore; a person's skill is others", async function () {
 		const env = getEnv();
 		const tool = createHarness(env);
-		expectOk(await tool.call({ action: "create", name: "release-notes", description: "Use when writing release notes.", body: "# Notes\n" }));
+		expectOk(
+			await tool.call({
+				action: "create",
+				name: "release-notes",
+				description: "Use when writing release notes.",
+				body: "# Notes\n",
+			}),
+		);
 		const dir = join(env.agentDir, "skills", "release-notes");
 		expect(originOfSkill(realFs, env.agentDir, dir)).to.equal("own");
 		expect(statSync(getCreatedPath(env.agentDir)).mode & 0o777).to.equal(0o600);

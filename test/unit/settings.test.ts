@@ -21,7 +21,8 @@ function writeProject(env: TempEnv, json: unknown): string {
 
 describe("settings", function () {
 	const getEnv = useTempEnv();
-	const load = (env: TempEnv, trusted: boolean) => loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted });
+	const load = (env: TempEnv, trusted: boolean) =>
+		loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted });
 
 	it("uses the defaults when neither file has the selfskills key", function () {
 		const env = getEnv();
@@ -184,7 +185,11 @@ describe("settings", function () {
 		const report = load(env, true);
 		expect(report.source).to.equal(projectPath);
 		expect(report.settings.trustedProjects).to.deep.equal(["/x/proj"]);
-		expect(report.problems.some((p) => p.includes(projectPath) && p.includes("trustedProjects is read from the global settings only"))).to.equal(true);
+		expect(
+			report.problems.some(
+				(p) => p.includes(projectPath) && p.includes("trustedProjects is read from the global settings only"),
+			),
+		).to.equal(true);
 	});
 
 	it("expands ~ in skillsDir against $HOME", function () {
@@ -216,7 +221,13 @@ describe("settings", function () {
 				expect(report.problems, JSON.stringify(approval)).to.deep.equal([]);
 				expect(report.settings.approval).to.deep.equal(approval);
 			}
-			for (const approval of ["yes", { own: "ask" }, { own: "ask", others: "never" }, { own: "ask", others: "ask", extra: "ask" }, 3]) {
+			for (const approval of [
+				"yes",
+				{ own: "ask" },
+				{ own: "ask", others: "never" },
+				{ own: "ask", others: "ask", extra: "ask" },
+				3,
+			]) {
 				writeGlobal(env, { selfskills: { approval } });
 				const report = load(env, false);
 				expect(report.settings.approval, JSON.stringify(approval)).to.equal("auto");
@@ -226,14 +237,25 @@ describe("settings", function () {
 
 		it("lets a trusted project make approval and the guard stricter, never looser, and adds its pins", function () {
 			const env = getEnv();
-			writeGlobal(env, { selfskills: { approval: { own: "auto", others: "ask" }, pinned: ["deploy-*"], guardBuiltins: "backup" } });
-			const path = writeProject(env, { selfskills: { approval: { own: "propose", others: "auto" }, pinned: ["release-notes"], guardBuiltins: "off" } });
+			writeGlobal(env, {
+				selfskills: { approval: { own: "auto", others: "ask" }, pinned: ["deploy-*"], guardBuiltins: "backup" },
+			});
+			const path = writeProject(env, {
+				selfskills: {
+					approval: { own: "propose", others: "auto" },
+					pinned: ["release-notes"],
+					guardBuiltins: "off",
+				},
+			});
 			const report = load(env, true);
 			expect(report.settings.approval).to.deep.equal({ own: "propose", others: "ask" });
 			expect(report.settings.pinned).to.deep.equal(["deploy-*", "release-notes"]);
 			expect(report.settings.guardBuiltins).to.equal("backup");
 			expect(report.problems).to.have.length(2);
-			expect(report.problems.join("\n")).to.include(path).and.match(/approval may only be stricter/).and.match(/guardBuiltins may only be stricter/);
+			expect(report.problems.join("\n"))
+				.to.include(path)
+				.and.match(/approval may only be stricter/)
+				.and.match(/guardBuiltins may only be stricter/);
 			writeProject(env, { selfskills: { approval: "propose", guardBuiltins: "block" } });
 			const stricter = load(env, true);
 			expect(stricter.problems).to.deep.equal([]);
@@ -290,7 +312,9 @@ describe("settings", function () {
 				const path = writeProject(env, { selfskills: { skillsDir } });
 				const report = load(env, true);
 				expect(report.settings.skillsDir, skillsDir).to.equal(join(env.root, "mine"));
-				expect(report.problems.join("\n"), skillsDir).to.include(path).and.match(/outside the project|pi's own folder|home folder/);
+				expect(report.problems.join("\n"), skillsDir)
+					.to.include(path)
+					.and.match(/outside the project|pi's own folder|home folder/);
 			}
 		});
 
@@ -307,7 +331,9 @@ describe("settings", function () {
 			const path = writeProject(env, { selfskills: { skillsDir: "extensions" } });
 			const report = load(env, true);
 			expect(report.settings.skillsDir).to.equal(join(env.agentDir, "skills"));
-			expect(report.problems.join("\n")).to.include(path).and.match(/\.pi folder/);
+			expect(report.problems.join("\n"))
+				.to.include(path)
+				.and.match(/\.pi folder/);
 			writeProject(env, { selfskills: { skillsDir: "skills" } });
 			expect(load(env, true).settings.skillsDir).to.equal(join(env.projectDir, ".pi", "skills"));
 		});

@@ -7,14 +7,29 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { DiscoveredSkill } from "../../src/discovery.ts";
 import { isRefusal, type Refusal } from "../../src/errors.ts";
-import { checkFileArgument, findSkill, nearNames, normalizeUserPath, resolveFileTarget, type FileTarget } from "../../src/target.ts";
+import {
+	checkFileArgument,
+	findSkill,
+	nearNames,
+	normalizeUserPath,
+	resolveFileTarget,
+	type FileTarget,
+} from "../../src/target.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 function makeSkill(parent: string, name: string): DiscoveredSkill {
 	const dir = join(parent, name);
 	mkdirSync(dir, { recursive: true });
 	writeFileSync(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: d\n---\n`);
-	return { name, description: "d", filePath: join(dir, "SKILL.md"), dir, origin: { kind: "auto", scope: "user" }, patchable: true, reason: undefined };
+	return {
+		name,
+		description: "d",
+		filePath: join(dir, "SKILL.md"),
+		dir,
+		origin: { kind: "auto", scope: "user" },
+		patchable: true,
+		reason: undefined,
+	};
 }
 
 function expectRefusal(value: unknown, code: string): Refusal {
@@ -100,8 +115,16 @@ describe("target", function () {
 		it("resolves a file under the skill folder, and SKILL.md to the skill file itself", function () {
 			const skill = makeSkill(getEnv().agentDir, "alpha");
 			const bundled = resolveFileTarget(skill, "references/api.md") as FileTarget;
-			expect(bundled).to.deep.include({ relPath: "references/api.md", absPath: join(skill.dir ?? "", "references", "api.md"), isSkillFile: false });
-			expect(resolveFileTarget(skill, undefined)).to.deep.include({ relPath: "SKILL.md", absPath: skill.filePath, isSkillFile: true });
+			expect(bundled).to.deep.include({
+				relPath: "references/api.md",
+				absPath: join(skill.dir ?? "", "references", "api.md"),
+				isSkillFile: false,
+			});
+			expect(resolveFileTarget(skill, undefined)).to.deep.include({
+				relPath: "SKILL.md",
+				absPath: skill.filePath,
+				isSkillFile: true,
+			});
 			expect(resolveFileTarget(skill, "./SKILL.md")).to.deep.include({ relPath: "SKILL.md", isSkillFile: true });
 		});
 
@@ -126,7 +149,10 @@ describe("target", function () {
 			const skill = makeSkill(join(getEnv().agentDir, "skills"), "alpha");
 			mkdirSync(join(skill.dir ?? "", "references"));
 			const refusal = expectRefusal(resolveFileTarget(skill, "references"), "bad_file_path");
-			expect(String(refusal.data.reason)).to.contain("is a folder").and.contain('"references/notes.md"').and.contain('{"action":"read","skill":"alpha"}');
+			expect(String(refusal.data.reason))
+				.to.contain("is a folder")
+				.and.contain('"references/notes.md"')
+				.and.contain('{"action":"read","skill":"alpha"}');
 		});
 
 		it("refuses a FIFO, a socket and a device with bad_file_path without opening them", async function () {
@@ -136,10 +162,16 @@ describe("target", function () {
 			const server = createServer();
 			await new Promise<void>((done) => server.listen(join(dir, "s.md"), done));
 			try {
-				expect(String(expectRefusal(resolveFileTarget(skill, "p.md"), "bad_file_path").data.reason)).to.contain("a FIFO");
-				expect(String(expectRefusal(resolveFileTarget(skill, "s.md"), "bad_file_path").data.reason)).to.contain("a socket");
+				expect(String(expectRefusal(resolveFileTarget(skill, "p.md"), "bad_file_path").data.reason)).to.contain(
+					"a FIFO",
+				);
+				expect(String(expectRefusal(resolveFileTarget(skill, "s.md"), "bad_file_path").data.reason)).to.contain(
+					"a socket",
+				);
 				symlinkSync(join(dir, "p.md"), join(dir, "link.md"));
-				expect(String(expectRefusal(resolveFileTarget(skill, "link.md"), "bad_file_path").data.reason)).to.contain("a FIFO");
+				expect(String(expectRefusal(resolveFileTarget(skill, "link.md"), "bad_file_path").data.reason)).to.contain(
+					"a FIFO",
+				);
 			} finally {
 				server.close();
 			}
@@ -148,7 +180,9 @@ describe("target", function () {
 			} catch {
 				return; // No mknod here (not root, or a container without the capability).
 			}
-			expect(String(expectRefusal(resolveFileTarget(skill, "null.md"), "bad_file_path").data.reason)).to.contain("a device");
+			expect(String(expectRefusal(resolveFileTarget(skill, "null.md"), "bad_file_path").data.reason)).to.contain(
+				"a device",
+			);
 		});
 
 		it("refuses bundled files of a single-file skill", function () {
@@ -175,7 +209,10 @@ describe("target", function () {
 
 		it("offers no near names when nothing is close", function () {
 			const { agentDir, projectDir } = getEnv();
-			const refusal = expectRefusal(findSkill([makeSkill(agentDir, "alpha")], { skill: "completely-different" }, projectDir), "unknown_skill");
+			const refusal = expectRefusal(
+				findSkill([makeSkill(agentDir, "alpha")], { skill: "completely-different" }, projectDir),
+				"unknown_skill",
+			);
 			expect(refusal.data.nearNames).to.deep.equal([]);
 			expect(refusal.message).to.not.contain("Did you mean");
 		});
@@ -189,7 +226,13 @@ describe("target", function () {
 		it("finds a skill by its folder, by its SKILL.md, relative to cwd, and with a leading @", function () {
 			const { agentDir, projectDir } = getEnv();
 			const skill = makeSkill(join(projectDir, "skills"), "alpha");
-			for (const path of [skill.dir ?? "", skill.filePath, "skills/alpha", "@skills/alpha/SKILL.md", `@${skill.filePath}`]) {
+			for (const path of [
+				skill.dir ?? "",
+				skill.filePath,
+				"skills/alpha",
+				"@skills/alpha/SKILL.md",
+				`@${skill.filePath}`,
+			]) {
 				expect(findSkill([skill], { path }, projectDir), path).to.equal(skill);
 			}
 			expect(normalizeUserPath("@~/x", agentDir)).to.equal(join(getEnv().home, "x"));
@@ -205,8 +248,15 @@ describe("target", function () {
 		it("refuses a skill and a path that name two different skills with invalid_arguments naming both", function () {
 			const { agentDir, projectDir } = getEnv();
 			const skills = [makeSkill(join(agentDir, "skills"), "alpha"), makeSkill(join(agentDir, "skills"), "beta")];
-			const refusal = expectRefusal(findSkill(skills, { skill: "alpha", path: skills[1].dir, action: "patch" }, projectDir), "invalid_arguments");
-			expect(refusal.message).to.contain('"alpha"').and.contain('"beta"').and.contain('action "patch"').and.contain('{"skill":"beta"}');
+			const refusal = expectRefusal(
+				findSkill(skills, { skill: "alpha", path: skills[1].dir, action: "patch" }, projectDir),
+				"invalid_arguments",
+			);
+			expect(refusal.message)
+				.to.contain('"alpha"')
+				.and.contain('"beta"')
+				.and.contain('action "patch"')
+				.and.contain('{"skill":"beta"}');
 			expect(refusal.data).to.deep.include({ skill: "alpha", path: skills[1].dir, pathSkill: "beta" });
 			expect(findSkill(skills, { skill: "beta", path: skills[1].filePath }, projectDir)).to.equal(skills[1]);
 		});
@@ -222,7 +272,12 @@ describe("target", function () {
 		it("refuses control characters in a skill name or path with unknown_skill and near names, echoing none raw", function () {
 			const { agentDir, projectDir } = getEnv();
 			const skill = makeSkill(join(agentDir, "skills"), "alpha");
-			for (const selector of [{ skill: "alpha\u001b[2J" }, { skill: "al\u202Epha" }, { path: `${skill.dir}\u0007` }, { skill: "alpha\u0085" }]) {
+			for (const selector of [
+				{ skill: "alpha\u001b[2J" },
+				{ skill: "al\u202Epha" },
+				{ path: `${skill.dir}\u0007` },
+				{ skill: "alpha\u0085" },
+			]) {
 				const refusal = expectRefusal(findSkill([skill], selector, projectDir), "unknown_skill");
 				expect(/[\u0000-\u001F\u007F-\u009F\u202E]/.test(refusal.message), refusal.message).to.equal(false);
 				expect(refusal.data.nearNames, JSON.stringify(selector)).to.deep.equal(["alpha"]);
@@ -232,7 +287,10 @@ describe("target", function () {
 		it("refuses an unknown path with unknown_skill, suggesting by the folder name", function () {
 			const { agentDir, projectDir } = getEnv();
 			const skill = makeSkill(join(agentDir, "skills"), "alpha-skill");
-			const refusal = expectRefusal(findSkill([skill], { path: "/nowhere/alpha-skil/SKILL.md" }, projectDir), "unknown_skill");
+			const refusal = expectRefusal(
+				findSkill([skill], { path: "/nowhere/alpha-skil/SKILL.md" }, projectDir),
+				"unknown_skill",
+			);
 			expect(refusal.data.nearNames).to.deep.equal(["alpha-skill"]);
 		});
 	});

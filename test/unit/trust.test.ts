@@ -57,7 +57,11 @@ describe("trust", function () {
 			const cwd = join(projectDir, "a", "b");
 			mkdirSync(cwd, { recursive: true });
 			expect(findProjectRoot(cwd)).to.equal(projectDir);
-			expect(resolveProjectTrust({ cwd }, [projectDir])).to.deep.equal({ trusted: true, source: "selfskills-list", projectRoot: projectDir });
+			expect(resolveProjectTrust({ cwd }, [projectDir])).to.deep.equal({
+				trusted: true,
+				source: "selfskills-list",
+				projectRoot: projectDir,
+			});
 		});
 
 		it("does not trust a repository when only a subfolder of it is listed", function () {
@@ -89,7 +93,10 @@ describe("trust", function () {
 					throw new Error("no");
 				},
 			};
-			expect(resolveProjectTrust(broken, [projectDir])).to.deep.include({ trusted: true, source: "selfskills-list" });
+			expect(resolveProjectTrust(broken, [projectDir])).to.deep.include({
+				trusted: true,
+				source: "selfskills-list",
+			});
 		});
 	});
 
@@ -97,11 +104,22 @@ describe("trust", function () {
 		it("adds the project to the global list and keeps every other settings key", function () {
 			const { agentDir, projectDir } = getEnv();
 			const path = join(agentDir, "settings.json");
-			writeFileSync(path, JSON.stringify({ packages: ["../pkg"], theme: "dark", selfskills: { inject: false, trustedProjects: ["/x/other"] } }));
+			writeFileSync(
+				path,
+				JSON.stringify({
+					packages: ["../pkg"],
+					theme: "dark",
+					selfskills: { inject: false, trustedProjects: ["/x/other"] },
+				}),
+			);
 			const next = setListedTrust(agentDir, projectDir, true);
 			expect(next).to.deep.equal(["/x/other", projectDir]);
 			const json = JSON.parse(readFileSync(path, "utf8"));
-			expect(json).to.deep.equal({ packages: ["../pkg"], theme: "dark", selfskills: { inject: false, trustedProjects: ["/x/other", projectDir] } });
+			expect(json).to.deep.equal({
+				packages: ["../pkg"],
+				theme: "dark",
+				selfskills: { inject: false, trustedProjects: ["/x/other", projectDir] },
+			});
 		});
 
 		it("does not list a project twice", function () {
@@ -113,15 +131,26 @@ describe("trust", function () {
 		it("removes the project and keeps every other settings key", function () {
 			const { agentDir, projectDir } = getEnv();
 			const path = join(agentDir, "settings.json");
-			writeFileSync(path, JSON.stringify({ packages: ["../pkg"], selfskills: { backupCap: 3, trustedProjects: [projectDir, "/x/other"] } }));
+			writeFileSync(
+				path,
+				JSON.stringify({
+					packages: ["../pkg"],
+					selfskills: { backupCap: 3, trustedProjects: [projectDir, "/x/other"] },
+				}),
+			);
 			expect(setListedTrust(agentDir, projectDir, false)).to.deep.equal(["/x/other"]);
-			expect(JSON.parse(readFileSync(path, "utf8"))).to.deep.equal({ packages: ["../pkg"], selfskills: { backupCap: 3, trustedProjects: ["/x/other"] } });
+			expect(JSON.parse(readFileSync(path, "utf8"))).to.deep.equal({
+				packages: ["../pkg"],
+				selfskills: { backupCap: 3, trustedProjects: ["/x/other"] },
+			});
 		});
 
 		it("creates the global settings file when there is none", function () {
 			const { agentDir, projectDir } = getEnv();
 			setListedTrust(agentDir, projectDir, true);
-			expect(JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8"))).to.deep.equal({ selfskills: { trustedProjects: [projectDir] } });
+			expect(JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8"))).to.deep.equal({
+				selfskills: { trustedProjects: [projectDir] },
+			});
 		});
 
 		it("refuses to rewrite a malformed settings file rather than lose it", function () {
@@ -141,7 +170,10 @@ describe("trust", function () {
 			symlinkSync(target, path);
 			setListedTrust(agentDir, projectDir, true);
 			expect(lstatSync(path).isSymbolicLink(), "the link is kept").to.equal(true);
-			expect(JSON.parse(readFileSync(target, "utf8"))).to.deep.equal({ theme: "dark", selfskills: { trustedProjects: [projectDir] } });
+			expect(JSON.parse(readFileSync(target, "utf8"))).to.deep.equal({
+				theme: "dark",
+				selfskills: { trustedProjects: [projectDir] },
+			});
 			expect(readdirSync(join(root, "dotfiles")), "no temp file left").to.deep.equal(["pi-settings.json"]);
 		});
 
@@ -166,7 +198,10 @@ describe("trust", function () {
 			const before = readFileSync(path, "utf8");
 			expect(() => setListedTrust(agentDir, join(projectDir, "other"), true, failing)).to.throw(/EIO/);
 			expect(readFileSync(path, "utf8")).to.equal(before);
-			expect(readdirSync(agentDir).filter((n) => n.includes("selfskills-tmp")), "temp file removed").to.deep.equal([]);
+			expect(
+				readdirSync(agentDir).filter((n) => n.includes("selfskills-tmp")),
+				"temp file removed",
+			).to.deep.equal([]);
 		});
 	});
 

@@ -17,7 +17,11 @@ describe("usage", function () {
 		recordUse(realFs, agentDir, "deploy", new Date("2026-11-03T10:00:00Z"));
 		recordUse(realFs, agentDir, "notes", new Date("2026-11-02T10:00:00Z"));
 		const usage = readUsage(realFs, agentDir);
-		expect(usage.get("deploy")).to.deep.equal({ count: 2, first: "2026-11-01T10:00:00.000Z", last: "2026-11-03T10:00:00.000Z" });
+		expect(usage.get("deploy")).to.deep.equal({
+			count: 2,
+			first: "2026-11-01T10:00:00.000Z",
+			last: "2026-11-03T10:00:00.000Z",
+		});
 		expect(usage.get("notes")?.count).to.equal(1);
 		expect(statSync(getUsagePath(agentDir)).mode & 0o777).to.equal(0o600);
 	});
@@ -26,7 +30,8 @@ describe("usage", function () {
 		const { agentDir } = getEnv();
 		const path = getUsagePath(agentDir);
 		mkdirSync(dirname(path), { recursive: true });
-		const line = (i: number) => JSON.stringify({ skill: `s${i % 7}`, time: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() });
+		const line = (i: number) =>
+			JSON.stringify({ skill: `s${i % 7}`, time: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() });
 		writeFileSync(path, `${Array.from({ length: 6000 }, (_, i) => line(i)).join("\n")}\n`);
 		recordUse(realFs, agentDir, "s0", new Date("2027-01-01T00:00:00Z"));
 		const text = readFileSync(path, "utf8").trim().split("\n");

@@ -21,13 +21,20 @@ function applySuggestion(content: string, frontmatter: string): string {
 describe("validation", function () {
 	describe("checkSkillContent", function () {
 		it("accepts a well-formed skill with no diagnostic and the name pi loads it under", function () {
-			expect(checkSkillContent(skill("name: alpha\ndescription: Does alpha things."), "alpha")).to.deep.equal({ name: "alpha", description: "Does alpha things.", diagnostics: [] });
+			expect(checkSkillContent(skill("name: alpha\ndescription: Does alpha things."), "alpha")).to.deep.equal({
+				name: "alpha",
+				description: "Does alpha things.",
+				diagnostics: [],
+			});
 		});
 
 		it("reports pi's own 'description is required' and that pi would not load it", function () {
 			const check = checkSkillContent(skill("name: alpha"), "alpha");
 			expect(check.name).to.equal(undefined);
-			expect(check.diagnostics.map((d) => d.message)).to.include.members(["description is required", "pi does not load it as a skill"]);
+			expect(check.diagnostics.map((d) => d.message)).to.include.members([
+				"description is required",
+				"pi does not load it as a skill",
+			]);
 		});
 
 		it("reports the YAML error for an unquoted ': ' inside a value", function () {
@@ -38,7 +45,9 @@ describe("validation", function () {
 
 		it("reports a name that does not match its folder, on both pi lines", function () {
 			const check = checkSkillContent(skill("name: beta\ndescription: d"), "alpha");
-			expect(check.diagnostics.some((d) => d.message.includes("beta") && d.message.includes("alpha"))).to.equal(true);
+			expect(check.diagnostics.some((d) => d.message.includes("beta") && d.message.includes("alpha"))).to.equal(
+				true,
+			);
 		});
 
 		it("reports a byte order mark, which pi 0.73 cannot parse and pi 1.6 strips", function () {
@@ -47,7 +56,9 @@ describe("validation", function () {
 		});
 
 		it("reports a non-string description, an over-long description and an invalid name", function () {
-			expect(checkSkillContent(skill("name: alpha\ndescription: [a, b]"), "alpha").diagnostics.length).to.be.greaterThan(0);
+			expect(
+				checkSkillContent(skill("name: alpha\ndescription: [a, b]"), "alpha").diagnostics.length,
+			).to.be.greaterThan(0);
 			const long = checkSkillContent(skill(`name: alpha\ndescription: ${"x".repeat(1025)}`), "alpha");
 			expect(long.diagnostics.some((d) => d.message.includes("1024"))).to.equal(true);
 			const bad = checkSkillContent(skill("name: Alpha_One\ndescription: d"), "Alpha_One");
@@ -56,14 +67,20 @@ describe("validation", function () {
 
 		it("counts only diagnostics the file did not already have as new", function () {
 			const before = [{ type: "warning", message: "old" }];
-			expect(newDiagnostics(before, [{ type: "warning", message: "old" }, { type: "warning", message: "new" }])).to.deep.equal([{ type: "warning", message: "new" }]);
+			expect(
+				newDiagnostics(before, [
+					{ type: "warning", message: "old" },
+					{ type: "warning", message: "new" },
+				]),
+			).to.deep.equal([{ type: "warning", message: "new" }]);
 		});
 
 		it("checks names against the Agent Skills rules", function () {
 			expect(nameProblems("deploy-checks")).to.deep.equal([]);
 			expect(nameProblems("")).to.have.length(1);
 			expect(nameProblems("a".repeat(65))).to.have.length(1);
-			for (const bad of ["Deploy", "-lead", "trail-", "dou--ble", "under_score"]) expect(nameProblems(bad), bad).to.have.length(1);
+			for (const bad of ["Deploy", "-lead", "trail-", "dou--ble", "under_score"])
+				expect(nameProblems(bad), bad).to.have.length(1);
 		});
 	});
 
@@ -81,7 +98,11 @@ describe("validation", function () {
 				`const root = globalThis[Symbol.for("pi-selfskills.validation-scratch")].root;`,
 				`console.log(JSON.stringify({ name, root, pid: process.pid, existed: (await import("node:fs")).existsSync(root) }));`,
 			].join("\n");
-			const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: REPO_ROOT });
+			const { stdout } = await promisify(execFile)(
+				process.execPath,
+				["--import", "tsx", "--input-type=module", "-e", script],
+				{ cwd: REPO_ROOT },
+			);
 			const seen = JSON.parse(stdout.trim()) as { name: string; root: string; pid: number; existed: boolean };
 			expect(seen.existed, "the child's scratch folder while it ran").to.equal(true);
 			return seen;
@@ -112,11 +133,23 @@ describe("validation", function () {
 
 	describe("suggestFrontmatter", function () {
 		const cases: Array<[string, string, string | undefined]> = [
-			["an unquoted ': ' in the description", skill("name: alpha\ndescription: Use when: the deploy fails"), undefined],
-			["tab indentation", skill("name: alpha\ndescription: Does things.\nmetadata:\n\tauthor: me\n\tversion: one"), undefined],
+			[
+				"an unquoted ': ' in the description",
+				skill("name: alpha\ndescription: Use when: the deploy fails"),
+				undefined,
+			],
+			[
+				"tab indentation",
+				skill("name: alpha\ndescription: Does things.\nmetadata:\n\tauthor: me\n\tversion: one"),
+				undefined,
+			],
 			["a missing description (with the previous one known)", skill("name: alpha"), "The previous description."],
 			["a missing description (no previous one)", skill("name: alpha\ndescription:"), undefined],
-			["an unquoted ': ' and tabs together", skill("name: alpha\ndescription: Note: tabs\nmetadata:\n\tk: v"), undefined],
+			[
+				"an unquoted ': ' and tabs together",
+				skill("name: alpha\ndescription: Note: tabs\nmetadata:\n\tk: v"),
+				undefined,
+			],
 		];
 		for (const [what, content, previous] of cases) {
 			it(`offers a frontmatter pi accepts with no diagnostic for ${what}`, function () {
@@ -132,7 +165,11 @@ describe("validation", function () {
 		}
 
 		it("keeps the description's words, quoting them", function () {
-			const suggestion = suggestFrontmatter(skill("name: alpha\ndescription: Use when: the deploy fails"), "alpha", undefined);
+			const suggestion = suggestFrontmatter(
+				skill("name: alpha\ndescription: Use when: the deploy fails"),
+				"alpha",
+				undefined,
+			);
 			expect(suggestion).to.equal('---\nname: alpha\ndescription: "Use when: the deploy fails"\n---');
 		});
 
@@ -142,13 +179,19 @@ describe("validation", function () {
 		});
 
 		it("replaces tabs at the start of a line with two spaces each", function () {
-			const suggestion = suggestFrontmatter(skill("name: alpha\ndescription: d\nmetadata:\n\tauthor: me"), "alpha", undefined);
+			const suggestion = suggestFrontmatter(
+				skill("name: alpha\ndescription: d\nmetadata:\n\tauthor: me"),
+				"alpha",
+				undefined,
+			);
 			expect(suggestion).to.equal("---\nname: alpha\ndescription: d\nmetadata:\n  author: me\n---");
 		});
 
 		it("handles CRLF and a BOM in the broken file", function () {
 			const content = `\uFEFF---\r\nname: alpha\r\ndescription: When: now\r\n---\r\n# Body\r\n`;
-			expect(suggestFrontmatter(content, "alpha", undefined)).to.equal('---\nname: alpha\ndescription: "When: now"\n---');
+			expect(suggestFrontmatter(content, "alpha", undefined)).to.equal(
+				'---\nname: alpha\ndescription: "When: now"\n---',
+			);
 		});
 
 		it("offers nothing when there is no frontmatter to fix", function () {

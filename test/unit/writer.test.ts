@@ -1,16 +1,39 @@
 // writer.ts with faults injected through FsOps, the way write-file-atomic's own tests do it: the
 // target stays untouched, no temp file is left behind, and the first error is the one thrown; the
 // private store's folders, modes and symlink refusal.
-import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	linkSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { realFs, type FsOps } from "../../src/fs-ops.ts";
-import { appendPrivate, assertNoLinkBelow, existingMode, mkdirPrivate, removeFileDurable, StoreLinkError, sweepTempFiles, SymlinkTargetError, TEMP_MARK, unshareBackup, writeFileAtomic } from "../../src/writer.ts";
+import {
+	appendPrivate,
+	assertNoLinkBelow,
+	existingMode,
+	mkdirPrivate,
+	removeFileDurable,
+	StoreLinkError,
+	sweepTempFiles,
+	SymlinkTargetError,
+	TEMP_MARK,
+	unshareBackup,
+	writeFileAtomic,
+} from "../../src/writer.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
-const fail = (code: string, what = code) => () => {
-	throw Object.assign(new Error(`injected ${what}`), { code });
-};
+const fail =
+	(code: string, what = code) =>
+	() => {
+		throw Object.assign(new Error(`injected ${what}`), { code });
+	};
 
 function withFaults(overrides: Partial<FsOps>): FsOps {
 	return { ...realFs, ...overrides };
@@ -64,7 +87,9 @@ describe("writer", function () {
 
 	it("completes a write the kernel takes in short pieces", function () {
 		const { target } = setup();
-		const trickle = withFaults({ write: (fd, bytes, offset) => realFs.write(fd, bytes.subarray(0, Math.min(bytes.length, offset + 3)), offset) });
+		const trickle = withFaults({
+			write: (fd, bytes, offset) => realFs.write(fd, bytes.subarray(0, Math.min(bytes.length, offset + 3)), offset),
+		});
 		const content = Buffer.from("a longer text that needs many short writes\n");
 		writeFileAtomic(trickle, target, content);
 		expect(readFileSync(target).equals(content)).to.equal(true);
@@ -96,14 +121,18 @@ describe("writer", function () {
 
 	it("throws the rename error even when removing the temp file fails too", function () {
 		const { target } = setup();
-		const error = thrown(() => writeFileAtomic(withFaults({ rename: fail("EACCES"), unlink: fail("EBUSY") }), target, Buffer.from("new\n")));
+		const error = thrown(() =>
+			writeFileAtomic(withFaults({ rename: fail("EACCES"), unlink: fail("EBUSY") }), target, Buffer.from("new\n")),
+		);
 		expect(error.code).to.equal("EACCES");
 		expect(readFileSync(target, "utf8")).to.equal("original\n");
 	});
 
 	it("does not replace the target when beforeRename throws", function () {
 		const { dir, target } = setup();
-		const error = thrown(() => writeFileAtomic(realFs, target, Buffer.from("new\n"), { beforeRename: fail("ECOMPROMISED") }));
+		const error = thrown(() =>
+			writeFileAtomic(realFs, target, Buffer.from("new\n"), { beforeRename: fail("ECOMPROMISED") }),
+		);
 		expect(error.code).to.equal("ECOMPROMISED");
 		expectUntouched(dir, target);
 	});
@@ -186,7 +215,8 @@ describe("writer", function () {
 			mkdirSync(join(base(), "selfskills"), { mode: 0o755 });
 			chmodSync(join(base(), "selfskills"), 0o755);
 			mkdirPrivate(realFs, base(), join(base(), "selfskills", "backups", "a@1"));
-			for (const dir of ["selfskills", "selfskills/backups", "selfskills/backups/a@1"]) expect((statSync(join(base(), dir)).mode & 0o777).toString(8), dir).to.equal("700");
+			for (const dir of ["selfskills", "selfskills/backups", "selfskills/backups/a@1"])
+				expect((statSync(join(base(), dir)).mode & 0o777).toString(8), dir).to.equal("700");
 			expect(statSync(base()).mode & 0o777, "the base is the user's own").to.equal(0o755);
 		});
 
@@ -234,7 +264,12 @@ describe("writer", function () {
 			mkdirSync(outside);
 			mkdirSync(join(base(), "selfskills"));
 			symlinkSync(outside, join(base(), "selfskills", "backups"));
-			const error = thrown(() => writeFileAtomic(realFs, join(base(), "selfskills", "backups", "b.md"), Buffer.from("x"), { mode: 0o600, storeBase: base() }));
+			const error = thrown(() =>
+				writeFileAtomic(realFs, join(base(), "selfskills", "backups", "b.md"), Buffer.from("x"), {
+					mode: 0o600,
+					storeBase: base(),
+				}),
+			);
 			expect(error).to.be.instanceOf(StoreLinkError);
 			expect(readdirSync(outside)).to.deep.equal([]);
 		});

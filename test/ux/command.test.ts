@@ -38,11 +38,17 @@ function backupIds(env: TempEnv): string[] {
 }
 
 /** A session with deploy-checks edited twice and a read-only skill in ~/.agents/skills. */
-async function editedSession(env: TempEnv, options: { ui?: UiScript | false; settings?: Record<string, unknown> } = {}): Promise<{ pi: PiSession; skillFile: string }> {
+async function editedSession(
+	env: TempEnv,
+	options: { ui?: UiScript | false; settings?: Record<string, unknown> } = {},
+): Promise<{ pi: PiSession; skillFile: string }> {
 	const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 	const shared = join(env.home, ".agents", "skills", "shared-notes");
 	mkdirSync(shared, { recursive: true });
-	writeFileSync(join(shared, "SKILL.md"), "---\nname: shared-notes\ndescription: Shared notes every agent on this machine reads.\n---\n# Notes\n");
+	writeFileSync(
+		join(shared, "SKILL.md"),
+		"---\nname: shared-notes\ndescription: Shared notes every agent on this machine reads.\n---\n# Notes\n",
+	);
 	const pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: options.ui, settings: options.settings });
 	const run = await pi.run("fix deploy-checks", EDIT_STEPS);
 	for (const result of run.toolResults) expect(result.isError, result.text).to.equal(false);
@@ -69,7 +75,11 @@ async function captureStderr(fn: () => Promise<void>): Promise<string> {
 const last = (pi: PiSession) => commandOutputs(pi).at(-1) ?? "";
 
 /** A theme that leaves the text as it is, to read what a renderer lays out. */
-const PLAIN_THEME = { fg: (_colour: string, text: string) => text, bg: (_colour: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;
+const PLAIN_THEME = {
+	fg: (_colour: string, text: string) => text,
+	bg: (_colour: string, text: string) => text,
+	bold: (text: string) => text,
+} as unknown as Theme;
 
 /** Tool-call syntax the human should never be asked to type. */
 const TOOL_CALL_SYNTAX = /\{"action"|skill_manage/;
@@ -85,13 +95,22 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			({ pi } = await editedSession(env, { settings: { selfskills: { backupCap: "lots" } } }));
 			const journalDir = join(env.agentDir, "selfskills", "journal");
 			mkdirSync(journalDir, { recursive: true });
-			writeFileSync(join(journalDir, "1-999999-0.json"), JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [] }));
+			writeFileSync(
+				join(journalDir, "1-999999-0.json"),
+				JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [] }),
+			);
 			await pi.runCommand("/selfskills");
 			const status = last(pi);
 			expect(status).to.contain("selfskills: enabled true, inject true");
-			expect(status).to.match(isPi16() ? /project .*: (trusted|untrusted) \(pi's own trust\)/ : /project .*: untrusted \(selfskills\.trustedProjects\)/);
+			expect(status).to.match(
+				isPi16()
+					? /project .*: (trusted|untrusted) \(pi's own trust\)/
+					: /project .*: untrusted \(selfskills\.trustedProjects\)/,
+			);
 			expect(status).to.contain(`skills dir (create): ${join(env.agentDir, "skills")}`);
-			expect(status).to.match(new RegExp(`writable roots:\\n  ${join(env.agentDir, "skills")} \\(agent-skills, skills-dir\\)`));
+			expect(status).to.match(
+				new RegExp(`writable roots:\\n  ${join(env.agentDir, "skills")} \\(agent-skills, skills-dir\\)`),
+			);
 			expect(status.split(join(env.agentDir, "skills") + " (").length - 1, "a folder is listed once").to.equal(1);
 			expect(status).to.match(/skills: 3 found, 2 patchable, 1 read-only/);
 			expect(status).to.match(/ {2}deploy-checks: patchable/);
@@ -104,7 +123,9 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		it("shows history, and restores the latest backup after showing its diff and getting a yes", async function () {
 			const env = getEnv();
 			const dialogs: Array<{ title: string; message: string }> = [];
-			const { pi: session, skillFile } = await editedSession(env, { ui: { confirm: (title, message) => (dialogs.push({ title, message }), true) } });
+			const { pi: session, skillFile } = await editedSession(env, {
+				ui: { confirm: (title, message) => (dialogs.push({ title, message }), true) },
+			});
 			pi = session;
 			await pi.runCommand("/selfskills history deploy-checks");
 			expect(last(pi)).to.match(/^2 backup\(s\) of deploy-checks\/SKILL\.md/);
@@ -137,7 +158,10 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			const env = getEnv();
 			pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: { confirm: true } });
 			await pi.runCommand("/selfskills trust");
-			const settings = () => JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as { selfskills?: { trustedProjects?: string[] } };
+			const settings = () =>
+				JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
+					selfskills?: { trustedProjects?: string[] };
+				};
 			if (isPi16()) {
 				expect(last(pi)).to.match(/This pi decides project trust itself/);
 				expect(last(pi), "names pi 1.6's own command").to.contain("pi's own /trust command");
@@ -167,13 +191,20 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			pi.dispose();
 			pi = await createPiSession({ env });
 			const command = pi.session.extensionRunner.getCommand("selfskills");
-			const complete = async (prefix: string) => ((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
+			const complete = async (prefix: string) =>
+				((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
 			expect(await complete("")).to.deep.equal(["status", "history ", "restore ", "unused", "trust", "untrust"]);
 			expect(await complete("re")).to.deep.equal(["restore "]);
 			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
-			expect(await complete("restore ")).to.include.members(["restore deploy-checks ", "restore shared-notes ", "restore selfskills "]);
+			expect(await complete("restore ")).to.include.members([
+				"restore deploy-checks ",
+				"restore shared-notes ",
+				"restore selfskills ",
+			]);
 			const ids = backupIds(env);
-			expect(await complete("restore deploy-checks ")).to.include.members(ids.map((id) => `restore deploy-checks ${id}`));
+			expect(await complete("restore deploy-checks ")).to.include.members(
+				ids.map((id) => `restore deploy-checks ${id}`),
+			);
 			expect(await complete("restore deploy-checks 2")).to.have.length(ids.length);
 			expect(await complete("nonsense ")).to.deep.equal([]);
 		});
@@ -194,22 +225,37 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 
 			// pi's renderer for them: a panel titled with the command line, then the whole text
 			const renderer = pi.session.extensionRunner.getMessageRenderer(OUTPUT_MESSAGE_TYPE);
-			const history = pi.session.messages.filter((m) => m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE)[1];
+			const history = pi.session.messages.filter(
+				(m) => m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE,
+			)[1];
 			if (!renderer || history?.role !== "custom") throw new Error("no renderer or no history message");
-			const shown = (renderer(history, { expanded: false }, PLAIN_THEME)?.render(120) ?? []).map((line) => line.trim());
+			const shown = (renderer(history, { expanded: false }, PLAIN_THEME)?.render(120) ?? []).map((line) =>
+				line.trim(),
+			);
 			expect(shown).to.include("/selfskills history deploy-checks");
-			for (const id of listed) expect(shown.some((line) => line.startsWith(id)), shown.join("\n")).to.equal(true);
+			for (const id of listed)
+				expect(
+					shown.some((line) => line.startsWith(id)),
+					shown.join("\n"),
+				).to.equal(true);
 
 			// what the next model call is sent (pi's context handlers, then its conversion)
 			const agent = pi.session.agent;
-			const sent = JSON.stringify(await agent.convertToLlm(agent.transformContext ? await agent.transformContext(pi.session.messages) : pi.session.messages));
+			const sent = JSON.stringify(
+				await agent.convertToLlm(
+					agent.transformContext ? await agent.transformContext(pi.session.messages) : pi.session.messages,
+				),
+			);
 			expect(sent).to.not.contain("selfskills: enabled true");
 			expect(sent).to.not.contain("backup(s) of deploy-checks");
 			expect(sent).to.not.contain("restore landed");
 			expect(sent).to.contain("The user restored deploy-checks/SKILL.md to backup");
 
 			// the restored text is not one the model read: a patch from memory must read first
-			const patch = await pi.run("patch it", [call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health check" }), { text: "ok" }]);
+			const patch = await pi.run("patch it", [
+				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health check" }),
+				{ text: "ok" },
+			]);
 			expect(patch.toolResults[0]?.text).to.match(/^not_read:/);
 		});
 
@@ -222,9 +268,13 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(last(pi)).to.contain(`/selfskills restore deploy-checks SKILL.md ${newest}`);
 			expect(last(pi)).to.not.match(TOOL_CALL_SYNTAX);
 			await pi.runCommand("/selfskills restore deploy-chex");
-			expect(last(pi)).to.equal('unknown_skill: no skill is named "deploy-chex". Did you mean "deploy-checks"? /selfskills lists every skill pi found.');
+			expect(last(pi)).to.equal(
+				'unknown_skill: no skill is named "deploy-chex". Did you mean "deploy-checks"? /selfskills lists every skill pi found.',
+			);
 			await pi.runCommand("/selfskills restore deploy-checks SKILL.md 20990101-000000.000");
-			expect(last(pi)).to.match(/^no_backup: there is no backup "20990101-000000\.000" of deploy-checks\/SKILL\.md\. Available: .*\/selfskills history deploy-checks lists them\.$/);
+			expect(last(pi)).to.match(
+				/^no_backup: there is no backup "20990101-000000\.000" of deploy-checks\/SKILL\.md\. Available: .*\/selfskills history deploy-checks lists them\.$/,
+			);
 			expect(last(pi)).to.not.match(TOOL_CALL_SYNTAX);
 			// the model's history keeps the JSON of its next call
 			const model = await pi.run("history", [call({ action: "history", skill: "deploy-checks" }), { text: "ok" }]);
@@ -243,28 +293,41 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			const env = getEnv();
 			({ pi } = await editedSession(env));
 			const command = pi.session.extensionRunner.getCommand("selfskills");
-			const provider = new CombinedAutocompleteProvider([{ name: "selfskills", getArgumentCompletions: command?.getArgumentCompletions }], env.projectDir);
+			const provider = new CombinedAutocompleteProvider(
+				[{ name: "selfskills", getArgumentCompletions: command?.getArgumentCompletions }],
+				env.projectDir,
+			);
 			const signal = new AbortController().signal;
 			/** One Tab: pi's first suggestion applied to the line, or undefined when it offers none. */
 			const tab = async (line: string, pick = 0): Promise<string | undefined> => {
 				const found = await provider.getSuggestions([line], 0, line.length, { signal });
 				const item = found?.items[pick];
-				return found && item ? provider.applyCompletion([line], 0, line.length, item, found.prefix).lines[0] : undefined;
+				return found && item
+					? provider.applyCompletion([line], 0, line.length, item, found.prefix).lines[0]
+					: undefined;
 			};
 			expect(await tab("/selfskills hi")).to.equal("/selfskills history ");
 			expect(await tab("/selfskills history "), "a second Tab offers the skills").to.be.a("string");
 			expect(await tab("/selfskills history dep")).to.equal("/selfskills history deploy-checks ");
 			const ids = backupIds(env);
-			expect(await tab("/selfskills restore deploy-checks "), "then the backup ids, newest first").to.equal(`/selfskills restore deploy-checks ${ids.at(-1)}`);
+			expect(await tab("/selfskills restore deploy-checks "), "then the backup ids, newest first").to.equal(
+				`/selfskills restore deploy-checks ${ids.at(-1)}`,
+			);
 			expect(await tab("/selfskills tr")).to.equal("/selfskills trust");
 		});
 
 		it("warns once at start-up, in one line, when the settings have problems, and not when they have none", async function () {
 			const env = getEnv();
-			pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills: { backupCap: "lots", inject: "yes" } } });
+			pi = await createPiSession({
+				env,
+				packageDir: REPO_ROOT,
+				settings: { selfskills: { backupCap: "lots", inject: "yes" } },
+			});
 			const warnings = () => pi?.notifications.filter((n) => n.type === "warning") ?? [];
 			expect(warnings()).to.have.length(1);
-			expect(warnings()[0].message).to.match(/^selfskills: settings problem: \S+settings\.json: selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. Defaults apply; \/selfskills lists them\.$/);
+			expect(warnings()[0].message).to.match(
+				/^selfskills: settings problem: \S+settings\.json: selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. Defaults apply; \/selfskills lists them\.$/,
+			);
 			await pi.run("hello", [{ text: "hi" }]);
 			await pi.runCommand("/selfskills");
 			expect(warnings(), "once per session").to.have.length(1);
@@ -281,10 +344,21 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		const key = { name: "deploy-checks", dir: join(env.agentDir, "skills", "deploy-checks") };
 		const skillBackup = store.store(key, "SKILL.md", Buffer.from("old skill"));
 		const fileBackup = store.store(key, "references/api.md", Buffer.from("old api"));
-		const deps: CommandDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded: () => undefined }, knownSkills: ["deploy-checks"] };
+		const deps: CommandDeps = {
+			agentDir: () => env.agentDir,
+			fs: realFs,
+			state: createSessionState(),
+			effects: { onLanded: () => undefined },
+			knownSkills: ["deploy-checks"],
+		};
 		const values = async (prefix: string) => ((await completeArguments(deps, prefix)) ?? []).map((c) => c.value);
-		expect(await values("restore deploy-checks ")).to.deep.equal([`restore deploy-checks ${skillBackup.id}`, "restore deploy-checks references/api.md "]);
-		expect(await values("restore deploy-checks references/api.md ")).to.deep.equal([`restore deploy-checks references/api.md ${fileBackup.id}`]);
+		expect(await values("restore deploy-checks ")).to.deep.equal([
+			`restore deploy-checks ${skillBackup.id}`,
+			"restore deploy-checks references/api.md ",
+		]);
+		expect(await values("restore deploy-checks references/api.md ")).to.deep.equal([
+			`restore deploy-checks references/api.md ${fileBackup.id}`,
+		]);
 		expect(await values("history deploy-checks r")).to.deep.equal(["history deploy-checks references/api.md"]);
 		expect(await values(`restore deploy-checks ${skillBackup.id} `), "nothing after a backup id").to.deep.equal([]);
 	});
@@ -301,13 +375,17 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(history).to.match(/2 backup\(s\) of deploy-checks/);
 			const preview = await captureStderr(() => session.runCommand("/selfskills restore deploy-checks"));
 			const newest = backupIds(env).at(-1) ?? "";
-			expect(preview).to.contain(`Would restore deploy-checks/SKILL.md to backup ${newest}, the newest that differs from it now.`);
+			expect(preview).to.contain(
+				`Would restore deploy-checks/SKILL.md to backup ${newest}, the newest that differs from it now.`,
+			);
 			expect(preview).to.contain("+2. Check the health page.");
 			expect(preview).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
 			expect(preview).to.contain(`/selfskills restore deploy-checks SKILL.md ${newest}`);
 			expect(preview).to.not.match(TOOL_CALL_SYNTAX);
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
-			const named = await captureStderr(() => session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]}`));
+			const named = await captureStderr(() =>
+				session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]}`),
+			);
 			expect(named).to.match(/^restore landed/);
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		});
@@ -315,13 +393,21 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		it("prints the start-up settings warning as one line of stderr", async function () {
 			const env = getEnv();
 			await piInstall(env, REPO_ROOT);
-			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ ...JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")), selfskills: { backupCap: 0 } }));
+			writeFileSync(
+				join(env.agentDir, "settings.json"),
+				JSON.stringify({
+					...JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")),
+					selfskills: { backupCap: 0 },
+				}),
+			);
 			const run = await runPiPrint({ env, prompt: "/selfskills" });
-			expect(run.stderr.split("\n").filter((line) => line.startsWith("selfskills: settings problem:"))).to.have.length(1);
+			expect(
+				run.stderr.split("\n").filter((line) => line.startsWith("selfskills: settings problem:")),
+			).to.have.length(1);
 			expect(run.stderr).to.match(/settings problems:\n {2}\S+: selfskills\.backupCap must be/);
 		});
 
-		it("works the same in the real CLI's print mode (pi -p \"/selfskills …\")", async function () {
+		it('works the same in the real CLI\'s print mode (pi -p "/selfskills …")', async function () {
 			const env = getEnv();
 			await piInstall(env, REPO_ROOT);
 			const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
@@ -333,7 +419,9 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(status.stderr).to.match(/backups: 2 file\(s\)/);
 			expect(status.calls, "a command makes no model call").to.have.length(0);
 			const preview = await runPiPrint({ env, prompt: "/selfskills restore deploy-checks" });
-			expect(preview.stderr).to.contain(`Would restore deploy-checks/SKILL.md to backup ${backupIds(env).at(-1) ?? ""}, the newest that differs from it now.`);
+			expect(preview.stderr).to.contain(
+				`Would restore deploy-checks/SKILL.md to backup ${backupIds(env).at(-1) ?? ""}, the newest that differs from it now.`,
+			);
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
 			const named = await runPiPrint({ env, prompt: `/selfskills restore deploy-checks ${backupIds(env)[0]}` });
 			expect(named.stderr).to.match(/restore landed/);
@@ -369,7 +457,9 @@ interface RpcUiRequest {
 }
 
 /** An RPC line: a dialog or notify request, or a message event (its `message` is then the agent message). */
-type RpcLineIn = Omit<RpcUiRequest, "message"> & { message?: string | { role?: string; customType?: string; content?: string } };
+type RpcLineIn = Omit<RpcUiRequest, "message"> & {
+	message?: string | { role?: string; customType?: string; content?: string };
+};
 
 /** `pi --mode rpc`: sends `/selfskills restore deploy-checks`, answers the confirm dialog, collects notices. */
 function rpcRestore(env: TempEnv, confirmed: boolean): Promise<{ confirm?: RpcUiRequest; notices: string[] }> {
@@ -399,7 +489,12 @@ function rpcRestore(env: TempEnv, confirmed: boolean): Promise<{ confirm?: RpcUi
 				if (!line.startsWith("{")) continue;
 				const parsed = JSON.parse(line) as RpcLineIn;
 				const { message: body, ...rest } = parsed;
-				if (typeof body !== "string" && body?.role === "custom" && body.customType === "selfskills" && parsed.type === "message_end") {
+				if (
+					typeof body !== "string" &&
+					body?.role === "custom" &&
+					body.customType === "selfskills" &&
+					parsed.type === "message_end"
+				) {
 					// /selfskills outputs reach an RPC client as messages of the conversation
 					notices.push(body.content ?? "");
 					continue;
@@ -409,10 +504,13 @@ function rpcRestore(env: TempEnv, confirmed: boolean): Promise<{ confirm?: RpcUi
 					confirm = message;
 					child.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id: message.id, confirmed })}\n`);
 				}
-				if (message.type === "extension_ui_request" && message.method === "notify") notices.push(message.message ?? "");
+				if (message.type === "extension_ui_request" && message.method === "notify")
+					notices.push(message.message ?? "");
 				if (message.type === "response" && message.id === "restore") child.stdin.end();
 			}
 		});
-		child.stdin.write(`${JSON.stringify({ id: "restore", type: "prompt", message: "/selfskills restore deploy-checks" })}\n`);
+		child.stdin.write(
+			`${JSON.stringify({ id: "restore", type: "prompt", message: "/selfskills restore deploy-checks" })}\n`,
+		);
 	});
 }

@@ -10,7 +10,11 @@ import { join } from "node:path";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 
 function runDemo(): Promise<{ stdout: string; stderr: string; exitCode: number | null }> {
-	const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "test", "demo", "run-demo.ts")], { cwd: REPO_ROOT, env: { ...process.env, SELFSKILLS_KEEP_TMP: "" }, stdio: ["ignore", "pipe", "pipe"] });
+	const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "test", "demo", "run-demo.ts")], {
+		cwd: REPO_ROOT,
+		env: { ...process.env, SELFSKILLS_KEEP_TMP: "" },
+		stdio: ["ignore", "pipe", "pipe"],
+	});
 	let stdout = "";
 	let stderr = "";
 	child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -47,17 +51,25 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 
 	it("opens with a whole sentence", function () {
 		const first = demo.stdout.split("\n")[0] ?? "";
-		expect(first).to.match(/^This demo runs the real pi \S+ CLI .* offline with a scripted model, in the temp dir \S+ \(deleted at the end\)\.$/);
+		expect(first).to.match(
+			/^This demo runs the real pi \S+ CLI .* offline with a scripted model, in the temp dir \S+ \(deleted at the end\)\.$/,
+		);
 	});
 
 	it("shows each tool call and the exact result text: a failing documented command, the real one, a refusal and its repair, a routine saved, a step added", function () {
 		const out = demo.stdout;
 		const steps = [
-			['→ skill_manage {"action":"list","skill":"deploy"}', "deploy-checks — Use when deploying the web app to staging."],
+			[
+				'→ skill_manage {"action":"list","skill":"deploy"}',
+				"deploy-checks — Use when deploying the web app to staging.",
+			],
 			['→ skill_manage {"action":"read","skill":"deploy-checks"}', "1. Build with `npm build`."],
 			['→ bash {"command":"npm build"}', '← ERROR (isError: true)\n    │ Unknown command: "build"'],
 			['→ bash {"command":"npm run build"}', "← ok"],
-			['→ skill_manage {"action":"patch","skill":"deploy-checks","old_string":"npm build","new_string":"npm run build"}', "← ERROR (isError: true)\n    │ not_unique: old_string occurs 2 times"],
+			[
+				'→ skill_manage {"action":"patch","skill":"deploy-checks","old_string":"npm build","new_string":"npm run build"}',
+				"← ERROR (isError: true)\n    │ not_unique: old_string occurs 2 times",
+			],
 			['"replace_all":true}', "← ok\n    │ patch landed: 1 file(s) changed in deploy-checks."],
 			['→ skill_manage {"action":"create","name":"staging-smoke-test"', "create landed"],
 			['→ bash {"command":"npm run smoke:staging"}', "3 of 3 passed"],
@@ -80,13 +92,20 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		expect(built, "npm run build ran and passed").to.be.greaterThan(-1);
 		expect(transcript.indexOf('"action":"patch"'), "the fix comes after the check").to.be.greaterThan(built);
 		expect(transcript).to.not.contain('"action":"restore"');
-		expect(transcript.match(/→ skill_manage \{"action":"patch"/g), "the refused call, its repair and the step asked for").to.have.length(3);
+		expect(
+			transcript.match(/→ skill_manage \{"action":"patch"/g),
+			"the refused call, its repair and the step asked for",
+		).to.have.length(3);
 	});
 
 	it("shows the standing rules on every call and the new skill named before any reload, then read by the model", function () {
 		expect(demo.stdout).to.match(/carried the standing rules: (\d+) of \1 calls/);
-		expect(demo.stdout).to.match(/- staging-smoke-test \(create\): Use after every staging deploy.* — \S+\/agent\/skills\/staging-smoke-test\/SKILL\.md/);
-		expect(demo.stdout).to.match(/→ read \{"path":"\S+staging-smoke-test\/SKILL\.md"\}\n {2}← ok\n {4}│ ---\n {4}│ name: staging-smoke-test/);
+		expect(demo.stdout).to.match(
+			/- staging-smoke-test \(create\): Use after every staging deploy.* — \S+\/agent\/skills\/staging-smoke-test\/SKILL\.md/,
+		);
+		expect(demo.stdout).to.match(
+			/→ read \{"path":"\S+staging-smoke-test\/SKILL\.md"\}\n {2}← ok\n {4}│ ---\n {4}│ name: staging-smoke-test/,
+		);
 	});
 
 	it("shows the human reviewing with /selfskills and undoing the newest change on purpose, with the command history gave them", function () {
@@ -94,14 +113,23 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		expect(out).to.match(/\n\/selfskills\n {4}selfskills: enabled true, inject true/);
 		expect(out).to.match(/backups: \d+ file\(s\), \d+ bytes/);
 		expect(out).to.match(/\/selfskills history deploy-checks\n {4}2 backup\(s\) of deploy-checks\/SKILL\.md/);
-		const restore = /Restore one \(you see the change and confirm first\): \/selfskills restore deploy-checks SKILL\.md (\S+)/.exec(out);
+		const restore =
+			/Restore one \(you see the change and confirm first\): \/selfskills restore deploy-checks SKILL\.md (\S+)/.exec(
+				out,
+			);
 		expect(restore, "history names the restore command").to.not.equal(null);
 		const id = restore?.[1] ?? "";
-		expect(out).to.contain(`\n/selfskills restore deploy-checks\n    Would restore deploy-checks/SKILL.md to backup ${id}, the newest that differs from it now.`);
+		expect(out).to.contain(
+			`\n/selfskills restore deploy-checks\n    Would restore deploy-checks/SKILL.md to backup ${id}, the newest that differs from it now.`,
+		);
 		expect(out).to.contain("-Deploy staging from the `release` branch.");
 		expect(out).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
-		expect(out).to.contain(`\n/selfskills restore deploy-checks SKILL.md ${id}\n    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`);
-		expect(out).to.match(/The version it replaced is backup \S+; \/selfskills restore deploy-checks SKILL\.md \S+ puts it back\./);
+		expect(out).to.contain(
+			`\n/selfskills restore deploy-checks SKILL.md ${id}\n    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`,
+		);
+		expect(out).to.match(
+			/The version it replaced is backup \S+; \/selfskills restore deploy-checks SKILL\.md \S+ puts it back\./,
+		);
 		const after = out.slice(out.indexOf("deploy-checks on disk now"), out.indexOf("━━ a new pi process"));
 		expect(after, "the build fix stays").to.contain("1. Build with `npm run build`.");
 		expect(after, "the release-branch step is gone").to.not.contain("`release` branch");
@@ -109,6 +137,8 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 	});
 
 	it("shows pi listing the created skill itself in a fresh process", function () {
-		expect(demo.stdout).to.match(/<available_skills>[\s\S]*<name>staging-smoke-test<\/name>[\s\S]*<\/available_skills>/);
+		expect(demo.stdout).to.match(
+			/<available_skills>[\s\S]*<name>staging-smoke-test<\/name>[\s\S]*<\/available_skills>/,
+		);
 	});
 });

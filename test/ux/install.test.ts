@@ -27,11 +27,16 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 	it("fails with one line naming `npm install --omit=dev` when a local checkout has no node_modules", async function () {
 		const env = getEnv();
 		const checkout = join(env.root, "pi-selfskills");
-		for (const entry of ["src", "skills", "package.json"]) cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
+		for (const entry of ["src", "skills", "package.json"])
+			cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
 		await piInstall(env, checkout);
 		const run = await runPiPrint({ env, prompt: "/selfskills" });
 		expect(run.exitCode).to.not.equal(0);
-		const ours = run.stderr.split("\n").filter((line) => line.includes("pi-selfskills") || line.includes("Require stack") || line.includes("    at "));
+		const ours = run.stderr
+			.split("\n")
+			.filter(
+				(line) => line.includes("pi-selfskills") || line.includes("Require stack") || line.includes("    at "),
+			);
 		expect(ours, run.stderr).to.have.length(1);
 		expect(ours[0]).to.contain(missingDependencyMessage("proper-lockfile", checkout));
 	});
@@ -43,11 +48,21 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 		const ours = extensions.filter((e) => e.path.startsWith(join(REPO_ROOT, "src")));
 		expect(ours.map((e) => e.path)).to.deep.equal([join(REPO_ROOT, "src", "selfskills.ts")]);
 		// pi's own label function (interactive mode, both lines) on the loaded list
-		const labels = (Reflect.get(InteractiveMode.prototype, "getCompactExtensionLabels") as LabelFn).call(Object.create(InteractiveMode.prototype), extensions);
+		const labels = (Reflect.get(InteractiveMode.prototype, "getCompactExtensionLabels") as LabelFn).call(
+			Object.create(InteractiveMode.prototype),
+			extensions,
+		);
 		expect(labels[extensions.indexOf(ours[0])]).to.equal("selfskills.ts");
 		// installed from npm, the same entry is shown under the package's name
-		const fromNpm = extensions.map((e) => (e === ours[0] ? { ...e, sourceInfo: { ...(e.sourceInfo as object), source: "npm:pi-selfskills", baseDir: REPO_ROOT } } : e));
-		const npmLabels = (Reflect.get(InteractiveMode.prototype, "getCompactExtensionLabels") as LabelFn).call(Object.create(InteractiveMode.prototype), fromNpm);
+		const fromNpm = extensions.map((e) =>
+			e === ours[0]
+				? { ...e, sourceInfo: { ...(e.sourceInfo as object), source: "npm:pi-selfskills", baseDir: REPO_ROOT } }
+				: e,
+		);
+		const npmLabels = (Reflect.get(InteractiveMode.prototype, "getCompactExtensionLabels") as LabelFn).call(
+			Object.create(InteractiveMode.prototype),
+			fromNpm,
+		);
 		expect(npmLabels[extensions.indexOf(ours[0])]).to.equal("pi-selfskills:src/selfskills.ts");
 	});
 

@@ -8,7 +8,12 @@ import { useTempEnv } from "../support/temp-env.ts";
 import { call } from "../support/faux-script.ts";
 
 const DESCRIPTION = "Use when a staging deploy must be undone: finds the previous release and redeploys it.";
-const create = call({ action: "create", name: "staging-rollback", description: DESCRIPTION, body: "# Staging rollback\n\n1. Find the previous tag.\n2. Redeploy it.\n" });
+const create = call({
+	action: "create",
+	name: "staging-rollback",
+	description: DESCRIPTION,
+	body: "# Staging rollback\n\n1. Find the previous tag.\n2. Redeploy it.\n",
+});
 
 describe(`a created skill is visible at once (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();
@@ -36,7 +41,9 @@ describe(`a created skill is visible at once (pi ${getPiLine()})`, function () {
 		const reloaded = afterReload.calls[0].systemPrompt;
 		expect(reloaded).to.contain("<name>staging-rollback</name>");
 		expect(reloaded).to.contain(`<location>${path}</location>`);
-		expect(reloaded, "a reload starts a fresh selfskills session; pi's list takes over").not.to.contain("<selfskills-changed>");
+		expect(reloaded, "a reload starts a fresh selfskills session; pi's list takes over").not.to.contain(
+			"<selfskills-changed>",
+		);
 		expect(reloaded).to.contain("<selfskills-rules>");
 	});
 });

@@ -13,8 +13,16 @@ import { call } from "../support/faux-script.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 /** Characters a tool puts in front of the model on every call: name, description, schema, snippet, guidelines. */
-function toolCost(tool: Pick<ToolDefinition, "name" | "description" | "parameters" | "promptSnippet" | "promptGuidelines">): number {
-	return tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length + (tool.promptSnippet ?? "").length + (tool.promptGuidelines ?? []).join("\n").length;
+function toolCost(
+	tool: Pick<ToolDefinition, "name" | "description" | "parameters" | "promptSnippet" | "promptGuidelines">,
+): number {
+	return (
+		tool.name.length +
+		tool.description.length +
+		JSON.stringify(tool.parameters).length +
+		(tool.promptSnippet ?? "").length +
+		(tool.promptGuidelines ?? []).join("\n").length
+	);
 }
 
 const tokens = (chars: number) => Math.round(chars / 4);
@@ -32,7 +40,10 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 		expect(calls).to.have.length(3);
 		for (const c of calls) {
 			expect(c.systemPrompt).to.contain(STANDING_RULES);
-			expect(c.systemPrompt.split("<selfskills-rules>").length - 1, "the block is appended once, not once per prompt").to.equal(1);
+			expect(
+				c.systemPrompt.split("<selfskills-rules>").length - 1,
+				"the block is appended once, not once per prompt",
+			).to.equal(1);
 			expect(c.toolNames).to.include("skill_manage");
 		}
 	});
@@ -46,7 +57,11 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 	});
 
 	it("registers nothing with enabled: false: no tool, no block, no /selfskills, no prompt text", async function () {
-		pi = await createPiSession({ env: getEnv(), packageDir: REPO_ROOT, settings: { selfskills: { enabled: false } } });
+		pi = await createPiSession({
+			env: getEnv(),
+			packageDir: REPO_ROOT,
+			settings: { selfskills: { enabled: false } },
+		});
 		const run = await pi.run("one", [{ text: "ok" }]);
 		expect(run.calls[0].toolNames).not.to.include("skill_manage");
 		expect(run.calls[0].systemPrompt).not.to.contain("<selfskills-rules>");
@@ -64,7 +79,9 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 		const ours = toolCost(tool) + STANDING_RULES.length;
 		const theirs = toolCost(edit);
 		const systemPrompt = (await pi.run("one", [{ text: "ok" }])).calls[0].systemPrompt;
-		console.log(`      skill_manage tool ${toolCost(tool)} chars (schema ${JSON.stringify(tool.parameters).length}) + rules block ${STANDING_RULES.length} = ${ours} chars (~${tokens(ours)} tokens) per prompt; pi's edit tool ${theirs} chars (~${tokens(theirs)} tokens); ratio ${(ours / theirs).toFixed(2)}`);
+		console.log(
+			`      skill_manage tool ${toolCost(tool)} chars (schema ${JSON.stringify(tool.parameters).length}) + rules block ${STANDING_RULES.length} = ${ours} chars (~${tokens(ours)} tokens) per prompt; pi's edit tool ${theirs} chars (~${tokens(theirs)} tokens); ratio ${(ours / theirs).toFixed(2)}`,
+		);
 		console.log(`      whole system prompt with the package installed: ${systemPrompt.length} chars`);
 		expect(ours, "the whole package stays under 3x pi's edit tool").to.be.below(theirs * 3);
 		expect(STANDING_RULES.length, "the block stays short").to.be.below(1000);
@@ -77,9 +94,22 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 		expect(tool.promptSnippet).to.be.a("string").and.not.to.contain("\n");
 		expect(tool.promptGuidelines).to.be.an("array").that.is.not.empty;
 		for (const guideline of tool.promptGuidelines ?? []) expect(guideline).to.contain("skill_manage");
-		const schema = tool.parameters as unknown as { properties: Record<string, { type?: string; enum?: string[]; anyOf?: unknown }>; required?: string[] };
+		const schema = tool.parameters as unknown as {
+			properties: Record<string, { type?: string; enum?: string[]; anyOf?: unknown }>;
+			required?: string[];
+		};
 		expect(schema.properties.action.type).to.equal("string");
-		expect(schema.properties.action.enum).to.deep.equal(["list", "read", "patch", "create", "write", "delete", "restore", "history", "operations"]);
+		expect(schema.properties.action.enum).to.deep.equal([
+			"list",
+			"read",
+			"patch",
+			"create",
+			"write",
+			"delete",
+			"restore",
+			"history",
+			"operations",
+		]);
 		expect(schema.properties.action.anyOf, "StringEnum, not a union of literals").to.equal(undefined);
 		expect(schema.required).to.deep.equal(["action"]);
 		const run = await pi.run("one", [{ text: "ok" }]);
@@ -94,7 +124,12 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 		const run = await pi.run("fix it", [
 			call({ action: "read", file_path: skillFile }),
 			call({ action: "patch", skill: "deploy-checks", old_text: "npm build", new_text: "npm run build" }),
-			call({ action: "operations", operations: JSON.stringify([{ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" }]) }),
+			call({
+				action: "operations",
+				operations: JSON.stringify([
+					{ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" },
+				]),
+			}),
 			call({ action: "frobnicate" }),
 			{ text: "done" },
 		]);

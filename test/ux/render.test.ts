@@ -2,7 +2,14 @@
 // theme whose fg/bold wrap the text in markers, so the colour of every part can be asserted as text.
 import { expect } from "chai";
 import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
-import { formatCall, formatCommandOutput, formatResult, renderCommandOutput, renderSkillCall, renderSkillResult } from "../../src/render.ts";
+import {
+	formatCall,
+	formatCommandOutput,
+	formatResult,
+	renderCommandOutput,
+	renderSkillCall,
+	renderSkillResult,
+} from "../../src/render.ts";
 
 const theme = {
 	fg: (colour: string, text: string) => `<${colour}>${text}</${colour}>`,
@@ -16,12 +23,22 @@ function diffOf(n: number): string {
 }
 
 const landed = (diff: string): AgentToolResult<unknown> => ({
-	content: [{ type: "text", text: `patch landed: 1 file(s) changed in deploy-checks.\nBackup: SKILL.md -> 20260101-000000.000-abcdef0123.md\n${diff}` }],
+	content: [
+		{
+			type: "text",
+			text: `patch landed: 1 file(s) changed in deploy-checks.\nBackup: SKILL.md -> 20260101-000000.000-abcdef0123.md\n${diff}`,
+		},
+	],
 	details: { ok: true, action: "patch", diff },
 });
 
 const refused: AgentToolResult<unknown> = {
-	content: [{ type: "text", text: "not_unique: old_string occurs 2 times in /a/SKILL.md (lines 7, 10). Add surrounding lines.\nsecond line of help" }],
+	content: [
+		{
+			type: "text",
+			text: "not_unique: old_string occurs 2 times in /a/SKILL.md (lines 7, 10). Add surrounding lines.\nsecond line of help",
+		},
+	],
 	details: { ok: false, code: "not_unique", count: 2 },
 };
 
@@ -29,12 +46,18 @@ describe("rendering skill_manage in the TUI", function () {
 	describe("the call line", function () {
 		it("names the tool, the action, the skill and the file", function () {
 			const text = formatCall({ action: "patch", skill: "deploy-checks", file: "references/api.md" }, theme);
-			expect(text).to.equal("<toolTitle>*skill_manage *</toolTitle><accent>patch</accent> <muted>deploy-checks</muted> <dim>references/api.md</dim>");
+			expect(text).to.equal(
+				"<toolTitle>*skill_manage *</toolTitle><accent>patch</accent> <muted>deploy-checks</muted> <dim>references/api.md</dim>",
+			);
 		});
 
 		it("shows the new name for create, a path when no skill is named, the op count of a batch and a dry run", function () {
-			expect(formatCall({ action: "create", name: "staging-rollback" }, theme)).to.contain("<accent>create</accent> <muted>staging-rollback</muted>");
-			expect(formatCall({ action: "read", path: "/s/x/SKILL.md" }, theme)).to.contain("<muted>/s/x/SKILL.md</muted>");
+			expect(formatCall({ action: "create", name: "staging-rollback" }, theme)).to.contain(
+				"<accent>create</accent> <muted>staging-rollback</muted>",
+			);
+			expect(formatCall({ action: "read", path: "/s/x/SKILL.md" }, theme)).to.contain(
+				"<muted>/s/x/SKILL.md</muted>",
+			);
 			const batch = formatCall({ action: "operations", operations: [{}, {}, {}], dry_run: true }, theme);
 			expect(batch).to.contain("<dim>3 op(s)</dim>").and.to.contain("<warning>(dry run)</warning>");
 		});
@@ -52,7 +75,9 @@ describe("rendering skill_manage in the TUI", function () {
 			expect(text).to.contain("<toolDiffRemoved>-old 0</toolDiffRemoved>");
 			expect(text).to.contain("<toolDiffAdded>+new 0</toolDiffAdded>");
 			expect(text).to.contain("<toolDiffContext> context</toolDiffContext>");
-			expect(text, "file headers are not coloured as changes").to.contain("<toolDiffContext>--- a/deploy-checks/SKILL.md</toolDiffContext>");
+			expect(text, "file headers are not coloured as changes").to.contain(
+				"<toolDiffContext>--- a/deploy-checks/SKILL.md</toolDiffContext>",
+			);
 			expect(text, "the backup line stays out of the compact view").not.to.contain("Backup:");
 		});
 
@@ -68,8 +93,12 @@ describe("rendering skill_manage in the TUI", function () {
 		});
 
 		it("shows a refusal in the theme's error colour: its first line collapsed, all of it expanded", function () {
-			expect(formatResult(refused, false, theme)).to.equal("<error>not_unique: old_string occurs 2 times in /a/SKILL.md (lines 7, 10). Add surrounding lines.</error>");
-			expect(formatResult(refused, true, theme)).to.equal(`<error>${(refused.content[0] as { text: string }).text}</error>`);
+			expect(formatResult(refused, false, theme)).to.equal(
+				"<error>not_unique: old_string occurs 2 times in /a/SKILL.md (lines 7, 10). Add surrounding lines.</error>",
+			);
+			expect(formatResult(refused, true, theme)).to.equal(
+				`<error>${(refused.content[0] as { text: string }).text}</error>`,
+			);
 		});
 
 		it("cuts a long read or list to six lines when collapsed, and shows it whole expanded", function () {
@@ -92,7 +121,10 @@ describe("rendering skill_manage in the TUI", function () {
 
 	describe("a /selfskills output", function () {
 		it("is titled with the command line, its text in the panel colour, diff lines in the diff colours", function () {
-			const text = formatCommandOutput({ content: "restore landed: x\n-old line\n+new line", details: { command: "restore x", level: "info" } }, theme);
+			const text = formatCommandOutput(
+				{ content: "restore landed: x\n-old line\n+new line", details: { command: "restore x", level: "info" } },
+				theme,
+			);
 			expect(text.split("\n")).to.deep.equal([
 				"<customMessageLabel>*/selfskills restore x*</customMessageLabel>",
 				"<customMessageText>restore landed: x</customMessageText>",
@@ -102,21 +134,43 @@ describe("rendering skill_manage in the TUI", function () {
 		});
 
 		it("shows warnings and refusals in their colours", function () {
-			expect(formatCommandOutput({ content: "no_backup: none", details: { command: "restore x", level: "error" } }, theme)).to.contain("<error>no_backup: none</error>");
-			expect(formatCommandOutput({ content: "usage", details: { command: "history", level: "warning" } }, theme)).to.contain("<warning>usage</warning>");
+			expect(
+				formatCommandOutput(
+					{ content: "no_backup: none", details: { command: "restore x", level: "error" } },
+					theme,
+				),
+			).to.contain("<error>no_backup: none</error>");
+			expect(
+				formatCommandOutput({ content: "usage", details: { command: "history", level: "warning" } }, theme),
+			).to.contain("<warning>usage</warning>");
 		});
 
 		it("escapes control characters from skill text and the typed command", function () {
-			const text = formatCommandOutput({ content: "+evil \u001b[2J line", details: { command: "history \u001b]0;x", level: "info" } }, theme);
+			const text = formatCommandOutput(
+				{ content: "+evil \u001b[2J line", details: { command: "history \u001b]0;x", level: "info" } },
+				theme,
+			);
 			expect(text).to.not.contain("\u001b");
 			expect(text).to.contain("\\u001b[2J");
 		});
 
 		it("renders as a padded panel on the custom-message background", function () {
 			const calls: string[] = [];
-			const panelTheme = { ...theme, bg: (colour: string, text: string) => (calls.push(colour), text) } as unknown as Theme;
-			const lines = renderCommandOutput({ content: "line one", details: { command: "", level: "info" } }, { expanded: false }, panelTheme).render(100);
-			expect(lines.map((l) => l.trim())).to.deep.equal(["", "<customMessageLabel>*/selfskills*</customMessageLabel>", "<customMessageText>line one</customMessageText>", ""]);
+			const panelTheme = {
+				...theme,
+				bg: (colour: string, text: string) => (calls.push(colour), text),
+			} as unknown as Theme;
+			const lines = renderCommandOutput(
+				{ content: "line one", details: { command: "", level: "info" } },
+				{ expanded: false },
+				panelTheme,
+			).render(100);
+			expect(lines.map((l) => l.trim())).to.deep.equal([
+				"",
+				"<customMessageLabel>*/selfskills*</customMessageLabel>",
+				"<customMessageText>line one</customMessageText>",
+				"",
+			]);
 			expect(lines[1]?.startsWith(" "), "padded").to.equal(true);
 			expect(new Set(calls)).to.deep.equal(new Set(["customMessageBg"]));
 		});

@@ -11,7 +11,8 @@ import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 const trustedList = (env: TempEnv): unknown => {
 	const path = join(env.agentDir, "settings.json");
 	if (!existsSync(path)) return undefined;
-	return (JSON.parse(readFileSync(path, "utf8")) as { selfskills?: { trustedProjects?: unknown } }).selfskills?.trustedProjects;
+	return (JSON.parse(readFileSync(path, "utf8")) as { selfskills?: { trustedProjects?: unknown } }).selfskills
+		?.trustedProjects;
 };
 
 describe("/selfskills trust in print mode (the real pi CLI)", function () {

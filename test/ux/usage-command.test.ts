@@ -22,11 +22,19 @@ describe(`/selfskills: last use, changes and unused skills (pi ${getPiLine()})`,
 		writeSkill(join(env.agentDir, "skills"), "never-read", DEPLOY_SKILL.replace("deploy-checks", "never-read"));
 		// A use long ago, in the log's folded form.
 		mkdirSync(join(env.agentDir, "selfskills"), { recursive: true });
-		writeFileSync(join(env.agentDir, "selfskills", "usage.jsonl"), `${JSON.stringify({ skill: "old-notes", count: 4, first: "2025-01-01T00:00:00.000Z", last: "2025-02-01T00:00:00.000Z" })}\n`);
+		writeFileSync(
+			join(env.agentDir, "selfskills", "usage.jsonl"),
+			`${JSON.stringify({ skill: "old-notes", count: 4, first: "2025-01-01T00:00:00.000Z", last: "2025-02-01T00:00:00.000Z" })}\n`,
+		);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		await pi.run("fix", [
 			call({ action: "read", skill: "deploy-checks" }),
-			call({ action: "patch", skill: "deploy-checks", old_string: "Run npm build.", new_string: "Run npm run build." }),
+			call({
+				action: "patch",
+				skill: "deploy-checks",
+				old_string: "Run npm build.",
+				new_string: "Run npm run build.",
+			}),
 			{ text: "done" },
 		]);
 		await pi.runCommand("/selfskills");

@@ -4,5 +4,7 @@ import { OUTPUT_MESSAGE_TYPE } from "../../src/command.ts";
 
 /** Every /selfskills output of the session, oldest first: each is a message of the conversation. */
 export function commandOutputs(pi: PiSession): string[] {
-	return pi.session.messages.flatMap((m) => (m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE && typeof m.content === "string" ? [m.content] : []));
+	return pi.session.messages.flatMap((m) =>
+		m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE && typeof m.content === "string" ? [m.content] : [],
+	);
 }
