@@ -8,9 +8,13 @@
 // An entry changed shortly before it was stamped (200 ms on a filesystem with sub-second
 // timestamps, 3 s otherwise) could change again within the same clock tick and keep its mtime
 // ("racy git"), so for those the content (folder names, file hash) is compared as well. Any doubt means a fresh discovery: a miss costs time, never correctness.
-// A call that names its skills (patch, write, delete, read, restore, history) checks only the
-// stamps outside every skill folder plus those of its own skills: a cost that does not grow with
-// the number of skills installed.
+// A call that names its skills (patch, write, delete, read, restore, history) checks the stamps
+// outside every skill folder, everything in its own skills' folders, and of every other skill the
+// two entries that decide whether and under which name pi loads it: its folder (a new ignore file
+// or a removed SKILL.md moves it) and its SKILL.md (a `name:` edited in place moves only that file).
+// It skips the other skills' bundled files and subfolders, which pi never reads while their SKILL.md
+// loads. Two stats per other skill remain: no cheaper signal sees an in-place edit (a folder's mtime
+// does not move, and fs.watch drops an inotify queue overflow without a word).
 
 import { readdirSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
@@ -35,8 +39,18 @@ const FINE_RACY_MS = 200;
 /** Files pi's skill walk may read: skill files, root-level .md skills, package manifests, ignore files. */
 const WATCHED_FILE = /(\.md|^package\.json|^\.gitignore|^\.ignore|^\.fdignore)$/;
 
+/** What a stat says about an entry (undefined: missing); timestamps at the fingerprint's resolution. */
+interface Sig {
+	readonly dev: number;
+	readonly ino: number;
+	readonly mode: number;
+	readonly size: number;
+	readonly mtime: number;
+	readonly ctime: number;
+}
+
 interface Stamp {
-	readonly sig: string;
+	readonly sig: Sig | undefined;
 	/** Changed within the racy window of the stamp: compare the content too. */
 	readonly racy: boolean;
 	/** A folder's sorted entry names. */
@@ -68,7 +82,10 @@ interface Entry {
 }
 
 interface StampGroups {
-	/** Outside every skill: settings, markers, roots, folders that group skills, manifests, ignore files. */
+	/**
+	 * Checked for every targeted call: the stamps outside every skill (settings, markers, roots,
+	 * folders that group skills, manifests, ignore files), then each skill's folder and SKILL.md.
+	 */
 	readonly shared: readonly string[];
 	readonly byOwner: ReadonlyMap<string, readonly string[]>;
 	/** Each skill's folder (or file) by name; the tool's own writes never change a name or a path. */
@@ -85,10 +102,11 @@ export interface DiscoveryCacheStats {
 export interface DiscoveryCache {
 	readonly stats: Readonly<DiscoveryCacheStats>;
 	/**
-	 * `targets`: the names of the only skills the call acts on. The check then skips the stamps
-	 * inside other skills' folders; every stamp that could make a skill of one of those names
-	 * appear, vanish or change (settings, roots, grouping folders, manifests, ignore files, the
-	 * skill's own folder) is still compared. A name the cached discovery lacks gets the full check.
+	 * `targets`: the names of the only skills the call acts on. The check then skips the other
+	 * skills' bundled files and subfolders; every stamp that could make a skill of any name appear,
+	 * vanish or change (settings, roots, grouping folders, manifests, ignore files, each skill's
+	 * folder and SKILL.md, everything in the named skills' folders) is still compared. A name the
+	 * cached discovery lacks gets the full check.
 	 */
 	discover(options: DiscoverOptions, targets?: readonly string[]): Promise<Discovery>;
 	/**
@@ -109,11 +127,19 @@ function statOf(path: string): Stats | undefined {
 	}
 }
 
-function sigOf(stat: Stats | undefined, granularityMs: number, existenceOnly = false): string {
-	if (!stat) return "missing";
-	if (existenceOnly) return stat.isDirectory() ? "dir" : "other";
-	const [mtime, ctime] = [stat.mtimeMs, stat.ctimeMs].map((t) => (granularityMs > 0 ? Math.floor(t / granularityMs) : t));
-	return `${stat.dev}:${stat.ino}:${stat.mode}:${stat.size}:${mtime}:${ctime}`;
+function sigOf(stat: Stats | undefined, granularityMs: number): Sig | undefined {
+	if (!stat) return undefined;
+	const at = (t: number) => (granularityMs > 0 ? Math.floor(t / granularityMs) : t);
+	return { dev: stat.dev, ino: stat.ino, mode: stat.mode, size: stat.size, mtime: at(stat.mtimeMs), ctime: at(stat.ctimeMs) };
+}
+
+/** Whether `stat` still says what `stamp` recorded (compared field by field: no string per stat). */
+function sameSig(stat: Stats | undefined, stamp: Stamp, granularityMs: number): boolean {
+	const sig = stamp.sig;
+	if (!stat || !sig) return !stat && !sig;
+	if (stamp.existenceOnly) return stat.isDirectory() === ((sig.mode & 0o170000) === 0o040000);
+	const at = (t: number) => (granularityMs > 0 ? Math.floor(t / granularityMs) : t);
+	return sig.ino === stat.ino && sig.size === stat.size && sig.mtime === at(stat.mtimeMs) && sig.ctime === at(stat.ctimeMs) && sig.mode === stat.mode && sig.dev === stat.dev;
 }
 
 function namesOf(dir: string): string | undefined {
@@ -183,7 +209,7 @@ function isFresh(fingerprint: Fingerprint, paths: Iterable<string> = fingerprint
 		const stamp = fingerprint.stamps.get(path);
 		if (!stamp) return false;
 		const stat = statOf(path);
-		if (sigOf(stat, fingerprint.granularityMs, stamp.existenceOnly) !== stamp.sig) return false;
+		if (!sameSig(stat, stamp, fingerprint.granularityMs)) return false;
 		if (!stamp.racy || !stat) continue;
 		if (stat.isDirectory() ? namesOf(path) !== stamp.names : hashOf(path) !== stamp.hash) return false;
 		// Same content, and its timestamp is now old enough that any later change must move it.
@@ -260,7 +286,7 @@ function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManag
 function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
 	const since = Date.now();
 	const fingerprint: Fingerprint = { stamps: new Map(), links: new Map(), places: new Set([...places.trees, ...places.folders]), granularityMs };
-	for (const marker of places.markers) fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs, true), racy: false, existenceOnly: true });
+	for (const marker of places.markers) fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs), racy: false, existenceOnly: true });
 	const visited = new Set<string>();
 	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
 	// After the trees: a folder that is also a tree keeps its whole-tree stamps.
@@ -270,11 +296,16 @@ function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
 
 const SHARED_FILE = /^(package\.json|\.gitignore|\.ignore|\.fdignore)$/;
 
-/** Each stamp under the skill folder (or single-file skill) that holds it; the rest are shared. */
+/**
+ * Each stamp under the skill folder (or single-file skill) that holds it; the rest are shared, and
+ * so are each skill's folder and SKILL.md: an edit there can make that skill a twin of any name,
+ * hide it, or (its SKILL.md ignored) let pi find skills in its subfolders.
+ */
 function groupStamps(entry: Entry): StampGroups {
 	const ownerByName = new Map(entry.discovery.skills.map((s) => [s.name, s.dir ?? s.filePath]));
 	const owners = new Set(ownerByName.values());
 	const shared: string[] = [];
+	const heads = new Set(entry.discovery.skills.flatMap((s) => [s.dir ?? s.filePath, s.filePath]));
 	const byOwner = new Map<string, string[]>();
 	for (const path of entry.fingerprint.stamps.keys()) {
 		let owner: string | undefined;
@@ -287,7 +318,7 @@ function groupStamps(entry: Entry): StampGroups {
 			// A place pi scans on its own (a settings entry or package inside some skill folder).
 			if (entry.fingerprint.places.has(p) || dirname(p) === p) break;
 		}
-		if (owner === undefined) shared.push(path);
+		if (owner === undefined || heads.has(path)) shared.push(path);
 		else {
 			const list = byOwner.get(owner);
 			if (list) list.push(path);

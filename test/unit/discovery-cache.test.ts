@@ -408,6 +408,44 @@ describe("discovery cache: a call naming its skill checks only what can change i
 				trust.trusted = !trust.trusted;
 				return `trusted: ${trust.trusted}`;
 			},
+			(pick, step) => {
+				// Another skill renamed in place into a twin (or away from one): its folder does not move.
+				const dirs = places.flatMap(skillDirs);
+				if (dirs.length === 0) return "rename in place: none";
+				const file = join(dirs[pick(dirs.length)], "SKILL.md");
+				const name = [focus.name, targets[pick(targets.length)], `other-${step}`][pick(3)];
+				const { mtime, atime } = statSync(file);
+				writeFileSync(file, readFileSync(file, "utf8").replace(/name: \S+/, `name: ${name}`));
+				if (pick(2) === 0) utimesSync(file, atime, mtime);
+				return `rename in place ${file} -> ${name}`;
+			},
+			(pick, step) => {
+				// A twin nested inside another skill, which pi only finds once that skill's SKILL.md is ignored.
+				const dirs = places.flatMap(skillDirs);
+				if (dirs.length === 0) return "nested twin: none";
+				const dir = dirs[pick(dirs.length)];
+				const name = pick(2) === 0 ? focus.name : targets[pick(targets.length)];
+				mkdirSync(join(dir, `sub-${step}`, name), { recursive: true });
+				writeFileSync(join(dir, `sub-${step}`, name, "SKILL.md"), skillText(name, `Nested at step ${step}.`));
+				if (pick(2) === 0) writeFileSync(join(dir, pick(2) === 0 ? ".ignore" : ".gitignore"), "SKILL.md\n");
+				return `nested twin of ${name} in ${dir}`;
+			},
+			(pick, step) => {
+				const dirs = places.flatMap(skillDirs);
+				if (dirs.length === 0) return "hide: none";
+				const dir = dirs[pick(dirs.length)];
+				writeFileSync(join(dir, ".fdignore"), "SKILL.md\n");
+				return `hide ${dir} (step ${step})`;
+			},
+			(pick, step) => {
+				// An edit of a bundled file in any skill: pi never reads it while the SKILL.md loads.
+				const dirs = places.flatMap(skillDirs);
+				if (dirs.length === 0) return "bundled edit: none";
+				const dir = dirs[pick(dirs.length)];
+				mkdirSync(join(dir, "references"), { recursive: true });
+				writeFileSync(join(dir, "references", "notes.md"), `name: ${focus.name}\nStep ${step}.\n`);
+				return `bundled edit in ${dir}`;
+			},
 		];
 	}
 
@@ -434,12 +472,12 @@ describe("discovery cache: a call naming its skill checks only what can change i
 			const fresh = await discoverSkills(options);
 			const cached = await cache.discover(options, [name]);
 			expect(targetOutcome(cached, name), `seed ${seed}, step ${step}: ${what}; target ${name}`).to.deep.equal(targetOutcome(fresh, name));
-			// Every name a rename could collide with is known; a name hidden inside its own folder (a new
-			// ignore file there) may linger until the next full check: a needless refusal, never a miss.
-			const known = new Set(cached.skills.map((s) => s.name));
-			expect(fresh.skills.map((s) => s.name).filter((n) => !known.has(n)), `seed ${seed}, step ${step}: ${what}; names`).to.deep.equal([]);
+			// More than the call needs: every skill pi loads, under its name, with its diagnostics (the
+			// other names decide gate 6's collisions, and a twin anywhere decides which skill is meant).
+			expect(summary(cached), `seed ${seed}, step ${step}: ${what}; whole discovery`).to.deep.equal(summary(fresh));
 			const again = await cache.discover(options, [name]);
 			expect(targetOutcome(again, name), `seed ${seed}, step ${step} again`).to.deep.equal(targetOutcome(fresh, name));
+			expect(summary(again), `seed ${seed}, step ${step} again, whole discovery`).to.deep.equal(summary(fresh));
 			// A full check after targeted ones still sees everything that changed.
 			if (step % 4 === 3) expect(summary(await cache.discover(options)), `seed ${seed}, step ${step}, full`).to.deep.equal(summary(fresh));
 		}
@@ -458,21 +496,41 @@ describe("discovery cache: a call naming its skill checks only what can change i
 		expect(stats.hits).to.be.greaterThan(40);
 	});
 
-	it("does not look inside other skills' folders: an edit there is no miss for a targeted call", async function () {
+	it("skips other skills' bundled files: an edit there is no miss for a targeted call", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const other = dirname(fixture.files.get("pi-project-skill") ?? "");
+		mkdirSync(join(other, "references"), { recursive: true });
+		writeFileSync(join(other, "references", "api.md"), "Version 1.\n");
+		const cache = createDiscoveryCache();
+		const options = currentOptions(env, fixture, true);
+		await cache.discover(options);
+		writeFileSync(join(other, "references", "api.md"), "Version 2, edited by another process.\n");
+		const targeted = await cache.discover(options, ["agent-skill"]);
+		expect(cache.stats).to.deep.include({ hits: 1, misses: 1 });
+		expect(summary(targeted)).to.deep.equal(summary(await discoverSkills(options)));
+		// The full check (list, create) stamps them too.
+		await cache.discover(options);
+		expect(cache.stats.misses).to.equal(2);
+	});
+
+	it("sees another skill's SKILL.md renamed in place into a twin of the target earlier in pi's order", async function () {
 		const env = getEnv();
 		const fixture = buildLocations(env);
 		const cache = createDiscoveryCache();
 		const options = currentOptions(env, fixture, true);
-		await cache.discover(options);
+		const before = await cache.discover(options, ["agent-skill"]);
+		// The project's .pi/skills come before <agentDir>/skills: the renamed skill takes the name.
 		const other = fixture.files.get("pi-project-skill") ?? "";
-		writeFileSync(other, skillText("pi-project-skill", "Edited by another process."));
-		const targeted = await cache.discover(options, ["agent-skill"]);
-		expect(cache.stats).to.deep.include({ hits: 1, misses: 1 });
-		expect(targetOutcome(targeted, "agent-skill")).to.deep.equal(targetOutcome(await discoverSkills(options), "agent-skill"));
-		// The full check (list, create) still sees it.
-		const full = await cache.discover(options);
+		const { mtime, atime } = statSync(other);
+		writeFileSync(other, readFileSync(other, "utf8").replace("name: pi-project-skill", "name: agent-skill"));
+		utimesSync(other, atime, mtime);
+		const cached = await cache.discover(options, ["agent-skill"]);
+		const fresh = await discoverSkills(options);
+		expect(fresh.skills.find((s) => s.name === "agent-skill")?.filePath).to.equal(other);
+		expect(before.skills.find((s) => s.name === "agent-skill")?.filePath).to.not.equal(other);
+		expect(targetOutcome(cached, "agent-skill")).to.deep.equal(targetOutcome(fresh, "agent-skill"));
 		expect(cache.stats.misses).to.equal(2);
-		expect(full.skills.find((s) => s.name === "pi-project-skill")?.description).to.equal("Edited by another process.");
 	});
 
 	it("sees a twin in a place pi scans that lies inside another skill's folder (a settings entry)", async function () {

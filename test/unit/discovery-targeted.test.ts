@@ -1,12 +1,14 @@
 // The lighter freshness check for calls that name their skills: which calls do (targetsOf), and,
-// through the tool, the change it cannot see, which is why the tool keeps the full check for now.
+// through the tool with that check on (as if the tool passed targetsOf(args)), the change the first
+// version of it could not see: another skill's SKILL.md renamed in place into a twin of the target.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { targetsOf } from "../../src/call-context.ts";
-import type { SkillManageArgs } from "../../src/arguments.ts";
+import { normalizeArguments, type SkillManageArgs } from "../../src/arguments.ts";
+import type { DiscoveryCache } from "../../src/discovery-cache.ts";
 import { skillText, writeSkill } from "../support/fixtures.ts";
-import { createHarness } from "../support/harness.ts";
+import { createHarness, type Harness } from "../support/harness.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 describe("targeted discovery checks", function () {
@@ -44,23 +46,41 @@ describe("targeted discovery checks", function () {
 	describe("through the tool", function () {
 		const getEnv = useTempEnv();
 
-		// Why the tool does not use the lighter check yet: this change inside another skill's folder
-		// matters to a patch of alpha, and only the full check sees it.
-		it("a patch sees another skill's SKILL.md renamed in place into a twin of its target earlier in pi's order", async function () {
-			this.timeout(30_000);
-			const env = getEnv();
-			const alpha = writeSkill(join(env.agentDir, "skills"), "alpha", skillText("alpha", "# alpha\n\nStep 0.\n"));
-			// The project's .pi/skills come before <agentDir>/skills in pi's order; trusted, so pi 1.6 loads them too.
-			const other = writeSkill(join(env.projectDir, ".pi", "skills"), "alpha-notes", skillText("alpha-notes", "# notes\n\nStep 0.\n"));
-			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }));
-			const tool = createHarness(env);
-			expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
-			expect((await tool.call({ action: "patch", skill: "alpha", old_string: "Step 0.", new_string: "Step 1." })).ok).to.equal(true);
-			writeFileSync(other, readFileSync(other, "utf8").replace("name: alpha-notes", "name: alpha"));
-			const next = await tool.call({ action: "patch", skill: "alpha", old_string: "Step 1.", new_string: "Step 2." });
-			// "alpha" now means the twin, which this session never read: nothing lands in the shadowed file.
-			expect(next.code, next.text).to.equal("not_read");
-			expect(readFileSync(alpha, "utf8")).to.contain("Step 1.");
-		});
+		/** The harness, its cache given each call's targets: the lighter check the tool can switch on. */
+		function withTargets(tool: Harness): Harness {
+			const cache = tool.state.discoveryCache;
+			const discover = cache.discover.bind(cache);
+			let targets: string[] | undefined;
+			(cache as { discover: DiscoveryCache["discover"] }).discover = (options, given) => discover(options, given ?? targets);
+			const call = tool.call.bind(tool);
+			tool.call = (args, cwd) => {
+				targets = targetsOf(normalizeArguments(args));
+				return call(args, cwd);
+			};
+			return tool;
+		}
+
+		for (const lighter of [false, true]) {
+			it(`a patch sees another skill's SKILL.md renamed in place into a twin of its target earlier in pi's order (${lighter ? "lighter" : "full"} check)`, async function () {
+				this.timeout(30_000);
+				const env = getEnv();
+				const alpha = writeSkill(join(env.agentDir, "skills"), "alpha", skillText("alpha", "# alpha\n\nStep 0.\n"));
+				// The project's .pi/skills come before <agentDir>/skills in pi's order; trusted, so pi 1.6 loads them too.
+				const other = writeSkill(join(env.projectDir, ".pi", "skills"), "alpha-notes", skillText("alpha-notes", "# notes\n\nStep 0.\n"));
+				writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }));
+				const plain = createHarness(env);
+				const tool = lighter ? withTargets(plain) : plain;
+				expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
+				expect((await tool.call({ action: "patch", skill: "alpha", old_string: "Step 0.", new_string: "Step 1." })).ok).to.equal(true);
+				const { hits } = tool.state.discoveryCache.stats;
+				writeFileSync(other, readFileSync(other, "utf8").replace("name: alpha-notes", "name: alpha"));
+				const next = await tool.call({ action: "patch", skill: "alpha", old_string: "Step 1.", new_string: "Step 2." });
+				// "alpha" now means the twin, which this session never read: nothing lands in the shadowed file.
+				expect(next.code, next.text).to.equal("not_read");
+				expect(readFileSync(alpha, "utf8")).to.contain("Step 1.");
+				expect(tool.state.discoveryCache.stats.hits, "the patch after the read was served from the cache").to.be.greaterThan(0);
+				expect(tool.state.discoveryCache.stats.hits).to.equal(hits);
+			});
+		}
 	});
 });
