@@ -77,10 +77,10 @@ export function checkUnsafe(what: string, after: string, before = ""): Refusal |
  * Characters that must never reach a terminal raw: C0 (tab and newline aside), DEL, C1, the line
  * and paragraph separators, and the bidi controls that reorder what a person sees.
  */
-const NAME_CONTROL = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+const BEYOND_C0 = String.raw`\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069`;
+const NAME_CONTROL = new RegExp(String.raw`[\u0000-\u001F${BEYOND_C0}]`, "u");
 /** The same set for echoes, where tab and newline stay, and so does a CR that ends a CRLF line. */
-const ECHO_CONTROL =
-	/\r(?!\n)|[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+const ECHO_CONTROL = new RegExp(String.raw`\r(?!\n)|[\u0000-\u0008\u000B\u000C\u000E-\u001F${BEYOND_C0}]`, "gu");
 
 const codePoint = (char: string): string =>
 	`U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;

@@ -41,7 +41,9 @@ function wholeFilePatch(oldName: string, newName: string, text: string, added: b
 	if (newlineAtEnd) lines.pop();
 	const sign = added ? "+" : "-";
 	const range = added ? `@@ -0,0 +1,${lines.length} @@` : `@@ -1,${lines.length} +0,0 @@`;
-	return `--- ${oldName}\n+++ ${newName}\n${range}\n${lines.map((line) => sign + line).join("\n")}\n${newlineAtEnd ? "" : "\\ No newline at end of file\n"}`;
+	const body = lines.map((line) => sign + line).join("\n");
+	const end = newlineAtEnd ? "" : "\\ No newline at end of file\n";
+	return `--- ${oldName}\n+++ ${newName}\n${range}\n${body}\n${end}`;
 }
 
 function textDiff(oldName: string, newName: string, before: string, after: string): string | undefined {
@@ -65,7 +67,8 @@ export function diffChange(change: FileChange): string {
 	const patch = textDiff(oldName, newName, before, after);
 	if (patch === undefined) {
 		return escapeControls(
-			`--- ${oldName}\n+++ ${newName}\n(too many changes to show a diff: ${lineCount(before)} line(s) before, ${lineCount(after)} after)\n`,
+			`--- ${oldName}\n+++ ${newName}\n` +
+				`(too many changes to show a diff: ${lineCount(before)} line(s) before, ${lineCount(after)} after)\n`,
 		);
 	}
 	return escapeControls(cutLongLines(patch));

@@ -1,7 +1,8 @@
 // The filesystem calls the package makes (the writer, the backup store, the locks, the settings
-// reads, the path resolution), as one replaceable object, so tests can inject faults (failing rename, ENOSPC on write, EIO on fsync) the way write-file-atomic's
-// own tests do. Production code uses `realFs`, whose reads take regular files only (readRegularFile):
-// a FIFO or device in a skill folder is refused, never opened for reading.
+// reads, the path resolution), as one replaceable object, so tests can inject faults (failing
+// rename, ENOSPC on write, EIO on fsync) the way write-file-atomic's own tests do. Production code
+// uses `realFs`, whose reads take regular files only (readRegularFile): a FIFO or device in a skill
+// folder is refused, never opened for reading.
 
 import * as fs from "node:fs";
 
@@ -52,7 +53,10 @@ export class NotRegularFileError extends Error {
 	}
 }
 
-/** The kind of a path that exists and is no regular file (symlinks followed); undefined for a file or a missing path. */
+/**
+ * The kind of a path that exists and is no regular file (symlinks followed); undefined for a file
+ * or a missing path.
+ */
 export function describeNonRegular(path: string): string | undefined {
 	try {
 		return nonRegularKind(fs.statSync(path));

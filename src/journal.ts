@@ -5,8 +5,11 @@
 //
 //   <agentDir>/selfskills/journal/1733132701123-4242-0.json
 //   {"pid":4242,"startedAt":"2026-12-02T09:45:01.123Z","entries":[
-//     {"absPath":"/…/deploy-checks/SKILL.md","beforeHash":"3f2a…","afterHash":"9c1d…","backupPath":"/…/20261202-094501.123-3f2a9c0b1d.md","mode":420},
-//     {"absPath":"/…/deploy-checks/references/api.md","beforeHash":null,"afterHash":"0be7…","backupPath":null,"createdDirs":["/…/deploy-checks/references"]}]}
+//     {"absPath":"/…/deploy-checks/SKILL.md","beforeHash":"3f2a…","afterHash":"9c1d…",
+//      "backupPath":"/…/20261202-094501.123-3f2a9c0b1d.md","mode":420},
+//     {"absPath":"/…/deploy-checks/references/api.md","beforeHash":null,"afterHash":"0be7…",
+//      "backupPath":null,"createdDirs":["/…/deploy-checks/references"]}]}
+//   (one line in the file, wrapped here)
 
 import { dirname, join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
@@ -94,7 +97,10 @@ export function removeEmptyDirs(fs: FsOps, dirs: readonly string[]): void {
 	}
 }
 
-/** A journal entry's fate in the words of a commit: rolled back, never written (untouched), or rollback_failed with why. */
+/**
+ * A journal entry's fate in the words of a commit: rolled back, never written (untouched), or
+ * rollback_failed with why.
+ */
 type EntryFate = { fate: "rolled_back" } | { fate: "not_written" } | { fate: "rollback_failed"; reason: string };
 
 function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {

@@ -88,12 +88,18 @@ export function getForbiddenReason(places: PiPlaces, real: string): string | und
 			return "the package's own settings, backups and logs are not writable through this tool";
 		}
 		if (isWithin(places.agentSkillsReal, real)) return undefined;
-		return `inside pi's own folder ${places.agentDir} (settings, extensions, packages, sessions): only its skills/ folder is writable`;
+		return (
+			`inside pi's own folder ${places.agentDir} (settings, extensions, packages, sessions): ` +
+			"only its skills/ folder is writable"
+		);
 	}
 	if (isWithin(places.agentSkillsReal, real)) return undefined;
 	const segments = real.split(sep);
 	if (inDotPiOutsideSkills(segments))
-		return "inside a project's .pi folder, where pi keeps its settings, extensions and packages: only .pi/skills is writable";
+		return (
+			"inside a project's .pi folder, where pi keeps its settings, extensions and packages: " +
+			"only .pi/skills is writable"
+		);
 	if (isInside(segments, "node_modules"))
 		return "inside node_modules (installed code: an update would overwrite the change)";
 	const parent = dirname(real);

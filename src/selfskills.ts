@@ -17,7 +17,10 @@ export function missingPackageOf(error: unknown): string | undefined {
 }
 
 export function missingDependencyMessage(name: string, packageDir: string = PACKAGE_DIR): string {
-	return `pi-selfskills cannot start: its dependency "${name}" is not installed. Run \`npm install --omit=dev\` in ${packageDir}, then /reload (or restart pi).`;
+	return (
+		`pi-selfskills cannot start: its dependency "${name}" is not installed. ` +
+		`Run \`npm install --omit=dev\` in ${packageDir}, then /reload (or restart pi).`
+	);
 }
 
 export default async function selfskillsEntry(pi: ExtensionAPI): Promise<void> {

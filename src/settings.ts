@@ -17,7 +17,10 @@ export interface SelfSkillsSettings {
 	readonly trustedProjects: readonly string[];
 	/** Who decides that a change lands; a trusted project may only make it stricter. */
 	readonly approval: ApprovalSetting;
-	/** Skill names (a trailing `*` matches a prefix) the agent may read but never change; a project's add to the global ones. */
+	/**
+	 * Skill names (a trailing `*` matches a prefix) the agent may read but never change; a project's
+	 * add to the global ones.
+	 */
 	readonly pinned: readonly string[];
 	/** What pi's own edit, write and bash do to a skill file; a trusted project may only make it stricter. */
 	readonly guardBuiltins: GuardMode;
@@ -185,7 +188,10 @@ function checkSkillsDir(skillsDir: string, origin: string, options: LoadSettings
 	return fallback;
 }
 
-/** A project's skillsDir must lie inside that project (symlinks resolved), or a repository could aim writes anywhere. */
+/**
+ * A project's skillsDir must lie inside that project (symlinks resolved), or a repository could aim
+ * writes anywhere.
+ */
 function checkProjectSkillsDir(
 	skillsDir: string,
 	origin: string,
@@ -197,7 +203,8 @@ function checkProjectSkillsDir(
 	const projectRoot = findProjectRoot(options.cwd, fs);
 	if (!isWithin(resolveReal(projectRoot, fs), resolveReal(skillsDir, fs))) {
 		problems.push(
-			`${origin}: selfskills.skillsDir ${skillsDir} lies outside the project ${projectRoot} (a project's skillsDir must stay inside it); ${fallback} used`,
+			`${origin}: selfskills.skillsDir ${skillsDir} lies outside the project ${projectRoot} ` +
+				`(a project's skillsDir must stay inside it); ${fallback} used`,
 		);
 		return fallback;
 	}

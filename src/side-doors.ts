@@ -121,15 +121,21 @@ function forcedBlock(
 	const needed = requiredApproval(settings.approval, origin);
 	return (
 		needed &&
-		`changes to this skill need the person's approval (selfskills.approval: "${needed.mode}"), which only skill_manage asks for`
+		`changes to this skill need the person's approval (selfskills.approval: "${needed.mode}"), ` +
+			"which only skill_manage asks for"
 	);
 }
 
 function blockReason(toolName: string, skill: SkillPlace, why: string | undefined): string {
 	const read = JSON.stringify({ action: "read", skill: skill.name });
+	const because = why ? `: ${why}` : " (selfskills.guardBuiltins: block)";
 	return [
-		`selfskills: this ${toolName} call would change the files of skill "${skill.name}" (${skill.dir}), which pi's own ${toolName} may not do here${why ? `: ${why}` : " (selfskills.guardBuiltins: block)"}.`,
-		`Use skill_manage instead: ${read}, then {"action":"patch","skill":"${skill.name}","old_string":…,"new_string":…} for SKILL.md, or {"action":"write","skill":"${skill.name}","file":…,"content":…} for a bundled file. Reading the files with read, cat or grep is always fine.`,
+		`selfskills: this ${toolName} call would change the files of skill "${skill.name}" (${skill.dir}), ` +
+			`which pi's own ${toolName} may not do here${because}.`,
+		`Use skill_manage instead: ${read}, ` +
+			`then {"action":"patch","skill":"${skill.name}","old_string":…,"new_string":…} for SKILL.md, ` +
+			`or {"action":"write","skill":"${skill.name}","file":…,"content":…} for a bundled file. ` +
+			"Reading the files with read, cat or grep is always fine.",
 	].join(" ");
 }
 
@@ -248,9 +254,12 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				return undefined;
 			} catch (error) {
 				// No change may run that could not be backed up first.
+				const cause = error instanceof Error ? error.message : String(error);
 				return {
 					block: true,
-					reason: `selfskills: the skill files could not be backed up before this ${event.toolName} call (${error instanceof Error ? error.message : String(error)}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`,
+					reason:
+						`selfskills: the skill files could not be backed up before this ${event.toolName} call ` +
+						`(${cause}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`,
 				};
 			}
 		},
@@ -346,7 +355,11 @@ function checkSkillAfter(
 			? "pi no longer loads it"
 			: `pi now reports: ${added.map((d) => d.message).join("; ")}`;
 	const restore = old?.backupId
-		? `skill_manage {"action":"restore","skill":"${skill.name}","backup":"${old.backupId}"} puts the version from before this ${via} back.`
+		? `skill_manage {"action":"restore","skill":"${skill.name}","backup":"${old.backupId}"} ` +
+			`puts the version from before this ${via} back.`
 		: `skill_manage {"action":"history","skill":"${skill.name}"} lists the backups to restore.`;
-	return `selfskills warning: after this ${via}, skill "${skill.name}" (${skill.filePath}) is broken: ${problem}. ${restore}`;
+	return (
+		`selfskills warning: after this ${via}, skill "${skill.name}" (${skill.filePath}) is broken: ` +
+		`${problem}. ${restore}`
+	);
 }

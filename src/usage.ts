@@ -4,8 +4,10 @@
 // used for a while, so the person can prune. Nothing is ever archived or moved automatically.
 //
 //   <agentDir>/selfskills/usage.jsonl
-//     {"skill":"deploy-checks","time":"2026-12-02T09:45:01.123Z"}                                    one use
-//     {"skill":"deploy-checks","count":41,"first":"2026-10-01T08:00:00.000Z","last":"2026-12-01T17:02:10.000Z"}   folded
+//     {"skill":"deploy-checks","time":"2026-12-02T09:45:01.123Z"}                                one use
+//     {"skill":"deploy-checks","count":41,"first":"2026-10-01T08:00:00.000Z",
+//      "last":"2026-12-01T17:02:10.000Z"}                                                       folded
+//   (a folded record is one line in the file, wrapped here)
 
 import { readJsonLines, type FsOps } from "./fs-ops.ts";
 import { getUsagePath } from "./paths.ts";
