@@ -18,6 +18,8 @@ export interface OperationArgs {
 	new_string?: string;
 	replace_all?: boolean;
 	content?: string;
+	/** Why: what in this task proved the skill wrong (shown to the person, kept in the audit line). */
+	reason?: string;
 }
 
 export interface SkillManageArgs extends Omit<OperationArgs, "action"> {
@@ -46,21 +48,21 @@ const ALIASES: Record<string, string> = {
 	backupId: "backup",
 };
 
-const STRING_FIELDS = ["skill", "path", "file", "old_string", "new_string", "content", "name", "description", "body", "backup"];
+const STRING_FIELDS = ["skill", "path", "file", "old_string", "new_string", "content", "name", "description", "body", "backup", "reason"];
 const BOOLEAN_FIELDS = ["replace_all", "dry_run"];
 
 const TARGETED = ["skill", "path"];
-/** Fields each action accepts (besides `action`); `dry_run` goes with every mutation. */
+/** Fields each action accepts (besides `action`); `dry_run` and `reason` go with every mutation. */
 const ACCEPTS: Record<Action, readonly string[]> = {
 	list: ["skill"],
 	read: [...TARGETED, "file"],
-	patch: [...TARGETED, "file", "old_string", "new_string", "replace_all", "dry_run"],
-	create: ["name", "description", "body", "dry_run"],
-	write: [...TARGETED, "file", "content", "dry_run"],
-	delete: [...TARGETED, "file", "dry_run"],
-	restore: [...TARGETED, "file", "backup", "dry_run"],
+	patch: [...TARGETED, "file", "old_string", "new_string", "replace_all", "dry_run", "reason"],
+	create: ["name", "description", "body", "dry_run", "reason"],
+	write: [...TARGETED, "file", "content", "dry_run", "reason"],
+	delete: [...TARGETED, "file", "dry_run", "reason"],
+	restore: [...TARGETED, "file", "backup", "dry_run", "reason"],
 	history: [...TARGETED, "file"],
-	operations: ["operations", "dry_run"],
+	operations: ["operations", "dry_run", "reason"],
 };
 const REQUIRES: Record<Action, readonly string[]> = {
 	list: [],

@@ -19,6 +19,12 @@ export interface ChangeRecord {
 	readonly backup: string | null;
 	/** Set when the change came through a side door (pi's own edit, write or bash), not skill_manage. */
 	readonly via?: "edit" | "write" | "bash";
+	/** The agent's one sentence on why. */
+	readonly reason?: string;
+	/** The proposal the person approved, when the change landed that way. */
+	readonly approved?: string;
+	/** The person was asked (approval "ask") and allowed it once or for the session. */
+	readonly allowed?: "once" | "session";
 }
 
 /** Landed changes per skill, from the audit log (for /selfskills; a line that does not parse is skipped). */

@@ -144,3 +144,56 @@ export function settingsWarning(problems: readonly string[]): string {
 	const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
 	return `selfskills: settings problem: ${problems[0]}${more}. Defaults apply; /selfskills lists them.`;
 }
+
+/** "3 min ago" for a proposal's age. */
+export function ageText(time: string, now = Date.now()): string {
+	const seconds = Math.max(0, Math.round((now - Date.parse(time)) / 1000));
+	if (!Number.isFinite(seconds)) return "?";
+	if (seconds < 60) return `${seconds} s ago`;
+	if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+	if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
+	return `${Math.round(seconds / 86400)} d ago`;
+}
+
+export interface ProposalView {
+	readonly id: string;
+	readonly time: string;
+	readonly cwd: string;
+	readonly action: string;
+	readonly skills: readonly string[];
+	readonly reason?: string;
+	readonly added: number;
+	readonly removed: number;
+	readonly diff: string;
+}
+
+const reasonText = (reason: string | undefined) => (reason ? `"${reason}"` : "(no reason given)");
+
+export function pendingText(proposals: readonly ProposalView[], now = Date.now()): string {
+	if (proposals.length === 0) return "No proposal is pending.";
+	const lines = proposals.map((p) => `  ${p.id}  ${ageText(p.time, now)}  ${p.skills.join(", ")}  ${p.action}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`);
+	return `${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}\nReview one with /selfskills show <id>, then /selfskills approve <id> or /selfskills reject <id> [reason].`;
+}
+
+/** The proposal in full; `changed` names files that changed since (an approval replays the change on them). */
+export function proposalText(p: ProposalView, changed: readonly string[], now = Date.now()): string {
+	return [
+		`proposal ${p.id}: ${p.action} of ${p.skills.join(", ")}, proposed ${ageText(p.time, now)} in ${p.cwd}`,
+		`reason: ${reasonText(p.reason)}`,
+		changed.length > 0 ? `changed since: ${changed.join(", ")} (an approval replays the change on the new text and shows it first)` : "",
+		p.diff.trimEnd(),
+		`/selfskills approve ${p.id} lands it (backed up first); /selfskills reject ${p.id} [reason] drops it.`,
+	]
+		.filter(Boolean)
+		.join("\n");
+}
+
+export function approveQuestion(id: string, replayedOn: readonly string[]): string {
+	return replayedOn.length > 0 ? `Approve ${id}, replayed on the changed ${replayedOn.join(", ")}?` : `Approve proposal ${id}?`;
+}
+
+/** Print mode cannot ask: what an approve without its confirmation flags prints. */
+export function approvePreviewText(id: string, replayedOn: readonly string[], diff: string, flags: string): string {
+	const replayed = replayedOn.length > 0 ? `The files changed since the proposal (${replayedOn.join(", ")}); the change replayed on their new text is:\n` : "The change is:\n";
+	return `${replayed}${diff.trimEnd()}\nNothing changed: without a UI nobody can be asked. To approve it, run: /selfskills approve ${id} ${flags}`;
+}

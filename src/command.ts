@@ -1,6 +1,8 @@
 // The `/selfskills` command for the human: status, history, restore (diff shown, confirmation
-// asked), trust and untrust. With a UI each output stays in the conversation as a message of its
-// own; without one (print mode) it prints, and never restores without an explicit backup id.
+// asked), trust and untrust, the review of proposals (pending, show, approve, reject) and pins.
+// With a UI each output stays in the conversation as a message of its own; without one (print
+// mode) it prints, never restores without an explicit backup id, and never trusts, approves,
+// rejects or pins without the explicit confirmation `--yes`.
 
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "./actions/restore.ts";
@@ -8,7 +10,11 @@ import { showHistory } from "./actions/history.ts";
 import { createBackupStore, type BackupEntry, type SnapshotEntry } from "./backup-store.ts";
 import { createCallContext, loadPolicy, type CallContext } from "./call-context.ts";
 import {
+	approvePreviewText,
+	approveQuestion,
 	historyText,
+	pendingText,
+	proposalText,
 	piTrustText,
 	refusalForHuman,
 	RESTORE_CANCELLED,
@@ -26,11 +32,14 @@ import { pendingJournals } from "./journal.ts";
 import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
 import { findSkill, resolveFileTarget } from "./target.ts";
-import { getTrustRefusal, setListedTrust, type TrustContext } from "./trust.ts";
+import { findProposal, landApproval, previewApproval, rejectProposal, type ReviewDeps } from "./review.ts";
+import { findPin, getGlobalSettingsPath } from "./settings.ts";
+import { changedSince, listProposals, sweepProposals } from "./proposals.ts";
+import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "./trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "./usage.ts";
 
 export const COMMAND_NAME = "selfskills";
-const SUBCOMMANDS = ["status", "history", "restore", "unused", "trust", "untrust"];
+const SUBCOMMANDS = ["status", "history", "restore", "unused", "trust", "untrust", "pending", "show", "approve", "reject", "pin", "unpin"];
 /** `/selfskills unused` without a number: skills not used for this many days. */
 const UNUSED_DAYS = 30;
 const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
@@ -139,6 +148,7 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 	const usage = readUsage(deps.fs, deps.agentDir());
 	const changes = countChanges(deps.fs, deps.agentDir());
 	const journals = pendingJournals(deps.fs, deps.agentDir());
+	const proposals = listProposals(deps.fs, deps.agentDir());
 	const s = report.settings;
 	const lines = [
 		`selfskills: enabled ${s.enabled}, inject ${s.inject}`,
@@ -149,6 +159,7 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
 		...skills.map((k) => `  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}${useLine(usage.get(k.name), changes.get(k.name))}`),
 		`backups: ${backups.files} file(s), ${backups.bytes} bytes in ${callCtx.store.root}`,
+		`approval: ${typeof s.approval === "string" ? s.approval : `own ${s.approval.own}, others ${s.approval.others}`}; pinned: ${s.pinned.join(", ") || "(none)"}; pending proposals: ${proposals.length}${proposals.length > 0 ? " (/selfskills pending)" : ""}`,
 	];
 	if (report.problems.length > 0) lines.push(`settings problems:\n${report.problems.map((p) => `  ${p}`).join("\n")}`);
 	if (journals.length > 0) lines.push(`unfinished batch journal(s): ${journals.join(", ")} (a file could not be put back; see the journal)`);
@@ -241,6 +252,91 @@ async function changeTrust(deps: CommandDeps, ctx: ExtensionCommandContext, trus
 	if (after.trusted !== before) tellModel(ctx, trustNoteForModel(after.projectRoot, after.trusted));
 }
 
+/** The words after the id of approve/reject, without the flags: the person's reason. */
+function wordsOf(args: readonly string[]): string | undefined {
+	const words = args.filter((a) => !a.startsWith("--")).join(" ").trim();
+	return words === "" ? undefined : words;
+}
+
+function reviewDeps(deps: CommandDeps): ReviewDeps {
+	return { agentDir: deps.agentDir, fs: deps.fs, state: deps.state, effects: deps.effects };
+}
+
+function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
+	sweepProposals(deps.fs, deps.agentDir());
+	output(ctx, pendingText(listProposals(deps.fs, deps.agentDir())));
+}
+
+function show(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): void {
+	if (!args[0]) return output(ctx, "usage: /selfskills show <id> (ids: /selfskills pending)", "warning");
+	const proposal = findProposal(reviewDeps(deps), args[0]);
+	if (isRefusal(proposal)) return refused(ctx, proposal);
+	output(ctx, proposalText(proposal, changedSince(deps.fs, proposal).map((t) => `${t.skill}/${t.file}`)));
+}
+
+/** `--replayed`: print mode's confirmation of a change replayed on files that changed since the proposal. */
+const REPLAYED_FLAG = "--replayed";
+
+async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
+	if (!args[0]) return output(ctx, "usage: /selfskills approve <id> (ids: /selfskills pending)", "warning");
+	const proposal = findProposal(reviewDeps(deps), args[0]);
+	if (isRefusal(proposal)) return refused(ctx, proposal);
+	const preview = await previewApproval(reviewDeps(deps), ctx, proposal);
+	if (isRefusal(preview)) return refused(ctx, preview);
+	const { replayedOn } = preview;
+	if (ctx.hasUI) {
+		const body = [`reason: ${proposal.reason ?? "(none given)"}`, preview.diff.trimEnd()].join("\n");
+		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body))) return output(ctx, `nothing changed; ${proposal.id} is still pending`);
+	} else {
+		const flags = replayedOn.length > 0 ? [CONFIRM_FLAG, REPLAYED_FLAG] : [CONFIRM_FLAG];
+		if (!flags.every((f) => args.includes(f))) return output(ctx, approvePreviewText(proposal.id, replayedOn, preview.diff, flags.join(" ")), "warning");
+	}
+	const done = await landApproval(reviewDeps(deps), preview, wordsOf(args.slice(1)));
+	if (isRefusal(done)) return refused(ctx, done);
+	const changes = (done.details.changes ?? []) as Array<{ file?: string; backup?: string | null }>;
+	const backups = changes.filter((c) => c.backup).map((c) => `${c.file} -> ${c.backup}`);
+	output(ctx, `approved ${proposal.id}: ${proposal.action} of ${proposal.skills.join(", ")} landed${replayedOn.length > 0 ? " (replayed on the changed files)" : ""}.${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${preview.diff.trimEnd()}`);
+}
+
+async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
+	if (!args[0]) return output(ctx, "usage: /selfskills reject <id> [reason] (ids: /selfskills pending)", "warning");
+	const proposal = findProposal(reviewDeps(deps), args[0]);
+	if (isRefusal(proposal)) return refused(ctx, proposal);
+	let words = wordsOf(args.slice(1));
+	if (ctx.hasUI) {
+		if (!(await ctx.ui.confirm(`Reject proposal ${proposal.id}?`, `${proposal.action} of ${proposal.skills.join(", ")}; the agent is told, with your reason.`))) {
+			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
+		}
+		words ??= (await ctx.ui.input("Why? The agent reads this (optional)", ""))?.trim() || undefined;
+	} else if (!args.includes(CONFIRM_FLAG)) {
+		return output(ctx, `Nothing changed: without a UI nobody can be asked. To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`, "warning");
+	}
+	rejectProposal(reviewDeps(deps), proposal, words);
+	output(ctx, `rejected ${proposal.id} (${proposal.action} of ${proposal.skills.join(", ")})${words ? `: "${words}"` : ""}; nothing was written. The agent is told at its next prompt.`);
+}
+
+async function pin(deps: CommandDeps, ctx: ExtensionCommandContext, pinned: boolean, args: readonly string[]): Promise<void> {
+	const entry = args.find((a) => !a.startsWith("--"));
+	const verb = pinned ? "pin" : "unpin";
+	if (!entry) return output(ctx, `usage: /selfskills ${verb} <skill> (a trailing * pins every skill whose name starts so)`, "warning");
+	const settings = loadPolicy(ctx, deps.agentDir()).report.settings;
+	const holder = findPin(settings.pinned, entry.replace(/\*$/, ""));
+	if (!pinned && holder !== undefined && holder !== entry) {
+		return output(ctx, `${entry} is pinned by "${holder}"; unpin that entry instead (/selfskills unpin ${holder}).`, "warning");
+	}
+	const effect = pinned ? `The agent may then read ${entry} but never change it.` : `The agent may then change ${entry} again (within its writable folders and approval mode).`;
+	if (ctx.hasUI) {
+		if (!(await ctx.ui.confirm(`${pinned ? "Pin" : "Unpin"} ${entry}?`, `${effect} This edits selfskills.pinned in ${getGlobalSettingsPath(deps.agentDir())}.`))) return output(ctx, "nothing changed");
+	} else if (!args.includes(CONFIRM_FLAG)) {
+		return output(ctx, `${effect}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`, "warning");
+	}
+	const list = setGlobalPin(deps.agentDir(), entry, pinned, deps.fs);
+	const still = pinned ? undefined : findPin(loadPolicy(ctx, deps.agentDir()).report.settings.pinned, entry.replace(/\*$/, ""));
+	const project = still ? ` It is still pinned by "${still}" in this project's .pi/settings.json, which only the project can change.` : "";
+	output(ctx, `${pinned ? "pinned" : "unpinned"}: ${entry}\nselfskills.pinned: ${list.join(", ") || "(empty)"}${project}`);
+	tellModel(ctx, pinned ? `The person pinned ${entry}: you may read it but not change it.` : `The person unpinned ${entry}.`);
+}
+
 export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: ExtensionCommandContext): Promise<void> {
 	const [sub, ...rest] = rawArgs.trim().split(/\s+/).filter(Boolean);
 	calls.set(ctx, { send: deps.send, command: rawArgs.trim() });
@@ -258,6 +354,18 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 				return await changeTrust(deps, ctx, true, rest);
 			case "untrust":
 				return await changeTrust(deps, ctx, false, rest);
+			case "pending":
+				return pending(deps, ctx);
+			case "show":
+				return show(deps, ctx, rest);
+			case "approve":
+				return await approve(deps, ctx, rest);
+			case "reject":
+				return await reject(deps, ctx, rest);
+			case "pin":
+				return await pin(deps, ctx, true, rest);
+			case "unpin":
+				return await pin(deps, ctx, false, rest);
 			default:
 				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
 		}
@@ -290,11 +398,14 @@ async function skillNames(deps: CommandDeps): Promise<string[]> {
 }
 
 /** Subcommands that take arguments: their completion ends in a space so the next Tab goes on. */
-const TAKES_ARGUMENTS = new Set(["history", "restore"]);
+const TAKES_ARGUMENTS = new Set(["history", "restore", "show", "approve", "reject", "pin", "unpin"]);
+/** Subcommands whose argument is a pending proposal's id; reject takes a reason after it. */
+const TAKES_PROPOSAL = new Set(["show", "approve", "reject"]);
 
 /**
  * Completions, each the whole argument text: subcommands, then skill names, then (restore) the
- * backup ids of SKILL.md and the bundled files that have backups, then that file's backup ids.
+ * backup ids of SKILL.md and the bundled files that have backups, then that file's backup ids;
+ * pending proposal ids for show, approve and reject; pinned entries for unpin.
  * pi inserts a value as it is, so one after which another argument can follow ends in a space.
  */
 export async function completeArguments(deps: CommandDeps, prefix: string, backupIds?: BackupLister): Promise<Completion[] | null> {
@@ -309,6 +420,11 @@ export async function completeArguments(deps: CommandDeps, prefix: string, backu
 	const notFinal = (names: string[]) => names.map((name) => ({ name, more: true }));
 	let options: Array<{ name: string; more: boolean }> = [];
 	if (words.length === 1) options = SUBCOMMANDS.map((name) => ({ name, more: TAKES_ARGUMENTS.has(name) }));
+	else if (words.length === 2 && TAKES_PROPOSAL.has(sub)) {
+		const ids = listProposals(deps.fs, deps.agentDir()).map((p) => p.id);
+		options = sub === "reject" ? notFinal(ids) : final(ids);
+	} else if (words.length === 2 && sub === "unpin") options = final([...loadPolicy({ cwd: process.cwd() }, deps.agentDir()).report.settings.pinned]);
+	else if (words.length === 2 && sub === "pin") options = final(await skillNames(deps));
 	else if (words.length === 2 && TAKES_ARGUMENTS.has(sub)) options = notFinal(await skillNames(deps));
 	else if (words.length === 3 && sub === "history") options = final(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"));
 	else if (words.length === 3 && sub === "restore") {

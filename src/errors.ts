@@ -32,7 +32,8 @@ export type RefusalCode =
 	| "disabled"
 	| "deleted_in_batch"
 	| "pinned"
-	| "needs_approval";
+	| "denied"
+	| "unknown_proposal";
 
 export interface Refusal {
 	readonly code: RefusalCode;
@@ -355,15 +356,32 @@ export function lockBusy(path: string, waitedMs: number): Refusal {
 export function pinned(skill: string, pin: string): Refusal {
 	return refusal(
 		"pinned",
-		`skill "${skill}" is pinned (selfskills.pinned: "${pin}"): it may be read, never changed, and nothing was written. Tell the person the change you would make; only they can unpin it (selfskills.pinned in their settings).`,
+		`skill "${skill}" is pinned (selfskills.pinned: "${pin}"): it may be read, never changed, and nothing was written. Do not make the change another way; tell the person the change you would make. Only they can unpin it (/selfskills unpin ${skill}).`,
 		{ skill, pin },
 	);
 }
 
-export function needsApproval(skill: string, mode: string, origin: string): Refusal {
+/** The person said no to a change under "ask", in their own words when they gave any. */
+export function denied(action: string, skills: readonly string[], words: string | undefined): Refusal {
+	const said = words ? `, saying: "${words}"` : " (no reason given)";
 	return refusal(
-		"needs_approval",
-		`changes to skill "${skill}" need the person's approval here (selfskills.approval for ${origin === "own" ? "skills this package created" : "skills a person wrote"}: "${mode}"), and this version cannot ask or file a proposal yet, so nothing was written. Do not make the change another way: tell the person the change you would make and why.`,
-		{ skill, mode, origin },
+		"denied",
+		`the person denied this ${action} of ${skills.map((s) => `"${s}"`).join(", ")}${said}. Nothing was written. Do not retry it or make the change another way (no edit, write or bash on those files); carry on without it, or ask the person what they want instead.`,
+		{ action, skills, ...(words ? { words } : {}) },
 	);
+}
+
+/** An approval found the proposal's files changed and could not replay the change on them. */
+export function proposalStale(id: string, files: readonly string[], detail: string): Refusal {
+	return refusal(
+		"stale",
+		`proposal ${id} no longer applies: ${files.join(", ")} changed since it was proposed, and ${detail}. Nothing was written and the proposal is still pending: reject it (/selfskills reject ${id}) and let the agent propose the change again on the current text.`,
+		{ id, files },
+	);
+}
+
+/** `/selfskills show|approve|reject` named no pending proposal. */
+export function unknownProposal(id: string, pending: readonly string[]): Refusal {
+	const listed = pending.length > 0 ? `pending: ${pending.join(", ")}` : "no proposal is pending";
+	return refusal("unknown_proposal", `no pending proposal "${id}" (${listed}); it may have been approved or rejected already. Run /selfskills pending.`, { id, pending });
 }

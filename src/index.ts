@@ -1,6 +1,7 @@
 // pi-selfskills: wires the package into pi. It registers the skill_manage tool and the
 // /selfskills command, flags refusals as errors while keeping their details, injects the
-// standing-rules block before each prompt, and recovers interrupted batches at session start.
+// standing-rules block (with the person's verdicts on proposals) before each prompt, and recovers
+// interrupted batches and approvals at session start and before each call.
 
 import { existsSync } from "node:fs";
 import { basename, dirname } from "node:path";
@@ -14,6 +15,7 @@ import { realFs } from "./fs-ops.ts";
 import { recoverJournals } from "./journal.ts";
 import type { MutationEffects } from "./mutate.ts";
 import { buildInjectedBlock } from "./prompt.ts";
+import { sweepProposals, takeDecisions } from "./proposals.ts";
 import { renderCommandOutput } from "./render.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
 import { createSideDoorGuard } from "./side-doors.ts";
@@ -27,11 +29,13 @@ function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inje
 	return { enabled: settings.enabled, inject: settings.enabled && settings.inject };
 }
 
+/** A commit a killed process left half done is put back first; then an approval it left is finished or undone. */
 function recover(state: SessionState): void {
 	for (const report of recoverJournals(realFs, getAgentDir())) {
 		const left = report.differs.map((d) => `${d.path} (old bytes: ${d.backupPath ?? "none"})`).join(", ");
 		state.recoveries.push(`${report.journal}: ${report.restored.length} file(s) put back${left ? `; left as found: ${left}` : ""}`);
 	}
+	for (const done of sweepProposals(realFs, getAgentDir())) state.recoveries.push(`proposal ${done}`);
 }
 
 function createEffects(pi: ExtensionAPI, state: SessionState): MutationEffects {
@@ -77,7 +81,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	});
 
 	pi.registerCommand(COMMAND_NAME, {
-		description: "selfskills status; history <skill>; restore <skill> [file] [backup]; unused [days]; trust; untrust",
+		description: "selfskills status; history <skill>; restore <skill> [file] [backup]; unused [days]; trust; untrust; pending; show|approve|reject <id>; pin|unpin <skill>",
 		getArgumentCompletions: (prefix) => completeArguments(commandDeps, prefix),
 		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
 	});
@@ -113,7 +117,8 @@ export default function selfskills(pi: ExtensionAPI): void {
 		state.runtimeSkillFiles = skills.map((s) => s.filePath);
 		state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
 		if (!isEnabled(ctx).inject) return undefined;
-		return { systemPrompt: `${event.systemPrompt}\n\n${buildInjectedBlock(state.changed.values())}` };
+		const decisions = takeDecisions(realFs, getAgentDir(), ctx.cwd);
+		return { systemPrompt: `${event.systemPrompt}\n\n${buildInjectedBlock(state.changed.values(), decisions)}` };
 	});
 
 	// pi's own edit, write and bash on skill files: blocked, or backed up and checked (side-doors.ts).

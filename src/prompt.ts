@@ -1,6 +1,8 @@
-// The standing-rules block added to the system prompt on every prompt (patch by exception), and
-// the list of skills created or changed this session, which pi itself only shows after /reload.
+// The standing-rules block added to the system prompt on every prompt (patch by exception), the
+// list of skills created or changed this session, which pi itself only shows after /reload, and the
+// person's verdicts on the agent's proposals, each named once.
 
+import type { Decision } from "./proposals.ts";
 import type { ChangedSkill } from "./session-state.ts";
 
 export const STANDING_RULES = `<selfskills-rules>
@@ -22,6 +24,19 @@ export function formatChangedSkills(changed: Iterable<ChangedSkill>): string {
 	return `<selfskills-changed>\nSkills created or changed this session; pi lists new ones only after /reload, so read them from these paths:\n${lines.join("\n")}\n</selfskills-changed>`;
 }
 
-export function buildInjectedBlock(changed: Iterable<ChangedSkill>): string {
-	return [STANDING_RULES, formatChangedSkills(changed)].filter(Boolean).join("\n");
+/** The person's verdicts on the agent's proposals since the last prompt, each named once. */
+export function formatDecisions(decisions: readonly Decision[]): string {
+	if (decisions.length === 0) return "";
+	const lines = decisions.map((d) => {
+		const what = `${d.id} (${d.action} of ${d.skills.join(", ")})`;
+		const said = d.words ? `, saying: "${escape(d.words)}"` : "";
+		return d.verdict === "approved"
+			? `- ${what}: approved${said}; it has landed, so read the skill again before changing it further.`
+			: `- ${what}: rejected${said}; do not propose it again unless the person asks for it.`;
+	});
+	return `<selfskills-reviewed>\nThe person reviewed your skill proposals:\n${lines.join("\n")}\n</selfskills-reviewed>`;
+}
+
+export function buildInjectedBlock(changed: Iterable<ChangedSkill>, decisions: readonly Decision[] = []): string {
+	return [STANDING_RULES, formatChangedSkills(changed), formatDecisions(decisions)].filter(Boolean).join("\n");
 }

@@ -22,10 +22,12 @@ export interface SessionState {
 	runtimeSkillNames: ReadonlyMap<string, string>;
 	/** Journals found and rolled back when the session started, for /selfskills. */
 	recoveries: string[];
+	/** Skills the person allowed for the rest of the session when asked (approval "ask"). */
+	readonly allowedSkills: Set<string>;
 }
 
 export function createSessionState(): SessionState {
-	return { ledger: createReadLedger(), changed: new Map(), discoveryCache: createDiscoveryCache(), runtimeSkillFiles: [], runtimeSkillNames: new Map(), recoveries: [] };
+	return { ledger: createReadLedger(), changed: new Map(), discoveryCache: createDiscoveryCache(), runtimeSkillFiles: [], runtimeSkillNames: new Map(), recoveries: [], allowedSkills: new Set() };
 }
 
 export function resetSessionState(state: SessionState): void {
@@ -34,4 +36,5 @@ export function resetSessionState(state: SessionState): void {
 	state.discoveryCache.clear();
 	state.runtimeSkillFiles = [];
 	state.runtimeSkillNames = new Map();
+	state.allowedSkills.clear();
 }

@@ -7,20 +7,17 @@ import { StringEnum } from "@mariozechner/pi-ai";
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { listSkills } from "./actions/list.ts";
-import { prepareCreate } from "./actions/create.ts";
-import { prepareDelete } from "./actions/delete.ts";
 import { showHistory } from "./actions/history.ts";
-import { preparePatch } from "./actions/patch.ts";
 import { readSkillFile } from "./actions/read.ts";
-import { prepareRestore } from "./actions/restore.ts";
-import { prepareWrite } from "./actions/write-file.ts";
-import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type OperationArgs, type SkillManageArgs } from "./arguments.ts";
-import { createCallContext, type ActionResult, type CallContext, type PreparedMutation } from "./call-context.ts";
+import { askPerson } from "./ask.ts";
+import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
+import { createCallContext, type ActionResult, type CallContext } from "./call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
-import { MAX_OPERATIONS, runMutations, type MutationEffects } from "./mutate.ts";
+import { runMutations, type AskRequest, type MutationEffects, type RunOptions } from "./mutate.ts";
+import { prepareCall } from "./prepare.ts";
 import { renderSkillCall, renderSkillResult } from "./render.ts";
 import { sha256 } from "./read-ledger.ts";
 import type { SessionState } from "./session-state.ts";
@@ -40,6 +37,7 @@ const editFields = (d: boolean) => ({
 	new_string: Type.Optional(Type.String(note(d, "patch: replacement text"))),
 	replace_all: Type.Optional(Type.Boolean(note(d, "patch: replace every occurrence"))),
 	content: Type.Optional(Type.String(note(d, "write: full text of the bundled file"))),
+	reason: Type.Optional(Type.String(note(d, "why: what in this task proved the skill wrong (the person sees it)"))),
 });
 
 export const skillManageSchema = Type.Object({
@@ -77,24 +75,7 @@ export interface ToolDeps {
 
 type Dispatch = ActionResult | Refusal;
 
-function prepareOne(ctx: CallContext, op: OperationArgs | SkillManageArgs): PreparedMutation | Refusal {
-	switch (op.action) {
-		case "patch":
-			return preparePatch(ctx, { ...op, old_string: op.old_string ?? "", new_string: op.new_string ?? "" });
-		case "write":
-			return prepareWrite(ctx, { ...op, file: op.file ?? "", content: op.content ?? "" });
-		case "delete":
-			return prepareDelete(ctx, op);
-		case "create":
-			return prepareCreate(ctx, { name: op.name ?? "", description: op.description ?? "", body: op.body ?? "" });
-		case "restore":
-			return prepareRestore(ctx, op);
-		default:
-			return refusals.invalidArguments(op.action, "not a mutating action");
-	}
-}
-
-async function dispatch(ctx: CallContext, args: SkillManageArgs, effects: MutationEffects): Promise<Dispatch> {
+async function dispatch(ctx: CallContext, args: SkillManageArgs, options: Omit<RunOptions, "dryRun" | "batch" | "args">): Promise<Dispatch> {
 	switch (args.action) {
 		case "list":
 			return listSkills(ctx, args.skill);
@@ -102,21 +83,11 @@ async function dispatch(ctx: CallContext, args: SkillManageArgs, effects: Mutati
 			return readSkillFile(ctx, args, args.file);
 		case "history":
 			return showHistory(ctx, args);
-		case "operations": {
-			const ops = args.operations ?? [];
-			if (ops.length > MAX_OPERATIONS) return refusals.tooManyOperations(ops.length, MAX_OPERATIONS);
-			const prepared: PreparedMutation[] = [];
-			for (const [index, op] of ops.entries()) {
-				const one = prepareOne(ctx, op);
-				if ("code" in one) return refusals.forOperation(index, one);
-				prepared.push(one);
-			}
-			return runMutations(ctx, prepared, { dryRun: args.dry_run === true, batch: true, effects });
-		}
 		default: {
-			const one = prepareOne(ctx, args);
-			if ("code" in one) return one;
-			return runMutations(ctx, [one], { dryRun: args.dry_run === true, batch: false, effects });
+			const prepared = prepareCall(ctx, args);
+			if ("code" in prepared) return prepared;
+			const { dry_run: _dry, ...call } = args;
+			return runMutations(ctx, prepared, { ...options, dryRun: args.dry_run === true, batch: args.action === "operations", args: call as Record<string, unknown> });
 		}
 	}
 }
@@ -174,7 +145,8 @@ export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: 
 		// The cache's lighter check for calls that name their skill (targetsOf) is not used yet: it cannot
 		// see another skill's SKILL.md renamed in place into a twin of the target, a change that matters.
 		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, signal });
-		const result = await dispatch(callCtx, args, deps.effects);
+		const ask = ctx.hasUI ? (request: AskRequest) => askPerson(ctx, request) : undefined;
+		const result = await dispatch(callCtx, args, { effects: deps.effects, ask, allowed: deps.state.allowedSkills });
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
 		return { content: [{ type: "text", text: clipText(result.text, RESULT_CHAR_LIMIT) }], details: result.details };
 	} catch (error) {

@@ -7,7 +7,7 @@ import { dirname, resolve } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
 import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "./paths.ts";
 import lockfile from "proper-lockfile";
-import { getGlobalSettingsPath, isJsonObject, readSettingsFile } from "./settings.ts";
+import { getGlobalSettingsPath, isJsonObject, readSettingsFile, type JsonObject } from "./settings.ts";
 import { exists, mkdirDurable, writeFileAtomic } from "./writer.ts";
 
 export type TrustSource = "pi" | "selfskills-list";
@@ -65,11 +65,11 @@ function settingsWriteTarget(fs: FsOps, path: string): string {
 }
 
 /**
- * Adds or removes a project root in the global `selfskills.trustedProjects`, under the same
- * lock pi's SettingsManager takes on settings.json, with the same durable atomic write as every
- * other file the package writes (through a symlinked settings.json to its target).
+ * Rewrites the `selfskills` block of the global settings.json, under the same lock pi's
+ * SettingsManager takes on it, with the same durable atomic write as every other file the package
+ * writes (through a symlinked settings.json to its target). `update` edits a copy of the block.
  */
-export function setListedTrust(agentDir: string, projectRoot: string, trusted: boolean, fs: FsOps = realFs): readonly string[] {
+export function updateGlobalSelfSkills<T>(agentDir: string, update: (block: JsonObject) => T, fs: FsOps = realFs): T {
 	const path = getGlobalSettingsPath(agentDir);
 	mkdirDurable(fs, dirname(path));
 	const target = settingsWriteTarget(fs, path);
@@ -79,19 +79,45 @@ export function setListedTrust(agentDir: string, projectRoot: string, trusted: b
 		const { json, problem } = readSettingsFile(target);
 		if (problem && fs.readFile(target).toString("utf8").trim() !== "") throw new Error(`refusing to rewrite ${problem}`);
 		const block = isJsonObject(json.selfskills) ? { ...json.selfskills } : {};
-		const current = Array.isArray(block.trustedProjects)
-			? block.trustedProjects.filter((p): p is string => typeof p === "string")
-			: [];
-		const root = resolve(projectRoot);
-		const next = trusted
-			? [...current.filter((p) => resolve(p) !== root), root]
-			: current.filter((p) => resolve(p) !== root && !isWithin(resolve(p), root));
-		block.trustedProjects = next;
+		const result = update(block);
 		writeFileAtomic(fs, target, Buffer.from(`${JSON.stringify({ ...json, selfskills: block }, null, 2)}\n`));
-		return next;
+		return result;
 	} finally {
 		release();
 	}
+}
+
+const stringsOf = (value: unknown): string[] => (Array.isArray(value) ? value.filter((p): p is string => typeof p === "string") : []);
+
+/** Adds or removes a project root in the global `selfskills.trustedProjects`. */
+export function setListedTrust(agentDir: string, projectRoot: string, trusted: boolean, fs: FsOps = realFs): readonly string[] {
+	return updateGlobalSelfSkills(
+		agentDir,
+		(block) => {
+			const current = stringsOf(block.trustedProjects);
+			const root = resolve(projectRoot);
+			const next = trusted
+				? [...current.filter((p) => resolve(p) !== root), root]
+				: current.filter((p) => resolve(p) !== root && !isWithin(resolve(p), root));
+			block.trustedProjects = next;
+			return next;
+		},
+		fs,
+	);
+}
+
+/** Adds or removes one entry of the global `selfskills.pinned` (a name, or a prefix ending in `*`). */
+export function setGlobalPin(agentDir: string, entry: string, pinned: boolean, fs: FsOps = realFs): readonly string[] {
+	return updateGlobalSelfSkills(
+		agentDir,
+		(block) => {
+			const current = stringsOf(block.pinned);
+			const next = pinned ? [...current.filter((p) => p !== entry), entry] : current.filter((p) => p !== entry);
+			block.pinned = next;
+			return next;
+		},
+		fs,
+	);
 }
 
 /**
