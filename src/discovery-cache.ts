@@ -21,7 +21,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { LandedChange } from "./commit.ts";
 import { readRegularFile } from "./fs-ops.ts";
-import { createPackageManager, discoverSkills, type DiscoverOptions, type Discovery } from "./discovery.ts";
+import { createPackageManager, discoverSkills, shareNameIndex, type DiscoverOptions, type Discovery } from "./discovery.ts";
 import { sha256 } from "./read-ledger.ts";
 import { getUserAgentsSkillsDir } from "./roots.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
@@ -374,6 +374,7 @@ function followWrite(entry: Entry, change: LandedChange): boolean {
 	if (check.name !== skill.name || check.description === undefined || check.diagnostics.length > 0) return false;
 	const skills = [...entry.discovery.skills];
 	skills[index] = { ...skill, description: check.description };
+	shareNameIndex(entry.discovery.skills, skills);
 	entry.discovery = { ...entry.discovery, skills };
 	return true;
 }

@@ -180,6 +180,36 @@ export function isScannedByPi(dir: string, options: Pick<DiscoverOptions, "cwd" 
 	return scanned.some((root) => isWithin(resolveReal(root), resolveReal(dir)));
 }
 
+/**
+ * Each name's first place in a skills list, built once per list: the discovery cache serves the
+ * same list to every call while it holds, so a lookup by name does not walk 10,000 skills each time.
+ */
+const nameIndexes = new WeakMap<readonly DiscoveredSkill[], ReadonlyMap<string, number>>();
+
+function nameIndexOf(skills: readonly DiscoveredSkill[]): ReadonlyMap<string, number> {
+	let index = nameIndexes.get(skills);
+	if (index === undefined) {
+		const built = new Map<string, number>();
+		skills.forEach((s, i) => {
+			if (!built.has(s.name)) built.set(s.name, i);
+		});
+		nameIndexes.set(skills, (index = built));
+	}
+	return index;
+}
+
+/** The first skill of that name (pi loads one per name), like skills.find by name. */
+export function skillNamed(skills: readonly DiscoveredSkill[], name: string): DiscoveredSkill | undefined {
+	const at = nameIndexOf(skills).get(name);
+	return at === undefined ? undefined : skills[at];
+}
+
+/** `to` holds the same names at the same places as `from` (a description changed): it shares the index. */
+export function shareNameIndex(from: readonly DiscoveredSkill[], to: readonly DiscoveredSkill[]): void {
+	const index = nameIndexes.get(from);
+	if (index !== undefined) nameIndexes.set(to, index);
+}
+
 /** pi's package manager over read-only settings: what pi itself would resolve for this project. */
 export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "agentDir" | "trusted">): { settingsManager: SettingsManager; packageManager: DefaultPackageManager } {
 	const { cwd, agentDir, trusted } = options;

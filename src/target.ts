@@ -4,7 +4,7 @@
 // of SKILL.md, trailing separators or names too long for the temp and backup names beside them.
 
 import { basename, join, normalize, resolve } from "node:path";
-import type { DiscoveredSkill } from "./discovery.ts";
+import { skillNamed, type DiscoveredSkill } from "./discovery.ts";
 import { controlCharIn, escapeControls } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
@@ -83,11 +83,11 @@ function matchesPath(skill: DiscoveredSkill, wanted: string, wantedReal: string)
  * A `skill` or `path` argument carrying a control character names no skill (names and folders
  * never hold one): unknown_skill, decided before any lookup and echoed escaped, never raw.
  */
-function checkSelectorText(selector: SkillSelector, names: readonly string[]): Refusal | undefined {
+function checkSelectorText(selector: SkillSelector, names: () => readonly string[]): Refusal | undefined {
 	for (const value of [selector.skill, selector.path]) {
 		if (value === undefined || controlCharIn(value) === undefined) continue;
 		const printable = value.replace(/\p{Cc}|[\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu, "");
-		return refusals.unknownSkill(escapeControls(value.slice(0, 200)), nearNames(basename(printable), names));
+		return refusals.unknownSkill(escapeControls(value.slice(0, 200)), nearNames(basename(printable), names()));
 	}
 	return undefined;
 }
@@ -96,16 +96,18 @@ function checkSelectorText(selector: SkillSelector, names: readonly string[]): R
 const MAX_USER_PATH = 4096;
 
 export function findSkill(skills: readonly DiscoveredSkill[], selector: SkillSelector, cwd: string): DiscoveredSkill | Refusal {
-	const bad = checkSelectorText(selector, skills.map((s) => s.name));
+	// Every name is listed only for a refusal's nearest names; a name is found through the index.
+	const names = () => skills.map((s) => s.name);
+	const bad = checkSelectorText(selector, names);
 	if (bad) return bad;
 	const name = (selector.skill ?? "").trim();
 	if (selector.path !== undefined && selector.path.trim() !== "") {
 		// Longer than any path the system resolves: resolving it segment by segment would take minutes.
-		if (selector.path.length > MAX_USER_PATH) return refusals.unknownSkill(selector.path.slice(0, 200), nearNames(basename(selector.path), skills.map((s) => s.name)));
+		if (selector.path.length > MAX_USER_PATH) return refusals.unknownSkill(selector.path.slice(0, 200), nearNames(basename(selector.path), names()));
 		const wanted = normalizeUserPath(selector.path, cwd);
 		const wantedReal = resolveReal(wanted);
 		const hit = skills.find((s) => matchesPath(s, wanted, wantedReal));
-		if (!hit) return refusals.unknownSkill(selector.path, nearNames(basename(wanted) === SKILL_FILE ? basename(resolve(wanted, "..")) : basename(wanted), skills.map((s) => s.name)));
+		if (!hit) return refusals.unknownSkill(selector.path, nearNames(basename(wanted) === SKILL_FILE ? basename(resolve(wanted, "..")) : basename(wanted), names()));
 		// Two arguments naming two skills: which one the model meant is a guess, so neither is taken.
 		if (name !== "" && name !== hit.name) {
 			return refusals.invalidArguments(
@@ -116,9 +118,9 @@ export function findSkill(skills: readonly DiscoveredSkill[], selector: SkillSel
 		}
 		return hit;
 	}
-	const hit = skills.find((s) => s.name === name);
+	const hit = skillNamed(skills, name);
 	if (hit) return hit;
-	return refusals.unknownSkill(name, nearNames(name, skills.map((s) => s.name)));
+	return refusals.unknownSkill(name, nearNames(name, names()));
 }
 
 /**

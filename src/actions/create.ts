@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
 import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from "../content-guard.ts";
+import { skillNamed } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import { checkWritable, GATE_ORDER, humanGates, runGates } from "../gates.ts";
@@ -57,7 +58,7 @@ export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutat
 	if (args.body.trim() === "") return refusals.invalidArguments("create", "body is empty; write the procedure the skill teaches");
 	const unsafe = checkIsText("description", args.description) ?? checkIsText("body", args.body) ?? checkUnsafe("description", args.description) ?? checkUnsafe("body", args.body);
 	if (unsafe) return unsafe;
-	const existing = ctx.discovery.skills.find((s) => s.name === args.name);
+	const existing = skillNamed(ctx.discovery.skills, args.name);
 	if (existing) return refusals.exists(args.name, existing.filePath);
 	const target = newSkillTarget(args.name, join(ctx.settings.skillsDir, args.name));
 	return { action: "create", skill: args.name, file: SKILL_FILE, paths: [target.absPath], plan: (input) => planCreate(ctx, args, target, input) };

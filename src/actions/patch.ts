@@ -8,6 +8,7 @@ import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import { checkOldString, checkUnchanged, checkUnique, checkValid, checkWritable, GATE_ORDER, humanGates, readGates, replaceExact, replacedSize, runGates } from "../gates.ts";
 import type { Plan } from "../plan.ts";
+import { skillNamed } from "../discovery.ts";
 import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../target.ts";
 import { checkSkillContent, descriptionOf, loadedNameOf } from "../validation.ts";
 
@@ -21,8 +22,15 @@ export interface PatchArgs extends SkillSelector {
 /** loadedNameOf for text gate 6 already checked: pi's own answer, from the check cache. */
 const loadedName = (text: string, dirName: string): string => checkSkillContent(text, dirName).name ?? loadedNameOf(text, dirName);
 
-export function otherSkillNames(ctx: CallContext, target: FileTarget): string[] {
-	return ctx.discovery.skills.filter((s) => s.filePath !== target.skill.filePath).map((s) => s.name);
+/**
+ * The other skills' names gate 6 compares `after` against, narrowed to the one that matters: the
+ * name `after` loads under, when another skill holds it (pi loads one skill per name). Found
+ * through the name index, not by listing every skill.
+ */
+function collidingNames(ctx: CallContext, target: FileTarget, after: string, dirName: string): string[] {
+	const name = checkSkillContent(after, dirName).name;
+	const holder = name === undefined ? undefined : skillNamed(ctx.discovery.skills, name);
+	return name !== undefined && holder !== undefined && holder.filePath !== target.skill.filePath ? [name] : [];
 }
 
 export function preparePatch(ctx: CallContext, args: PatchArgs): PreparedMutation | Refusal {
@@ -71,7 +79,7 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 			after = replaceExact(text, args.old_string, args.new_string, replaceAll);
 			return checkUnsafe("new_string", after, text);
 		},
-		valid: () => (target.isSkillFile ? checkValid({ before: text, after, dirName, path: target.absPath, otherNames: otherSkillNames(ctx, target), previousDescription: () => descriptionOf(text) }) : undefined),
+		valid: () => (target.isSkillFile ? checkValid({ before: text, after, dirName, path: target.absPath, otherNames: collidingNames(ctx, target, after, dirName), previousDescription: () => descriptionOf(text) }) : undefined),
 	});
 	if (refused) return refused;
 	return {
