@@ -400,25 +400,34 @@ describe("hardening: bad input", function () {
 			expect(textOf(r)).to.contain("too long");
 		});
 
-		it("refuses a folder given as the file for read, patch, write and delete with bad_file_path and the read to make", async function () {
-			for (const args of [
-				{ action: "delete", skill: "deploy", file: "references" },
-				{ action: "read", skill: "deploy", file: "references" },
-				{ action: "patch", skill: "deploy", file: "references", old_string: "a", new_string: "b" },
-				{ action: "write", skill: "deploy", file: "references", content: "x\n" },
-			]) {
-				const r = await untouched(args, "bad_file_path");
-				expect(textOf(r), args.action).to.contain("is a folder").and.contain('{"action":"read","skill":"deploy"}');
-			}
-		});
+		it(
+			"refuses a folder given as the file for read, patch, write and delete with bad_file_path and the read " +
+				"to make",
+			async function () {
+				for (const args of [
+					{ action: "delete", skill: "deploy", file: "references" },
+					{ action: "read", skill: "deploy", file: "references" },
+					{ action: "patch", skill: "deploy", file: "references", old_string: "a", new_string: "b" },
+					{ action: "write", skill: "deploy", file: "references", content: "x\n" },
+				]) {
+					const r = await untouched(args, "bad_file_path");
+					expect(textOf(r), args.action)
+						.to.contain("is a folder")
+						.and.contain('{"action":"read","skill":"deploy"}');
+				}
+			},
+		);
 
-		it("refuses a trailing separator with bad_file_path instead of writing a file named like the folder", async function () {
-			for (const file of ["references/", "newdir/", "newdir/.", "references//"]) {
-				const r = await untouched({ action: "write", skill: "deploy", file, content: "x\n" }, "bad_file_path");
-				expect(textOf(r), file).to.contain("names a folder");
-			}
-			expect(existsSync(join(skillsRoot, "deploy", "newdir"))).to.equal(false);
-		});
+		it(
+			"refuses a trailing separator with bad_file_path " + "instead of writing a file named like the folder",
+			async function () {
+				for (const file of ["references/", "newdir/", "newdir/.", "references//"]) {
+					const r = await untouched({ action: "write", skill: "deploy", file, content: "x\n" }, "bad_file_path");
+					expect(textOf(r), file).to.contain("names a folder");
+				}
+				expect(existsSync(join(skillsRoot, "deploy", "newdir"))).to.equal(false);
+			},
+		);
 
 		it("refuses a skill and a path that name two different skills, naming both", async function () {
 			writeSkill(skillsRoot, "other");
@@ -526,63 +535,70 @@ describe("hardening: bad input", function () {
 				?.description;
 		};
 
-		it("refuses a patch whose description YAML would cut at ' #' or read without its leading & or !, with the quoted frontmatter", async function () {
-			const line = "description: Use when testing deploy. Lists the steps.";
-			for (const written of [
-				"Use when testing deploy. #ci Lists the steps.",
-				"&steps Use when testing deploy.",
-				"!important Use when testing deploy.",
-			]) {
-				const r = await untouched(
-					{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
-					"invalid_skill",
+		it(
+			"refuses a patch whose description YAML would cut at ' #' or read without its leading & or !, with the " +
+				"quoted frontmatter",
+			async function () {
+				const line = "description: Use when testing deploy. Lists the steps.";
+				for (const written of [
+					"Use when testing deploy. #ci Lists the steps.",
+					"&steps Use when testing deploy.",
+					"!important Use when testing deploy.",
+				]) {
+					const r = await untouched(
+						{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
+						"invalid_skill",
+					);
+					expect(String(r.details.suggestion), written).to.contain(`description: ${JSON.stringify(written)}`);
+				}
+				// The rest of YAML's syntax in a plain value does not parse at all: refused the same way.
+				for (const written of [
+					"> Use when folded.",
+					"| Use when piped.",
+					"*steps Use when aliased.",
+					"Use when: a colon.",
+					"'Use' when quoted.",
+					'"Use" when quoted.',
+				]) {
+					await untouched(
+						{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
+						"invalid_skill",
+					);
+				}
+				expectOk(
+					await tool.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: line,
+						new_string: 'description: "Use when testing deploy. #ci Lists the steps."',
+					}),
 				);
-				expect(String(r.details.suggestion), written).to.contain(`description: ${JSON.stringify(written)}`);
-			}
-			// The rest of YAML's syntax in a plain value does not parse at all: refused the same way.
-			for (const written of [
-				"> Use when folded.",
-				"| Use when piped.",
-				"*steps Use when aliased.",
-				"Use when: a colon.",
-				"'Use' when quoted.",
-				'"Use" when quoted.',
-			]) {
-				await untouched(
-					{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
-					"invalid_skill",
-				);
-			}
-			expectOk(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: line,
-					new_string: 'description: "Use when testing deploy. #ci Lists the steps."',
-				}),
-			);
-			expect(await descriptionOf("deploy")).to.equal("Use when testing deploy. #ci Lists the steps.");
-		});
+				expect(await descriptionOf("deploy")).to.equal("Use when testing deploy. #ci Lists the steps.");
+			},
+		);
 
-		it("creates a skill whose description pi reads back exactly as written, whatever YAML makes of it", async function () {
-			const descriptions = [
-				"Use when a #tag is seen.",
-				"> Use when folded.",
-				"| Use when piped.",
-				"&a Use when anchored.",
-				"*a Use when aliased.",
-				"!t Use when tagged.",
-				"Use when: a colon.",
-				"'Use' when \"quoted\".",
-				"Use when\nsplit over lines.",
-				"Use when it ends with blank lines.\n\n",
-			];
-			for (const [i, description] of descriptions.entries()) {
-				const name = `yaml-${i}`;
-				expectOk(await tool.call({ action: "create", name, description, body: "Body." }));
-				expect(await descriptionOf(name), JSON.stringify(description)).to.equal(description);
-			}
-		});
+		it(
+			"creates a skill whose description pi reads back " + "exactly as written, whatever YAML makes of it",
+			async function () {
+				const descriptions = [
+					"Use when a #tag is seen.",
+					"> Use when folded.",
+					"| Use when piped.",
+					"&a Use when anchored.",
+					"*a Use when aliased.",
+					"!t Use when tagged.",
+					"Use when: a colon.",
+					"'Use' when \"quoted\".",
+					"Use when\nsplit over lines.",
+					"Use when it ends with blank lines.\n\n",
+				];
+				for (const [i, description] of descriptions.entries()) {
+					const name = `yaml-${i}`;
+					expectOk(await tool.call({ action: "create", name, description, body: "Body." }));
+					expect(await descriptionOf(name), JSON.stringify(description)).to.equal(description);
+				}
+			},
+		);
 	});
 
 	describe("through pi", function () {

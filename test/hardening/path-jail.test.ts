@@ -147,24 +147,27 @@ describe("hardening: the path jail", function () {
 		expect(readdirSync(join(skillsRoot, "deploy"))).to.deep.equal(["SKILL.md"]);
 	});
 
-	it("finds skills by path only among discovered skills: outside folders, the root and NUL are unknown", async function () {
-		for (const path of [
-			join(outside, "foreign"),
-			join(outside, "foreign", "SKILL.md"),
-			skillsRoot,
-			env.agentDir,
-			"/",
-			"../outside/foreign",
-			`${skillsRoot}/deploy\0`,
-			"@/etc",
-		]) {
-			expectRefused(await tool.call({ action: "read", path }), "unknown_skill");
-			expectRefused(await tool.call({ action: "delete", path }), "unknown_skill");
-		}
-		for (const skill of ["../outside/foreign", "deploy/..", "Deploy", "DEPLOY", "deploy\0", "deploy/SKILL.md"]) {
-			expectRefused(await tool.call({ action: "read", skill }), "unknown_skill");
-		}
-	});
+	it(
+		"finds skills by path only among discovered skills: " + "outside folders, the root and NUL are unknown",
+		async function () {
+			for (const path of [
+				join(outside, "foreign"),
+				join(outside, "foreign", "SKILL.md"),
+				skillsRoot,
+				env.agentDir,
+				"/",
+				"../outside/foreign",
+				`${skillsRoot}/deploy\0`,
+				"@/etc",
+			]) {
+				expectRefused(await tool.call({ action: "read", path }), "unknown_skill");
+				expectRefused(await tool.call({ action: "delete", path }), "unknown_skill");
+			}
+			for (const skill of ["../outside/foreign", "deploy/..", "Deploy", "DEPLOY", "deploy\0", "deploy/SKILL.md"]) {
+				expectRefused(await tool.call({ action: "read", skill }), "unknown_skill");
+			}
+		},
+	);
 
 	it("refuses a leaf symlink to a file outside, for read, write, patch and delete", async function () {
 		mkdirSync(join(skillsRoot, "deploy", "references"));
@@ -194,29 +197,32 @@ describe("hardening: the path jail", function () {
 		expect(existsSync(join(skillsRoot, "deploy", "SKILL.md"))).to.equal(true);
 	});
 
-	it("refuses a symlink between two files of the same skill (the link, not its target, would be replaced)", async function () {
-		const refs = join(skillsRoot, "deploy", "references");
-		mkdirSync(refs);
-		writeFileSync(join(refs, "real.md"), "real\n");
-		symlinkSync("real.md", join(refs, "alias.md"));
-		await readDeploy();
-		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/alias.md" }));
-		expectRefused(
-			await tool.call({ action: "write", skill: "deploy", file: "references/alias.md", content: "changed\n" }),
-			"not_writable",
-		);
-		expectRefused(
-			await tool.call({
-				action: "patch",
-				skill: "deploy",
-				file: "references/alias.md",
-				old_string: "real",
-				new_string: "fake",
-			}),
-			"not_writable",
-		);
-		expect(readFileSync(join(refs, "real.md"), "utf8")).to.equal("real\n");
-	});
+	it(
+		"refuses a symlink between two files of the same " + "skill (the link, not its target, would be replaced)",
+		async function () {
+			const refs = join(skillsRoot, "deploy", "references");
+			mkdirSync(refs);
+			writeFileSync(join(refs, "real.md"), "real\n");
+			symlinkSync("real.md", join(refs, "alias.md"));
+			await readDeploy();
+			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/alias.md" }));
+			expectRefused(
+				await tool.call({ action: "write", skill: "deploy", file: "references/alias.md", content: "changed\n" }),
+				"not_writable",
+			);
+			expectRefused(
+				await tool.call({
+					action: "patch",
+					skill: "deploy",
+					file: "references/alias.md",
+					old_string: "real",
+					new_string: "fake",
+				}),
+				"not_writable",
+			);
+			expect(readFileSync(join(refs, "real.md"), "utf8")).to.equal("real\n");
+		},
+	);
 
 	it("refuses a SKILL.md that is a symlink to a skill file outside every root", async function () {
 		const dir = join(skillsRoot, "proxy");

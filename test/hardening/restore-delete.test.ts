@@ -47,39 +47,47 @@ describe("hardening: delete and restore", function () {
 			["delete a file", { action: "delete", skill: "deploy", file: "references/notes.md" }],
 			["delete the skill again", { action: "delete", skill: "deploy" }],
 		] as const) {
-			it(`refuses an op after the whole-skill delete (${label}) with deleted_in_batch, naming the delete, and writes nothing`, async function () {
-				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-				const before = readFileSync(skillFile, "utf8");
-				const r = await tool.call({
-					action: "operations",
-					operations: [{ action: "delete", skill: "deploy" }, later],
-				});
-				expectRefused(r, "deleted_in_batch");
-				expect(r.details.operation).to.equal(1);
-				expect(textOf(r))
-					.to.match(/operations\[1\] failed, nothing was written/)
-					.and.match(/operations\[0\]/);
-				expect(readFileSync(skillFile, "utf8")).to.equal(before);
-				expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
-			});
+			it(
+				`refuses an op after the whole-skill delete (${label}) with deleted_in_batch, naming the delete, ` +
+					"and writes nothing",
+				async function () {
+					expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+					const before = readFileSync(skillFile, "utf8");
+					const r = await tool.call({
+						action: "operations",
+						operations: [{ action: "delete", skill: "deploy" }, later],
+					});
+					expectRefused(r, "deleted_in_batch");
+					expect(r.details.operation).to.equal(1);
+					expect(textOf(r))
+						.to.match(/operations\[1\] failed, nothing was written/)
+						.and.match(/operations\[0\]/);
+					expect(readFileSync(skillFile, "utf8")).to.equal(before);
+					expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
+				},
+			);
 		}
 
-		it("deletes a file the batch wrote before the whole-skill delete too, leaving no folder behind, and restore brings it all back", async function () {
-			const r = await tool.call({
-				action: "operations",
-				operations: [
-					{ action: "write", skill: "deploy", file: "references/new.md", content: "new\n" },
-					{ action: "write", skill: "deploy", file: "assets/deep/more.md", content: "more\n" },
-					{ action: "delete", skill: "deploy" },
-				],
-			});
-			expectOk(r);
-			expect(existsSync(dir), "the skill folder is gone entirely").to.equal(false);
-			await expectLoadsOrGone();
-			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-			expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
-			await expectLoadsOrGone();
-		});
+		it(
+			"deletes a file the batch wrote before the whole-skill delete too, leaving no folder behind, and " +
+				"restore brings it all back",
+			async function () {
+				const r = await tool.call({
+					action: "operations",
+					operations: [
+						{ action: "write", skill: "deploy", file: "references/new.md", content: "new\n" },
+						{ action: "write", skill: "deploy", file: "assets/deep/more.md", content: "more\n" },
+						{ action: "delete", skill: "deploy" },
+					],
+				});
+				expectOk(r);
+				expect(existsSync(dir), "the skill folder is gone entirely").to.equal(false);
+				await expectLoadsOrGone();
+				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+				expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
+				await expectLoadsOrGone();
+			},
+		);
 
 		it("deletes the skill after an earlier op deleted one of its files, and both come back", async function () {
 			const r = await tool.call({
@@ -98,53 +106,60 @@ describe("hardening: delete and restore", function () {
 			await expectLoadsOrGone();
 		});
 
-		it("rolls the delete back when the folder cannot be removed entirely (a file appeared in it mid-commit)", async function () {
-			const planted = join(dir, "late.md");
+		it(
+			"rolls the delete back when the folder cannot be " + "removed entirely (a file appeared in it mid-commit)",
+			async function () {
+				const planted = join(dir, "late.md");
+				tool = createHarness(
+					env,
+					faultyFs({
+						unlink: ({ args }) => {
+							if (args[0] === skillFile && !existsSync(planted))
+								writeFileSync(planted, "written by another program\n");
+							return undefined;
+						},
+					}),
+				);
+				expectOk(await tool.call({ action: "read", skill: "deploy" }));
+				const before = readFileSync(skillFile, "utf8");
+				const r = await tool.call({ action: "delete", skill: "deploy" });
+				expect(r.details.ok, textOf(r)).to.equal(false);
+				expect(textOf(r)).to.contain("late.md");
+				expect(readFileSync(skillFile, "utf8")).to.equal(before);
+				expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
+				expect(readFileSync(planted, "utf8")).to.equal("written by another program\n");
+				await expectLoadsOrGone();
+			},
+		);
+	});
+
+	it(
+		"rolls a bundled-file write back when its skill no longer loads after the commit (SKILL.md removed by " +
+			"another program)",
+		async function () {
+			const notes = join(dir, "references", "notes.md");
 			tool = createHarness(
 				env,
 				faultyFs({
-					unlink: ({ args }) => {
-						if (args[0] === skillFile && !existsSync(planted))
-							writeFileSync(planted, "written by another program\n");
+					rename: ({ args }) => {
+						if (String(args[1]) === notes && existsSync(skillFile)) rmSync(skillFile);
 						return undefined;
 					},
 				}),
 			);
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			const before = readFileSync(skillFile, "utf8");
-			const r = await tool.call({ action: "delete", skill: "deploy" });
-			expect(r.details.ok, textOf(r)).to.equal(false);
-			expect(textOf(r)).to.contain("late.md");
-			expect(readFileSync(skillFile, "utf8")).to.equal(before);
-			expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
-			expect(readFileSync(planted, "utf8")).to.equal("written by another program\n");
-			await expectLoadsOrGone();
-		});
-	});
-
-	it("rolls a bundled-file write back when its skill no longer loads after the commit (SKILL.md removed by another program)", async function () {
-		const notes = join(dir, "references", "notes.md");
-		tool = createHarness(
-			env,
-			faultyFs({
-				rename: ({ args }) => {
-					if (String(args[1]) === notes && existsSync(skillFile)) rmSync(skillFile);
-					return undefined;
-				},
-			}),
-		);
-		expectOk(await tool.call({ action: "read", skill: "deploy" }));
-		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-		const r = await tool.call({
-			action: "write",
-			skill: "deploy",
-			file: "references/notes.md",
-			content: "changed\n",
-		});
-		expectRefused(r, "invalid_skill");
-		expect(textOf(r)).to.contain("rolled back");
-		expect(readFileSync(notes, "utf8")).to.equal("notes\n");
-	});
+			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+			const r = await tool.call({
+				action: "write",
+				skill: "deploy",
+				file: "references/notes.md",
+				content: "changed\n",
+			});
+			expectRefused(r, "invalid_skill");
+			expect(textOf(r)).to.contain("rolled back");
+			expect(readFileSync(notes, "utf8")).to.equal("notes\n");
+		},
+	);
 
 	describe("anything deleted can be restored, with its mode", function () {
 		const cases: ReadonlyArray<readonly [string, Buffer, number]> = [
@@ -155,53 +170,61 @@ describe("hardening: delete and restore", function () {
 			["a private file", Buffer.from("token\n"), 0o600],
 		];
 		for (const [label, bytes, mode] of cases) {
-			it(`brings back ${label} byte for byte, mode ${mode.toString(8)}, after a file delete and after a whole-skill delete`, async function () {
-				const file = join(dir, "assets", "item.bin");
-				mkdirSync(join(dir, "assets"));
-				writeFileSync(file, bytes);
-				chmodSync(file, mode);
-				expectOk(await tool.call({ action: "delete", skill: "deploy", file: "assets/item.bin" }));
-				expect(existsSync(file)).to.equal(false);
-				expectOk(await tool.call({ action: "restore", skill: "deploy", file: "assets/item.bin" }));
-				expect(readFileSync(file).equals(bytes), "same bytes").to.equal(true);
-				expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
-				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-				expect(readFileSync(file).equals(bytes), "same bytes after the snapshot").to.equal(true);
-				expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
-			});
+			it(
+				`brings back ${label} byte for byte, mode ${mode.toString(8)}, after a file delete and after a ` +
+					"whole-skill delete",
+				async function () {
+					const file = join(dir, "assets", "item.bin");
+					mkdirSync(join(dir, "assets"));
+					writeFileSync(file, bytes);
+					chmodSync(file, mode);
+					expectOk(await tool.call({ action: "delete", skill: "deploy", file: "assets/item.bin" }));
+					expect(existsSync(file)).to.equal(false);
+					expectOk(await tool.call({ action: "restore", skill: "deploy", file: "assets/item.bin" }));
+					expect(readFileSync(file).equals(bytes), "same bytes").to.equal(true);
+					expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
+					expectOk(await tool.call({ action: "read", skill: "deploy" }));
+					expectOk(await tool.call({ action: "delete", skill: "deploy" }));
+					expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+					expect(readFileSync(file).equals(bytes), "same bytes after the snapshot").to.equal(true);
+					expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
+				},
+			);
 		}
 
-		it("puts the recorded mode back over an existing file too (a script made private by hand, restored to its 0755 version)", async function () {
-			const script = join(dir, "scripts", "run.sh");
-			mkdirSync(join(dir, "scripts"));
-			writeFileSync(script, "#!/bin/sh\necho one\n");
-			chmodSync(script, 0o755);
-			expectOk(await tool.call({ action: "read", skill: "deploy", file: "scripts/run.sh" }));
-			expectOk(
-				await tool.call({
-					action: "write",
-					skill: "deploy",
-					file: "scripts/run.sh",
-					content: "#!/bin/sh\necho two\n",
-				}),
-			);
-			expect(modeOf(script).toString(8), "an overwrite keeps the mode").to.equal("755");
-			chmodSync(script, 0o600);
-			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "scripts/run.sh" }));
-			expect(readFileSync(script, "utf8")).to.equal("#!/bin/sh\necho one\n");
-			expect(modeOf(script).toString(8)).to.equal("755");
-			// And a 0644 version comes back 0644 over a file someone made executable since.
-			writeFileSync(join(dir, "references", "notes.md"), "notes\n");
-			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-			expectOk(
-				await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" }),
-			);
-			chmodSync(join(dir, "references", "notes.md"), 0o755);
-			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
-			expect(modeOf(join(dir, "references", "notes.md")).toString(8)).to.equal("644");
-		});
+		it(
+			"puts the recorded mode back over an existing file too (a script made private by hand, restored to its " +
+				"0755 version)",
+			async function () {
+				const script = join(dir, "scripts", "run.sh");
+				mkdirSync(join(dir, "scripts"));
+				writeFileSync(script, "#!/bin/sh\necho one\n");
+				chmodSync(script, 0o755);
+				expectOk(await tool.call({ action: "read", skill: "deploy", file: "scripts/run.sh" }));
+				expectOk(
+					await tool.call({
+						action: "write",
+						skill: "deploy",
+						file: "scripts/run.sh",
+						content: "#!/bin/sh\necho two\n",
+					}),
+				);
+				expect(modeOf(script).toString(8), "an overwrite keeps the mode").to.equal("755");
+				chmodSync(script, 0o600);
+				expectOk(await tool.call({ action: "restore", skill: "deploy", file: "scripts/run.sh" }));
+				expect(readFileSync(script, "utf8")).to.equal("#!/bin/sh\necho one\n");
+				expect(modeOf(script).toString(8)).to.equal("755");
+				// And a 0644 version comes back 0644 over a file someone made executable since.
+				writeFileSync(join(dir, "references", "notes.md"), "notes\n");
+				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+				expectOk(
+					await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" }),
+				);
+				chmodSync(join(dir, "references", "notes.md"), 0o755);
+				expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
+				expect(modeOf(join(dir, "references", "notes.md")).toString(8)).to.equal("644");
+			},
+		);
 
 		it("keeps the recorded mode when the snapshot's own files are made private", async function () {
 			const script = join(dir, "scripts", "run.sh");
@@ -224,38 +247,52 @@ describe("hardening: delete and restore", function () {
 	});
 
 	describe("a restore does not count as a read", function () {
-		it("refuses a patch after a restore by a session that never read the file, and after its own restore until it reads again", async function () {
-			expectOk(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: "Run npm ci.",
-				}),
-			);
-			const fresh = createHarness(env);
-			expectOk(await fresh.call({ action: "restore", skill: "deploy" }));
-			expectRefused(
-				await fresh.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: "Run make.",
-				}),
-				"not_read",
-			);
-			const restored = await tool.call({ action: "restore", skill: "deploy" });
-			expectOk(restored);
-			expect(textOf(restored)).to.contain('{"action":"read","skill":"deploy"}');
-			expectRefused(
-				await tool.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }),
-				"not_read",
-			);
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expectOk(
-				await tool.call({ action: "patch", skill: "deploy", old_string: "Run npm ci.", new_string: "Run make." }),
-			);
-		});
+		it(
+			"refuses a patch after a restore by a session that never read the file, and after its own restore " +
+				"until it reads again",
+			async function () {
+				expectOk(
+					await tool.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run the build.",
+						new_string: "Run npm ci.",
+					}),
+				);
+				const fresh = createHarness(env);
+				expectOk(await fresh.call({ action: "restore", skill: "deploy" }));
+				expectRefused(
+					await fresh.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run the build.",
+						new_string: "Run make.",
+					}),
+					"not_read",
+				);
+				const restored = await tool.call({ action: "restore", skill: "deploy" });
+				expectOk(restored);
+				expect(textOf(restored)).to.contain('{"action":"read","skill":"deploy"}');
+				expectRefused(
+					await tool.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run npm ci.",
+						new_string: "Run make.",
+					}),
+					"not_read",
+				);
+				expectOk(await tool.call({ action: "read", skill: "deploy" }));
+				expectOk(
+					await tool.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run npm ci.",
+						new_string: "Run make.",
+					}),
+				);
+			},
+		);
 
 		it("forgets the read of a restored bundled file", async function () {
 			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
@@ -271,29 +308,32 @@ describe("hardening: delete and restore", function () {
 	});
 
 	describe("repair data that leads somewhere", function () {
-		it("after delete, create and restore, restores the deleted SKILL.md from its snapshot, as history lists it", async function () {
-			const original = readFileSync(skillFile, "utf8");
-			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-			expectOk(
-				await tool.call({
-					action: "create",
-					name: "deploy",
-					description: "Use when deploying again.",
-					body: "New body.",
-				}),
-			);
-			const history = await tool.call({ action: "history", skill: "deploy" });
-			const snapshot = (history.details.snapshots as Array<{ id: string }>)[0].id;
-			expect(textOf(history)).to.contain(snapshot);
-			const restored = await tool.call({ action: "restore", skill: "deploy" });
-			expectOk(restored);
-			expect(readFileSync(skillFile, "utf8")).to.equal(original);
-			// The created version was backed up first: restoring it by id works, and so does naming the snapshot.
-			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-			expect(readFileSync(skillFile, "utf8")).to.contain("New body.");
-			expectOk(await tool.call({ action: "restore", skill: "deploy", backup: `__deleted__/${snapshot}` }));
-			expect(readFileSync(skillFile, "utf8")).to.equal(original);
-		});
+		it(
+			"after delete, create and restore, restores the deleted " + "SKILL.md from its snapshot, as history lists it",
+			async function () {
+				const original = readFileSync(skillFile, "utf8");
+				expectOk(await tool.call({ action: "delete", skill: "deploy" }));
+				expectOk(
+					await tool.call({
+						action: "create",
+						name: "deploy",
+						description: "Use when deploying again.",
+						body: "New body.",
+					}),
+				);
+				const history = await tool.call({ action: "history", skill: "deploy" });
+				const snapshot = (history.details.snapshots as Array<{ id: string }>)[0].id;
+				expect(textOf(history)).to.contain(snapshot);
+				const restored = await tool.call({ action: "restore", skill: "deploy" });
+				expectOk(restored);
+				expect(readFileSync(skillFile, "utf8")).to.equal(original);
+				// The created version was backed up first: restoring it by id works, and so does naming the snapshot.
+				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+				expect(readFileSync(skillFile, "utf8")).to.contain("New body.");
+				expectOk(await tool.call({ action: "restore", skill: "deploy", backup: `__deleted__/${snapshot}` }));
+				expect(readFileSync(skillFile, "utf8")).to.equal(original);
+			},
+		);
 
 		for (const [label, ops] of [
 			[
@@ -317,99 +357,113 @@ describe("hardening: delete and restore", function () {
 				],
 			],
 		] as const) {
-			it(`answers [delete, patch] of ${label} with deleted_in_batch and the order that works, not stale`, async function () {
-				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-				const r = await tool.call({ action: "operations", operations: ops });
-				expectRefused(r, "deleted_in_batch");
-				expect(textOf(r)).to.not.match(/read .* again/i);
-				expect(textOf(r)).to.match(/before operations\[0\]|drop/i);
-				// The order the refusal suggests works.
-				expectOk(await tool.call({ action: "operations", operations: [ops[1], ops[0]] }));
-			});
+			it(
+				`answers [delete, patch] of ${label} with ` + "deleted_in_batch and the order that works, not stale",
+				async function () {
+					expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+					const r = await tool.call({ action: "operations", operations: ops });
+					expectRefused(r, "deleted_in_batch");
+					expect(textOf(r)).to.not.match(/read .* again/i);
+					expect(textOf(r)).to.match(/before operations\[0\]|drop/i);
+					// The order the refusal suggests works.
+					expectOk(await tool.call({ action: "operations", operations: [ops[1], ops[0]] }));
+				},
+			);
 		}
 
-		it("after a commit that failed, a plain restore puts back the version before the last landed change, not no_change", async function () {
-			const v1 = readFileSync(skillFile, "utf8");
-			expectOk(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: "Run npm ci.",
-				}),
-			);
-			const v2 = readFileSync(skillFile, "utf8");
-			const failing = createHarness(
-				env,
-				faultyFs({
-					rename: ({ args }) =>
-						String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
-				}),
-			);
-			expectOk(await failing.call({ action: "read", skill: "deploy" }));
-			expectRefused(
-				await failing.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run npm ci.",
-					new_string: "Run make.",
-				}),
-				"io_error",
-			);
-			expect(readFileSync(skillFile, "utf8")).to.equal(v2);
-			const history = await tool.call({ action: "history", skill: "deploy" });
-			const [newest, previous] = history.details.backups as Array<{ id: string }>;
-			expect(textOf(history), "history suggests the backup a plain restore puts back")
-				.to.contain(`"backup":"${previous.id}"`)
-				.and.not.contain(`"backup":"${newest.id}"`);
-			const restored = await tool.call({ action: "restore", skill: "deploy" });
-			expectOk(restored);
-			expect(readFileSync(skillFile, "utf8")).to.equal(v1);
-		});
+		it(
+			"after a commit that failed, a plain restore puts back the version before the last landed change, not " +
+				"no_change",
+			async function () {
+				const v1 = readFileSync(skillFile, "utf8");
+				expectOk(
+					await tool.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run the build.",
+						new_string: "Run npm ci.",
+					}),
+				);
+				const v2 = readFileSync(skillFile, "utf8");
+				const failing = createHarness(
+					env,
+					faultyFs({
+						rename: ({ args }) =>
+							String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
+					}),
+				);
+				expectOk(await failing.call({ action: "read", skill: "deploy" }));
+				expectRefused(
+					await failing.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run npm ci.",
+						new_string: "Run make.",
+					}),
+					"io_error",
+				);
+				expect(readFileSync(skillFile, "utf8")).to.equal(v2);
+				const history = await tool.call({ action: "history", skill: "deploy" });
+				const [newest, previous] = history.details.backups as Array<{ id: string }>;
+				expect(textOf(history), "history suggests the backup a plain restore puts back")
+					.to.contain(`"backup":"${previous.id}"`)
+					.and.not.contain(`"backup":"${newest.id}"`);
+				const restored = await tool.call({ action: "restore", skill: "deploy" });
+				expectOk(restored);
+				expect(readFileSync(skillFile, "utf8")).to.equal(v1);
+			},
+		);
 
-		it("after a failed first commit, a plain restore answers no_change for restore (history), not the advice for patch", async function () {
-			const failing = createHarness(
-				env,
-				faultyFs({
-					rename: ({ args }) =>
-						String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
-				}),
-			);
-			expectOk(await failing.call({ action: "read", skill: "deploy" }));
-			expectRefused(
-				await failing.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: "Run make.",
-				}),
-				"io_error",
-			);
-			const r = await tool.call({ action: "restore", skill: "deploy" });
-			expectRefused(r, "no_change");
-			expect(textOf(r)).to.not.contain("new_string");
-			expect(textOf(r)).to.contain('{"action":"history","skill":"deploy"}');
-		});
+		it(
+			"after a failed first commit, a plain restore answers no_change for restore (history), not the advice " +
+				"for patch",
+			async function () {
+				const failing = createHarness(
+					env,
+					faultyFs({
+						rename: ({ args }) =>
+							String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
+					}),
+				);
+				expectOk(await failing.call({ action: "read", skill: "deploy" }));
+				expectRefused(
+					await failing.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run the build.",
+						new_string: "Run make.",
+					}),
+					"io_error",
+				);
+				const r = await tool.call({ action: "restore", skill: "deploy" });
+				expectRefused(r, "no_change");
+				expect(textOf(r)).to.not.contain("new_string");
+				expect(textOf(r)).to.contain('{"action":"history","skill":"deploy"}');
+			},
+		);
 
-		it("refuses a restore of a backup the file already holds with no_change and names one that differs", async function () {
-			expectOk(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: "Run npm ci.",
-				}),
-			);
-			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-			const history = await tool.call({ action: "history", skill: "deploy" });
-			const ids = (history.details.backups as Array<{ id: string; hash: string }>).map((b) => b.id);
-			expect(ids).to.have.length(2);
-			// ids[1] holds what the file holds now (the original); ids[0] the patched text.
-			const r: Result = await tool.call({ action: "restore", skill: "deploy", backup: ids[1] });
-			expectRefused(r, "no_change");
-			expect(textOf(r)).to.not.contain("new_string");
-			expect(textOf(r)).to.contain(ids[0]);
-			expect(textOf(history)).to.contain(`"backup":"${ids[0]}"`);
-		});
+		it(
+			"refuses a restore of a backup the file already " + "holds with no_change and names one that differs",
+			async function () {
+				expectOk(
+					await tool.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run the build.",
+						new_string: "Run npm ci.",
+					}),
+				);
+				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+				const history = await tool.call({ action: "history", skill: "deploy" });
+				const ids = (history.details.backups as Array<{ id: string; hash: string }>).map((b) => b.id);
+				expect(ids).to.have.length(2);
+				// ids[1] holds what the file holds now (the original); ids[0] the patched text.
+				const r: Result = await tool.call({ action: "restore", skill: "deploy", backup: ids[1] });
+				expectRefused(r, "no_change");
+				expect(textOf(r)).to.not.contain("new_string");
+				expect(textOf(r)).to.contain(ids[0]);
+				expect(textOf(history)).to.contain(`"backup":"${ids[0]}"`);
+			},
+		);
 	});
 });

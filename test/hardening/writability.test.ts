@@ -70,25 +70,29 @@ describe("hardening: what this user may write", function () {
 		});
 
 		for (const dryRun of [false, true]) {
-			it(`refuses a ${dryRun ? "dry-run " : ""}patch with not_writable naming the folder, before any backup (history stays empty)`, async function () {
-				const tool = createHarness(env, deniedFs([skillDir]));
-				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				const r = await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: "Run npm run build.",
-					...(dryRun ? { dry_run: true } : {}),
-				});
-				expectRefused(r, "not_writable");
-				expect(textOf(r)).to.include(`folder not writable by you (${skillDir}, EACCES)`);
-				expect(textOf(r)).to.not.match(/selfskills-tmp|EACCES: EACCES|\(skill_manage\)/);
-				expect(r.details).to.include({ folder: skillDir, errno: "EACCES" });
-				expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
-				expect(backupsHeld()).to.deep.equal([]);
-				const history = await tool.call({ action: "history", skill: "deploy" });
-				expect(history.details.backups, textOf(history)).to.deep.equal([]);
-			});
+			it(
+				`refuses a ${dryRun ? "dry-run " : ""}patch with not_writable naming the folder, before any backup ` +
+					"(history stays empty)",
+				async function () {
+					const tool = createHarness(env, deniedFs([skillDir]));
+					expectOk(await tool.call({ action: "read", skill: "deploy" }));
+					const r = await tool.call({
+						action: "patch",
+						skill: "deploy",
+						old_string: "Run the build.",
+						new_string: "Run npm run build.",
+						...(dryRun ? { dry_run: true } : {}),
+					});
+					expectRefused(r, "not_writable");
+					expect(textOf(r)).to.include(`folder not writable by you (${skillDir}, EACCES)`);
+					expect(textOf(r)).to.not.match(/selfskills-tmp|EACCES: EACCES|\(skill_manage\)/);
+					expect(r.details).to.include({ folder: skillDir, errno: "EACCES" });
+					expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+					expect(backupsHeld()).to.deep.equal([]);
+					const history = await tool.call({ action: "history", skill: "deploy" });
+					expect(history.details.backups, textOf(history)).to.deep.equal([]);
+				},
+			);
 		}
 
 		it("refuses write, delete and a batch the same way, naming the folder", async function () {
@@ -111,29 +115,33 @@ describe("hardening: what this user may write", function () {
 		});
 	});
 
-	it("reports a permission error that only the commit meets (the folder changed after the check) once, naming the folder to make writable", async function () {
-		// Node's message for this is "EACCES: permission denied, open '<folder>/.SKILL.md.selfskills-tmp-…'".
-		const fs = faultyFs({
-			open: ({ args: [path] }) => {
-				if (typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir))
-					return Object.assign(errno("EACCES", `permission denied, open '${path}'`), { path, syscall: "open" });
-				return undefined;
-			},
-		});
-		const tool = createHarness(env, fs);
-		expectOk(await tool.call({ action: "read", skill: "deploy" }));
-		const r = await tool.call({
-			action: "patch",
-			skill: "deploy",
-			old_string: "Run the build.",
-			new_string: "Run npm run build.",
-		});
-		expectRefused(r, "io_error");
-		expect(textOf(r)).to.not.include("EACCES: EACCES");
-		expect(textOf(r)).to.include(`The folder ${skillDir} must be writable by you`);
-		expect(r.details).to.include({ errno: "EACCES", folder: skillDir });
-		expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
-	});
+	it(
+		"reports a permission error that only the commit meets (the folder changed after the check) once, naming " +
+			"the folder to make writable",
+		async function () {
+			// Node's message for this is "EACCES: permission denied, open '<folder>/.SKILL.md.selfskills-tmp-…'".
+			const fs = faultyFs({
+				open: ({ args: [path] }) => {
+					if (typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir))
+						return Object.assign(errno("EACCES", `permission denied, open '${path}'`), { path, syscall: "open" });
+					return undefined;
+				},
+			});
+			const tool = createHarness(env, fs);
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			const r = await tool.call({
+				action: "patch",
+				skill: "deploy",
+				old_string: "Run the build.",
+				new_string: "Run npm run build.",
+			});
+			expectRefused(r, "io_error");
+			expect(textOf(r)).to.not.include("EACCES: EACCES");
+			expect(textOf(r)).to.include(`The folder ${skillDir} must be writable by you`);
+			expect(r.details).to.include({ errno: "EACCES", folder: skillDir });
+			expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+		},
+	);
 
 	describe("the gate itself (checkWritable with an injected filesystem)", function () {
 		const targetOf = async (
@@ -192,22 +200,25 @@ describe("hardening: what this user may write", function () {
 	});
 
 	describe("the lock folder", function () {
-		it("refuses a patch with io_error naming a planted lock folder, not '(skill_manage)', before any backup", async function () {
-			symlinkSync(env.home, join(env.runtimeDir, "pi-selfskills"));
-			const tool = createHarness(env);
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			const r = await tool.call({
-				action: "patch",
-				skill: "deploy",
-				old_string: "Run the build.",
-				new_string: "Run npm run build.",
-			});
-			expectRefused(r, "io_error");
-			expect(textOf(r)).to.include(`the lock folder ${join(env.runtimeDir, "pi-selfskills")} is a symbolic link`);
-			expect(textOf(r)).to.not.include("(skill_manage)");
-			expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
-			expect(backupsHeld()).to.deep.equal([]);
-		});
+		it(
+			"refuses a patch with io_error naming a planted lock " + "folder, not '(skill_manage)', before any backup",
+			async function () {
+				symlinkSync(env.home, join(env.runtimeDir, "pi-selfskills"));
+				const tool = createHarness(env);
+				expectOk(await tool.call({ action: "read", skill: "deploy" }));
+				const r = await tool.call({
+					action: "patch",
+					skill: "deploy",
+					old_string: "Run the build.",
+					new_string: "Run npm run build.",
+				});
+				expectRefused(r, "io_error");
+				expect(textOf(r)).to.include(`the lock folder ${join(env.runtimeDir, "pi-selfskills")} is a symbolic link`);
+				expect(textOf(r)).to.not.include("(skill_manage)");
+				expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+				expect(backupsHeld()).to.deep.equal([]);
+			},
+		);
 	});
 
 	describe("a dry run", function () {

@@ -259,33 +259,39 @@ describe("writer", function () {
 			expect(closed).to.be.greaterThan(0);
 		});
 
-		it("refuses an atomic write whose folder is a symlink below the store base, before any temp file is made", function () {
-			const outside = join(getEnv().root, "outside");
-			mkdirSync(outside);
-			mkdirSync(join(base(), "selfskills"));
-			symlinkSync(outside, join(base(), "selfskills", "backups"));
-			const error = thrown(() =>
-				writeFileAtomic(realFs, join(base(), "selfskills", "backups", "b.md"), Buffer.from("x"), {
-					mode: 0o600,
-					storeBase: base(),
-				}),
-			);
-			expect(error).to.be.instanceOf(StoreLinkError);
-			expect(readdirSync(outside)).to.deep.equal([]);
-		});
+		it(
+			"refuses an atomic write whose folder is a symlink " + "below the store base, before any temp file is made",
+			function () {
+				const outside = join(getEnv().root, "outside");
+				mkdirSync(outside);
+				mkdirSync(join(base(), "selfskills"));
+				symlinkSync(outside, join(base(), "selfskills", "backups"));
+				const error = thrown(() =>
+					writeFileAtomic(realFs, join(base(), "selfskills", "backups", "b.md"), Buffer.from("x"), {
+						mode: 0o600,
+						storeBase: base(),
+					}),
+				);
+				expect(error).to.be.instanceOf(StoreLinkError);
+				expect(readdirSync(outside)).to.deep.equal([]);
+			},
+		);
 	});
 
 	describe("backups left linked by an earlier version", function () {
-		it("turns a backup still linked to a file into a copy of the old bytes, even after an in-place edit", function () {
-			const { dir, target } = setup();
-			const original = readFileSync(target);
-			const backup = join(dir, "b.md");
-			linkSync(target, backup);
-			writeFileSync(target, "edited in place\n");
-			unshareBackup(realFs, backup, target, () => original);
-			expect(statSync(backup).ino).to.not.equal(statSync(target).ino);
-			expect(readFileSync(backup, "utf8")).to.equal("original\n");
-			expect(readFileSync(target, "utf8")).to.equal("edited in place\n");
-		});
+		it(
+			"turns a backup still linked to a file into a copy " + "of the old bytes, even after an in-place edit",
+			function () {
+				const { dir, target } = setup();
+				const original = readFileSync(target);
+				const backup = join(dir, "b.md");
+				linkSync(target, backup);
+				writeFileSync(target, "edited in place\n");
+				unshareBackup(realFs, backup, target, () => original);
+				expect(statSync(backup).ino).to.not.equal(statSync(target).ino);
+				expect(readFileSync(backup, "utf8")).to.equal("original\n");
+				expect(readFileSync(target, "utf8")).to.equal("edited in place\n");
+			},
+		);
 	});
 });

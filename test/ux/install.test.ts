@@ -24,22 +24,25 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 	let pi: PiSession | undefined;
 	afterEach(() => pi?.dispose());
 
-	it("fails with one line naming `npm install --omit=dev` when a local checkout has no node_modules", async function () {
-		const env = getEnv();
-		const checkout = join(env.root, "pi-selfskills");
-		for (const entry of ["src", "skills", "package.json"])
-			cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
-		await piInstall(env, checkout);
-		const run = await runPiPrint({ env, prompt: "/selfskills" });
-		expect(run.exitCode).to.not.equal(0);
-		const ours = run.stderr
-			.split("\n")
-			.filter(
-				(line) => line.includes("pi-selfskills") || line.includes("Require stack") || line.includes("    at "),
-			);
-		expect(ours, run.stderr).to.have.length(1);
-		expect(ours[0]).to.contain(missingDependencyMessage("proper-lockfile", checkout));
-	});
+	it(
+		"fails with one line naming `npm install --omit=dev` " + "when a local checkout has no node_modules",
+		async function () {
+			const env = getEnv();
+			const checkout = join(env.root, "pi-selfskills");
+			for (const entry of ["src", "skills", "package.json"])
+				cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
+			await piInstall(env, checkout);
+			const run = await runPiPrint({ env, prompt: "/selfskills" });
+			expect(run.exitCode).to.not.equal(0);
+			const ours = run.stderr
+				.split("\n")
+				.filter(
+					(line) => line.includes("pi-selfskills") || line.includes("Require stack") || line.includes("    at "),
+				);
+			expect(ours, run.stderr).to.have.length(1);
+			expect(ours[0]).to.contain(missingDependencyMessage("proper-lockfile", checkout));
+		},
+	);
 
 	it("is named after the package in pi's banner, not `src`", async function () {
 		const env = getEnv();
@@ -66,16 +69,19 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 		expect(npmLabels[extensions.indexOf(ours[0])]).to.equal("pi-selfskills:src/selfskills.ts");
 	});
 
-	it("installs pi 1.6 for the tests without npm's EBADENGINE and install-scripts warnings, but shows npm errors", function () {
-		const npm = (args: string[]) => spawnSync("npm", args, { cwd: REPO_ROOT, encoding: "utf8" });
-		expect(npm(["config", "get", "loglevel", "--prefix", PI16_DIR]).stdout.trim()).to.equal("error");
-		const env = getEnv();
-		const broken = join(env.root, "pi16-copy");
-		mkdirSync(broken);
-		copyFileSync(join(PI16_DIR, ".npmrc"), join(broken, ".npmrc"));
-		writeFileSync(join(broken, "package.json"), JSON.stringify({ name: "no-lockfile", version: "1.0.0" }));
-		const failed = npm(["ci", "--prefix", broken, "--no-audit", "--no-fund"]);
-		expect(failed.status).to.not.equal(0);
-		expect(failed.stderr).to.match(/^npm error/m);
-	});
+	it(
+		"installs pi 1.6 for the tests without npm's EBADENGINE " + "and install-scripts warnings, but shows npm errors",
+		function () {
+			const npm = (args: string[]) => spawnSync("npm", args, { cwd: REPO_ROOT, encoding: "utf8" });
+			expect(npm(["config", "get", "loglevel", "--prefix", PI16_DIR]).stdout.trim()).to.equal("error");
+			const env = getEnv();
+			const broken = join(env.root, "pi16-copy");
+			mkdirSync(broken);
+			copyFileSync(join(PI16_DIR, ".npmrc"), join(broken, ".npmrc"));
+			writeFileSync(join(broken, "package.json"), JSON.stringify({ name: "no-lockfile", version: "1.0.0" }));
+			const failed = npm(["ci", "--prefix", broken, "--no-audit", "--no-fund"]);
+			expect(failed.status).to.not.equal(0);
+			expect(failed.stderr).to.match(/^npm error/m);
+		},
+	);
 });
