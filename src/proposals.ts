@@ -5,13 +5,14 @@
 //                                                        base and planned sha256, the diff, the reason
 //   <agentDir>/selfskills/proposals/decided/p-3f2a9c0b.json   approved or rejected, until the model is told
 //
-// The id is a hash of the call and the bytes it was planned on, so an identical pending proposal is
-// never filed twice. An approval marks the proposal `approving` (with the hashes it will write)
+// Its key is a hash of the call and the bytes it was planned on, so an identical pending proposal is
+// never filed twice; its id is new each time (a decided id is never reused). An approval marks the proposal `approving` (with the hashes it will write)
 // before its commit; the sweep, run after the journal's recovery, finishes or clears such a mark
 // left by a killed process: the change landed (every target holds its new hash) and the proposal
 // goes, or it did not and the proposal stays pending. So a kill never lands a change twice nor
 // leaves a proposal that can no longer be approved or rejected.
 
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { getProposalsDir } from "./paths.ts";
@@ -39,6 +40,8 @@ export interface Approving {
 
 export interface Proposal {
 	readonly id: string;
+	/** The same call planned on the same bytes has the same key (proposalKey). */
+	readonly key: string;
 	readonly time: string;
 	readonly cwd: string;
 	/** The tool action (patch, write, delete, create, restore or operations). */
@@ -76,12 +79,11 @@ export function isProposalId(id: string): boolean {
 	return ID.test(id);
 }
 
-/** The id of a call planned on these bytes: the same change on the same files always gets the same id. */
-export function proposalId(args: Record<string, unknown>, targets: readonly ProposalTarget[]): string {
+/** The key of a call planned on these bytes: the same change of the same files (whatever the reason). */
+export function proposalKey(args: Record<string, unknown>, targets: readonly ProposalTarget[]): string {
 	const { reason: _reason, dry_run: _dry, ...call } = args;
 	const ops = Array.isArray(call.operations) ? call.operations.map(({ reason: _r, ...op }: Record<string, unknown>) => op) : undefined;
-	const key = JSON.stringify({ call: ops ? { ...call, operations: ops } : call, targets: targets.map((t) => [t.path, t.before, t.after]) });
-	return `p-${sha256(Buffer.from(key)).slice(0, 8)}`;
+	return sha256(JSON.stringify({ call: ops ? { ...call, operations: ops } : call, targets: targets.map((t) => [t.path, t.before, t.after]) }));
 }
 
 /** Lines added and removed in a unified diff. */
@@ -133,13 +135,21 @@ export function listProposals(fs: FsOps, agentDir: string): Proposal[] {
 	return proposals.sort((a, b) => a.time.localeCompare(b.time) || a.id.localeCompare(b.id));
 }
 
+/** A fresh id: short enough to type, never one a pending or decided proposal has. */
+function newId(fs: FsOps, agentDir: string): string {
+	for (;;) {
+		const id = `p-${randomBytes(4).toString("hex")}`;
+		if (!exists(fs, pendingPath(agentDir, id)) && !exists(fs, decidedPath(agentDir, id))) return id;
+	}
+}
+
 /** Files a proposal, or finds the identical one already pending (same call on the same bytes). */
-export function fileProposal(fs: FsOps, agentDir: string, proposal: Omit<Proposal, "id" | "time">): { proposal: Proposal; existed: boolean } {
-	const id = proposalId(proposal.args, proposal.targets);
-	const pending = readProposal(fs, agentDir, id);
+export function fileProposal(fs: FsOps, agentDir: string, proposal: Omit<Proposal, "id" | "key" | "time">): { proposal: Proposal; existed: boolean } {
+	const key = proposalKey(proposal.args, proposal.targets);
+	const pending = listProposals(fs, agentDir).find((p) => p.key === key);
 	if (pending) return { proposal: pending, existed: true };
-	const filed: Proposal = { id, time: new Date().toISOString(), ...proposal };
-	writeRecord(fs, agentDir, pendingPath(agentDir, id), filed);
+	const filed: Proposal = { id: newId(fs, agentDir), key, time: new Date().toISOString(), ...proposal };
+	writeRecord(fs, agentDir, pendingPath(agentDir, filed.id), filed);
 	return { proposal: filed, existed: false };
 }
 

@@ -1,0 +1,172 @@
+// Keeping a human in the loop, through pi itself on both lines: under approval "propose" the model's
+// patch becomes a proposal that survives a restart; the person lists, shows, approves (backed up,
+// audit line marked approved) or rejects it (with words), and the next prompt names the verdict
+// once; an approval replays a patch on a file that changed since, or fails stale; "ask" shows a
+// dialog; print mode needs --yes (and --replayed); pins from /selfskills pin|unpin.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { allowSessionLabel, DENY } from "../../src/ask.ts";
+import { listProposals } from "../../src/proposals.ts";
+import { realFs } from "../../src/fs-ops.ts";
+import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
+import { call } from "../support/faux-script.ts";
+import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
+import { createPiSession, type PiSession, type UiScript } from "../support/pi-session.ts";
+import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
+import { commandOutputs } from "./ux-support.ts";
+
+const REASON = "the build script is npm run build now";
+const PROPOSE_STEPS = [
+	call({ action: "read", skill: "deploy-checks" }),
+	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build", reason: REASON }),
+	{ text: "proposed" },
+];
+
+function auditLines(env: TempEnv): Array<Record<string, unknown>> {
+	const path = join(env.agentDir, "selfskills", "audit.jsonl");
+	return existsSync(path) ? readFileSync(path, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
+	const getEnv = useTempEnv({ prefix: "selfskills-review-" });
+	let env: TempEnv;
+	let skillFile: string;
+	const sessions: PiSession[] = [];
+	const open = async (ui: UiScript | false, approval: unknown = "propose") => {
+		const pi = await createPiSession({ env, packageDir: sessions.length === 0 ? REPO_ROOT : undefined, ui, settings: { selfskills: { approval } } });
+		sessions.push(pi);
+		return pi;
+	};
+	const last = (pi: PiSession) => commandOutputs(pi).at(-1) ?? "";
+	/** The model proposes the patch; returns the proposal id. */
+	const propose = async (pi: PiSession): Promise<string> => {
+		const run = await pi.run("fix deploy-checks", PROPOSE_STEPS);
+		const result = run.toolResults.at(-1);
+		expect(result?.isError, result?.text).to.equal(false);
+		expect(result?.text).to.contain("proposed, not written");
+		return String((result?.details as Record<string, unknown>).proposal);
+	};
+
+	beforeEach(function () {
+		env = getEnv();
+		skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
+	});
+	afterEach(() => {
+		for (const pi of sessions.splice(0)) pi.dispose();
+	});
+
+	it("files a proposal that survives a restart; approve lands it backed up and audited, and the next prompt names it once", async function () {
+		const first = await open({ confirm: true });
+		const id = await propose(first);
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		first.dispose();
+		sessions.splice(0);
+		const pi = await open({ confirm: true });
+		await pi.runCommand("/selfskills pending");
+		expect(last(pi)).to.contain("1 pending proposal(s)").and.contain(id).and.contain("deploy-checks").and.contain("+1 −1").and.contain(REASON);
+		await pi.runCommand(`/selfskills show ${id}`);
+		expect(last(pi)).to.contain(`proposal ${id}: patch of deploy-checks`).and.contain("+").and.contain("npm run build");
+		await pi.runCommand(`/selfskills approve ${id}`);
+		expect(last(pi)).to.contain(`approved ${id}`).and.contain("Backup: SKILL.md ->");
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
+		expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
+		expect(auditLines(env).at(-1)).to.include({ action: "patch", skill: "deploy-checks", approved: id, reason: REASON });
+		const next = await pi.run("anything new?", [{ text: "ok" }, { text: "ok" }]);
+		expect(next.calls[0].systemPrompt).to.contain("<selfskills-reviewed>").and.contain(`${id} (patch of deploy-checks): approved`);
+		const after = await pi.run("and now?", [{ text: "ok" }]);
+		expect(after.calls[0].systemPrompt).to.not.contain(id);
+	});
+
+	it("reject drops it with the person's words, which the model reads once; the file is untouched", async function () {
+		const pi = await open({ confirm: true });
+		const id = await propose(pi);
+		await pi.runCommand(`/selfskills reject ${id} keep npm build, the alias exists`);
+		expect(last(pi)).to.contain(`rejected ${id}`).and.contain("keep npm build, the alias exists");
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
+		const next = await pi.run("go on", [{ text: "ok" }]);
+		expect(next.calls[0].systemPrompt).to.contain(`${id} (patch of deploy-checks): rejected, saying: "keep npm build, the alias exists"`);
+		await pi.runCommand(`/selfskills approve ${id}`);
+		expect(last(pi)).to.contain("unknown_proposal");
+	});
+
+	it("replays the patch on a file that changed since and shows the new diff first; fails stale when it no longer applies", async function () {
+		const dialogs: string[] = [];
+		const pi = await open({ confirm: (title, message) => (dialogs.push(`${title}\n${message}`), true) });
+		const id = await propose(pi);
+		const edited = DEPLOY_SKILL.replace("health page", "health endpoint");
+		writeFileSync(skillFile, edited);
+		await pi.runCommand(`/selfskills approve ${id}`);
+		expect(dialogs.at(-1)).to.contain("replayed on the changed deploy-checks/SKILL.md");
+		expect(readFileSync(skillFile, "utf8")).to.equal(edited.replace("npm build", "npm run build"));
+		writeFileSync(skillFile, DEPLOY_SKILL);
+		const second = await propose(pi);
+		writeFileSync(skillFile, DEPLOY_SKILL.replace("npm build", "make"));
+		await pi.runCommand(`/selfskills approve ${second}`);
+		expect(last(pi)).to.contain("stale").and.contain(`proposal ${second} no longer applies`);
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "make"));
+		expect(listProposals(realFs, env.agentDir).map((p) => p.id)).to.deep.equal([second]);
+	});
+
+	it("keeps a proposal pending when the person declines the approval dialog", async function () {
+		const pi = await open({ confirm: false });
+		const id = await propose(pi);
+		await pi.runCommand(`/selfskills approve ${id}`);
+		expect(last(pi)).to.contain(`${id} is still pending`);
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+	});
+
+	it("under ask shows a dialog: allowing for the session lands this and the next change unasked; deny refuses with the words", async function () {
+		const titles: string[] = [];
+		const pi = await open({ select: (title) => (titles.push(title), titles.length === 1 ? allowSessionLabel(["deploy-checks"]) : DENY), input: "not now" }, "ask");
+		const run = await pi.run("fix it", [
+			...PROPOSE_STEPS.slice(0, 2),
+			call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" }),
+			{ text: "done" },
+		]);
+		for (const r of run.toolResults) expect(r.isError, r.text).to.equal(false);
+		expect(titles).to.have.length(1);
+		expect(titles[0]).to.contain("skill_manage wants to patch deploy-checks").and.contain(REASON);
+		expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
+		expect(auditLines(env).map((a) => a.allowed)).to.deep.equal(["session", undefined]);
+	});
+
+	describe("without a UI (print mode)", function () {
+		it("approve and reject need --yes; a replay also needs --replayed", async function () {
+			const pi = await open(false);
+			const id = await propose(pi);
+			await pi.runCommand(`/selfskills approve ${id}`);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+			await pi.runCommand(`/selfskills reject ${id}`);
+			expect(listProposals(realFs, env.agentDir)).to.have.length(1);
+			writeFileSync(skillFile, DEPLOY_SKILL.replace("health page", "health endpoint"));
+			await pi.runCommand(`/selfskills approve ${id} --yes`);
+			expect(readFileSync(skillFile, "utf8")).to.not.contain("npm run build");
+			await pi.runCommand(`/selfskills approve ${id} --yes --replayed`);
+			expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
+			writeFileSync(skillFile, DEPLOY_SKILL);
+			const second = await propose(pi);
+			expect(second).to.not.equal(id);
+			await pi.runCommand(`/selfskills reject ${second} too soon --yes`);
+			expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
+		});
+
+		it("pin and unpin edit the global list only with --yes; a pinned skill is refused pinned", async function () {
+			const pi = await open(false, "auto");
+			await pi.runCommand("/selfskills pin deploy-checks");
+			const settingsPath = join(env.agentDir, "settings.json");
+			expect(JSON.parse(readFileSync(settingsPath, "utf8")).selfskills.pinned).to.equal(undefined);
+			await pi.runCommand("/selfskills pin deploy-checks --yes");
+			expect(JSON.parse(readFileSync(settingsPath, "utf8")).selfskills.pinned).to.deep.equal(["deploy-checks"]);
+			const run = await pi.run("fix", [...PROPOSE_STEPS.slice(0, 2), { text: "pinned" }]);
+			expect(run.toolResults.at(-1)?.isError).to.equal(true);
+			expect(run.toolResults.at(-1)?.text).to.match(/^pinned:/);
+			await pi.runCommand("/selfskills unpin deploy-checks --yes");
+			expect(JSON.parse(readFileSync(settingsPath, "utf8")).selfskills.pinned).to.deep.equal([]);
+			const again = await pi.run("fix", [...PROPOSE_STEPS.slice(0, 2), { text: "done" }]);
+			expect(again.toolResults.at(-1)?.isError, again.toolResults.at(-1)?.text).to.equal(false);
+			expect(readFileSync(skillFile, "utf8")).to.contain("npm run build");
+		});
+	});
+});
