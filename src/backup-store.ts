@@ -24,7 +24,7 @@ import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { listDir, walkTree, type FsOps } from "./fs-ops.ts";
 import { getBackupsDir } from "./paths.ts";
-import { sha256 } from "./read-ledger.ts";
+import { sha256, sha256Once } from "./read-ledger.ts";
 import { assertNoLinkBelow, mkdirPrivate, syncDir, writeFileAtomic } from "./writer.ts";
 
 export const DELETED_DIR = "__deleted__";
@@ -285,7 +285,7 @@ function storeBackup(s: Store, key: SkillKey, relPath: string, bytes: Uint8Array
 	ensureKeyed(s, key);
 	const dir = fileDir(s, key, relPath);
 	mkdirPrivate(s.fs, s.agentDir, dir);
-	const hash = sha256(bytes).slice(0, 10);
+	const hash = sha256Once(bytes).slice(0, 10);
 	const ext = extname(relPath);
 	const existing = names(s, key, relPath);
 	const stamp = nextStamp(existing);

@@ -94,14 +94,16 @@ function fileMode(fs: FsOps, path: string): number | undefined {
 /** The file is still exactly what the plan was made from, or the refusal that says it is not. */
 function recheckOne(ctx: CommitContext, change: FileChange): Refusal | undefined {
 	if (isSymlink(ctx.fs, change.absPath)) return refusals.conflict(change.absPath, "it became a symbolic link");
-	let now: string | null;
+	let bytes: Buffer | null;
 	try {
-		now = hashOrNull(createDiskView(ctx.fs).read(change.absPath));
+		bytes = createDiskView(ctx.fs).read(change.absPath);
 	} catch (error) {
 		return refusals.ioError(change.absPath, error);
 	}
+	// The fresh bytes compared as bytes (no hash to compute); the hashes only name a difference.
+	if (bytes === null ? change.before === null : change.before !== null && bytes.equals(change.before)) return undefined;
+	const now = hashOrNull(bytes);
 	const planned = hashOrNull(change.before);
-	if (now === planned) return undefined;
 	if (ctx.changedCode === "stale") {
 		return refusals.stale(change.absPath, planned ?? "(absent)", now ?? "(deleted)", change.skill, change.relPath === "SKILL.md" ? undefined : change.relPath);
 	}

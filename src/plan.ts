@@ -5,7 +5,7 @@
 import { dirname } from "node:path";
 import type { FsOps } from "./fs-ops.ts";
 import { isWithin } from "./paths.ts";
-import { sha256 } from "./read-ledger.ts";
+import { sha256Once } from "./read-ledger.ts";
 
 export interface FileChange {
 	readonly skill: string;
@@ -48,8 +48,9 @@ export interface Plan {
  */
 export type Fate = "landed" | "rolled_back" | "rollback_failed" | "not_written";
 
+/** The bytes' sha256 (null: absent), hashed once per buffer (see sha256Once). */
 export function hashOrNull(bytes: Buffer | null): string | null {
-	return bytes === null ? null : sha256(bytes);
+	return bytes === null ? null : sha256Once(bytes);
 }
 
 export interface FileView {
@@ -61,15 +62,26 @@ export interface FileView {
 	skillDeletedBy(absPath: string): number | undefined;
 }
 
+/**
+ * The files on disk for one planning step: each file is read once, however many gates ask (the
+ * text, gate 3's hash), so they all judge the same bytes. The commit re-checks through views of
+ * their own, each a fresh read.
+ */
 export function createDiskView(fs: FsOps): FileView {
+	const reads = new Map<string, Buffer | null>();
+	const readNow = (absPath: string): Buffer | null => {
+		try {
+			return fs.readFile(absPath);
+		} catch (error) {
+			if (typeof error === "object" && error !== null && "code" in error && (error.code === "ENOENT" || error.code === "ENOTDIR")) return null;
+			throw error;
+		}
+	};
 	return {
 		read(absPath) {
-			try {
-				return fs.readFile(absPath);
-			} catch (error) {
-				if (typeof error === "object" && error !== null && "code" in error && (error.code === "ENOENT" || error.code === "ENOTDIR")) return null;
-				throw error;
-			}
+			let bytes = reads.get(absPath);
+			if (bytes === undefined) reads.set(absPath, (bytes = readNow(absPath)));
+			return bytes;
 		},
 		mode(absPath) {
 			try {

@@ -145,9 +145,22 @@ export interface SkillCheck {
 	readonly diagnostics: readonly SkillDiagnostic[];
 }
 
+/** The last few texts' hashes: one patch asks about its before and after text four or five times. */
+const recentHashes: Array<{ text: string; hash: string }> = [];
+
+function hashText(text: string): string {
+	// `===` on two equal strings is a memory compare: far cheaper than hashing a 1 MB text again.
+	const known = recentHashes.find((r) => r.text === text);
+	if (known) return known.hash;
+	const hash = sha256(text);
+	recentHashes.unshift({ text, hash });
+	if (recentHashes.length > 4) recentHashes.pop();
+	return hash;
+}
+
 /** Loads `content` as `<dirName>/SKILL.md` with pi's loader and adds the strict rules. */
 export function checkSkillContent(content: string, dirName: string): SkillCheck {
-	const key = `${dirName}\0${sha256(content)}`;
+	const key = `${dirName}\0${hashText(content)}`;
 	const cached = checkCache.get(key);
 	if (cached) return { ...cached, diagnostics: [...cached.diagnostics] };
 	const check = loadScratchSkill(content, dirName);
