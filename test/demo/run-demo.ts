@@ -2,7 +2,8 @@
 // installed with `pi install <this repo>` into a temp agent dir; a scripted model (the faux provider
 // of test/fixtures/faux-cli-ext.ts) deploys a web app, finds its skill's build command wrong, fixes
 // it with one patch, saves a new routine and adds a step it is asked for; then the human reviews with
-// /selfskills and undoes that last step. Every tool call and result is printed exactly as the model
+// /selfskills and undoes that last step, turns on approval "propose", and approves the agent's next
+// change from /selfskills pending. Every tool call and result is printed exactly as the model
 // receives it. The temp folder is deleted at the end.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -74,6 +75,21 @@ const agentSteps = (env: TempEnv): FauxStep[] => [
 
 const AFTER_RELOAD_STEPS: FauxStep[] = [{ text: "staging-smoke-test is in pi's own skill list now." }];
 
+const REVIEW_PROMPT = "The health check should also confirm the deployed version. Note that in the deploy checks.";
+
+/** Under approval "propose": the agent's patch becomes a proposal, and it says so instead of retrying. */
+const PROPOSE_STEPS: FauxStep[] = [
+	call({ action: "read", skill: "deploy-checks" }),
+	call({
+		action: "patch",
+		skill: "deploy-checks",
+		old_string: "answers 200 OK.",
+		new_string: "answers 200 OK and reports the version just deployed.",
+		reason: "the user asked that the health check confirm the deployed version",
+	}),
+	{ text: "I proposed that change to deploy-checks; it lands once you approve it (/selfskills pending)." },
+];
+
 interface JsonEvent {
 	type?: string;
 	message?: { role?: string; content?: unknown; isError?: boolean; toolName?: string };
@@ -141,7 +157,7 @@ const printed = (result: PiCliResult) => `${result.stdout}${result.stderr}`.trim
 
 /** Prints each command of a print-mode run with its own output (each output starts a known way). */
 function printCommands(commands: readonly string[], output: string): void {
-	const outputs = output.split(/\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed)/);
+	const outputs = output.split(/\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed|\d+ pending proposal|No proposal is pending|proposal p-|approved p-)/);
 	commands.forEach((command, i) => {
 		console.log(`\n${command}`);
 		console.log(indent((outputs[i] ?? "(no output!)").trimEnd(), "    "));
@@ -197,6 +213,25 @@ async function demo(env: TempEnv): Promise<void> {
 	console.log("(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, and the command copied from history restores; in the TUI the first one asks with the diff)");
 	printCommands(undo, printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...undo]), "/selfskills restore")));
 	console.log("\ndeploy-checks on disk now (the build fix kept, the release-branch line gone):");
+	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
+
+	heading('the person turns on review ("selfskills": {"approval": "propose"}) and asks for one more step');
+	const settingsPath = join(env.agentDir, "settings.json");
+	const settings = JSON.parse(readFileSync(settingsPath, "utf8")) as Record<string, unknown>;
+	writeFileSync(settingsPath, `${JSON.stringify({ ...settings, selfskills: { approval: "propose" } }, null, 2)}\n`);
+	const before = readFileSync(join(skillDir, "SKILL.md"), "utf8");
+	printTranscript(check(await pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, REVIEW_PROMPT], writeScript(env, "propose", PROPOSE_STEPS)), "proposal session").stdout);
+	if (readFileSync(join(skillDir, "SKILL.md"), "utf8") !== before) throw new Error("a proposal changed the skill");
+	const pendingCommand = ["/selfskills pending"];
+	heading(`the person reviews the proposal: pi -p "${pendingCommand[0]}"`);
+	const pendingOutput = printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...pendingCommand]), "/selfskills pending"));
+	printCommands(pendingCommand, pendingOutput);
+	const id = /p-[0-9a-f]{8}/.exec(pendingOutput)?.[0];
+	if (!id) throw new Error("/selfskills pending listed no proposal");
+	const decide = [`/selfskills show ${id}`, `/selfskills approve ${id} --yes`];
+	heading(`and approves it (in the TUI approve asks with the diff; print mode takes --yes): pi -p ${decide.map((c) => `"${c}"`).join(" ")}`);
+	printCommands(decide, printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...decide]), "/selfskills approve")));
+	console.log("\ndeploy-checks on disk now (the approved step landed, backed up first):");
 	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
 
 	heading("a new pi process (what /reload does): pi now lists staging-smoke-test itself");

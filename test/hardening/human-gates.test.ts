@@ -118,6 +118,27 @@ describe("hardening: the person's gates (pins and approval)", function () {
 		expect(existsSync(join(env.agentDir, "skills", "another"))).to.equal(false);
 	});
 
+	it("leaves proposals, the approval setting and pins out of the agent's reach", async function () {
+		settings({ approval: "propose", pinned: ["x-*"] });
+		const tool = createHarness(env);
+		expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
+		const id = String((await tool.call(PATCH)).details.proposal);
+		const proposals = join(env.agentDir, "selfskills", "proposals");
+		const settingsFile = join(env.agentDir, "settings.json");
+		for (const path of [proposals, join(proposals, `${id}.json`), env.agentDir, settingsFile]) {
+			for (const args of [
+				{ action: "write", path, file: "x.md", content: "approved\n" },
+				{ action: "delete", path },
+				{ action: "read", path },
+			]) {
+				const r = await tool.call(args);
+				expect(r.ok, `${JSON.stringify(args)}: ${r.text}`).to.equal(false);
+			}
+		}
+		expect(listProposals(tool.fs, env.agentDir).map((p) => p.id)).to.deep.equal([id]);
+		expect(JSON.parse(readFileSync(settingsFile, "utf8")).selfskills).to.deep.equal({ approval: "propose", pinned: ["x-*"] });
+	});
+
 	describe("ask", function () {
 		/** The tool as pi runs it in a session with a UI whose select and input answer from a script. */
 		function withUi(answers: { select: Array<string | undefined>; input?: string[] }) {
