@@ -7,6 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { allowSessionLabel, DENY } from "../../src/ask.ts";
+import { completeArguments, type CommandDeps } from "../../src/command.ts";
+import { createSessionState } from "../../src/session-state.ts";
 import { listProposals } from "../../src/proposals.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
@@ -130,6 +132,17 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 		expect(titles[0]).to.contain("skill_manage wants to patch deploy-checks").and.contain(REASON);
 		expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
 		expect(auditLines(env).map((a) => a.allowed)).to.deep.equal(["session", undefined]);
+	});
+
+	it("completes pending proposal ids after show, approve and reject, and the pins after unpin", async function () {
+		const pi = await open(false);
+		const id = await propose(pi);
+		writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ ...JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")), selfskills: { approval: "propose", pinned: ["deploy-*"] } }));
+		const deps: CommandDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded() {} }, knownSkills: [] };
+		expect(await completeArguments(deps, "ap")).to.deep.equal([{ value: "approve ", label: "approve" }]);
+		for (const sub of ["show", "approve"]) expect(await completeArguments(deps, `${sub} p-`)).to.deep.equal([{ value: `${sub} ${id}`, label: id }]);
+		expect(await completeArguments(deps, "reject ")).to.deep.equal([{ value: `reject ${id} `, label: id }]);
+		expect(await completeArguments(deps, "unpin ")).to.deep.equal([{ value: "unpin deploy-*", label: "deploy-*" }]);
 	});
 
 	describe("without a UI (print mode)", function () {
