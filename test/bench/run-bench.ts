@@ -2,13 +2,15 @@
 // one run on one machine. Every figure is a median over repeated runs with min–max, and a ratio
 // against its peer. BENCH_SCALE=0.2 scales repetitions down; BENCH_ONLY=patch,list picks sections.
 
-import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { createEditToolDefinition, loadSkills, type ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { MAX_OPERATIONS } from "../../src/mutate.ts";
-import { createPackageManager } from "../../src/discovery.ts";
+import { createDiscoveryCache } from "../../src/discovery-cache.ts";
+import { createPackageManager, type DiscoverOptions } from "../../src/discovery.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { createSessionState } from "../../src/session-state.ts";
+import { loadSettings } from "../../src/settings.ts";
 import { createSideDoorGuard } from "../../src/side-doors.ts";
 import { buildInjectedBlock } from "../../src/prompt.ts";
 import { executeSkillManage, PROMPT_GUIDELINES, PROMPT_SNIPPET, skillManageSchema, TOOL_DESCRIPTION, TOOL_NAME } from "../../src/tool.ts";
@@ -17,7 +19,7 @@ import { piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { skillBackupDir } from "../support/backups.ts";
 import { createTempEnv } from "../support/temp-env.ts";
-import { createBenchEnv, expectOk, MARK_A, skillText, writeSkill, type BenchEnv } from "./fixtures.ts";
+import { createBenchEnv, expectOk, MARK_A, skillText, withTargetedCheck, writeSkill, type BenchEnv } from "./fixtures.ts";
 import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
 
 const rows: GoalRow[] = [];
@@ -151,20 +153,20 @@ async function benchPatch(size: number, tmpfs = false): Promise<void> {
  * 4 KiB skill; the two alternate, the order turning every round.
  */
 async function benchScale(): Promise<void> {
-	heading("patch 4 KiB with 10 vs 10,000 skills installed, tmpfs");
+	heading("patch 4 KiB with 10 vs 10,000 skills installed, tmpfs (and 10,000 with the targeted check)");
 	const small = createTmpfsBenchEnv();
 	const large = createTmpfsBenchEnv();
+	const targeted = withTargetedCheck(createTmpfsBenchEnv());
+	const benches = [small, large, targeted];
 	try {
 		buildTree(small.roots, 9);
 		buildTree(large.roots, 9_999);
-		for (const bench of [small, large]) writeSkill(bench.roots[0], "bench-patch", 4096);
+		buildTree(targeted.roots, 9_999);
+		for (const bench of benches) writeSkill(bench.roots[0], "bench-patch", 4096);
 		await ageTree();
 		// A session's first call takes the full discovery; the patches after it are what is timed.
-		for (const bench of [small, large]) await expectOk(bench, { action: "read", skill: "bench-patch" });
-		const marks = new Map<BenchEnv, string>([
-			[small, MARK_A],
-			[large, MARK_A],
-		]);
+		for (const bench of benches) await expectOk(bench, { action: "read", skill: "bench-patch" });
+		const marks = new Map<BenchEnv, string>(benches.map((b) => [b, MARK_A]));
 		let version = 0;
 		const patchOnce = (bench: BenchEnv) => {
 			const from = marks.get(bench) ?? MARK_A;
@@ -172,27 +174,80 @@ async function benchScale(): Promise<void> {
 			marks.set(bench, to);
 			return expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: to });
 		};
-		const times = new Map<BenchEnv, number[]>([
-			[small, []],
-			[large, []],
-		]);
+		const times = new Map<BenchEnv, number[]>(benches.map((b) => [b, []]));
 		const warmup = reps(30, 3);
 		const n = reps(60, 8);
 		for (let i = 0; i < warmup + n; i++) {
-			const order = i % 2 === 0 ? [small, large] : [large, small];
-			for (const bench of order) {
+			// The order turns every round, so each session follows each of the others equally often.
+			for (let k = 0; k < benches.length; k++) {
+				const bench = benches[(i + k) % benches.length];
 				const t = await timeOnce(() => patchOnce(bench));
 				if (i >= warmup) times.get(bench)?.push(t);
 			}
 		}
-		const [s, l] = [summarize(times.get(small) ?? []), summarize(times.get(large) ?? [])];
-		const { hits, misses } = large.deps.state.discoveryCache.stats;
+		const [s, l, t] = benches.map((b) => summarize(times.get(b) ?? []));
+		const cacheLine = (bench: BenchEnv) => `(discovery cache: ${bench.deps.state.discoveryCache.stats.hits} hits, ${bench.deps.state.discoveryCache.stats.misses} misses)`;
 		console.log(`patch, 10 skills       ${fmtMs(s)}`);
-		console.log(`patch, 10,000 skills   ${fmtMs(l)}   ratio ${fmtRatio(l.median / s.median)}   (discovery cache: ${hits} hits, ${misses} misses)`);
+		console.log(`patch, 10,000 skills   ${fmtMs(l)}   ratio ${fmtRatio(l.median / s.median)}   ${cacheLine(large)}`);
+		console.log(`  with targeted check  ${fmtMs(t)}   ratio ${fmtRatio(t.median / s.median)}   ${cacheLine(targeted)}`);
 		rows.push({ figure: "patch with 10,000 skills / with 10, tmpfs", value: `${fmtRatio(l.median / s.median)} (${l.median.toFixed(2)} vs ${s.median.toFixed(2)} ms)`, goal: "≤ 1.25×", met: l.median / s.median <= 1.25 });
+		rows.push({ figure: "  the same, targeted check (targetsOf passed)", value: `${fmtRatio(t.median / s.median)} (${t.median.toFixed(2)} ms)`, goal: "(info)", met: true });
 	} finally {
-		small.cleanup();
-		large.cleanup();
+		for (const bench of benches) bench.cleanup();
+	}
+}
+
+/**
+ * What the freshness check costs at 10,000 skills that each bundle files (a folder of two notes),
+ * measured on the cache itself: the full check (list, create), the targeted one (a call naming its
+ * skill: every skill's folder and SKILL.md, no bundled files), and the least any stat-based check
+ * that sees an in-place `name:` edit must do: one stat of each SKILL.md.
+ */
+async function benchFreshness(): Promise<void> {
+	heading("freshness check, 10,000 skills with bundled files, tmpfs");
+	const bench = createTmpfsBenchEnv();
+	try {
+		buildTree(bench.roots, 9_999);
+		for (const root of bench.roots) {
+			for (const name of readdirSync(root)) {
+				mkdirSync(join(root, name, "references"), { recursive: true });
+				for (const note of ["api.md", "examples.md"]) writeFileSync(join(root, name, "references", note), `# ${note}\n`);
+			}
+		}
+		writeSkill(bench.roots[0], "bench-patch", 4096);
+		await ageTree();
+		const { agentDir, projectDir } = bench.env;
+		const settings = loadSettings({ cwd: projectDir, agentDir, trusted: true }).settings;
+		const options: DiscoverOptions = { cwd: projectDir, agentDir, trusted: true, settings, runtimeSkillFiles: [] };
+		const cache = createDiscoveryCache();
+		const discovery = await cache.discover(options);
+		const files = discovery.skills.map((skill) => skill.filePath);
+		if (files.length !== 10_000) throw new Error(`discovered ${files.length} skills, expected 10,000`);
+		const times = { full: [] as number[], targeted: [] as number[], floor: [] as number[] };
+		const runners: Array<[keyof typeof times, () => unknown]> = [
+			["full", () => cache.discover(options)],
+			["targeted", () => cache.discover(options, ["bench-patch"])],
+			["floor", () => files.forEach((file) => statSync(file))],
+		];
+		const warmup = reps(5, 2);
+		const n = reps(20, 5);
+		for (let i = 0; i < warmup + n; i++) {
+			for (let k = 0; k < runners.length; k++) {
+				const [name, run] = runners[(i + k) % runners.length];
+				const t = await timeOnce(run);
+				if (i >= warmup) times[name].push(t);
+			}
+		}
+		if (cache.stats.misses !== 1) throw new Error(`the cache missed ${cache.stats.misses - 1} time(s) on an unchanged tree`);
+		const [full, targeted, floor] = [summarize(times.full), summarize(times.targeted), summarize(times.floor)];
+		console.log(`full check             ${fmtMs(full)}`);
+		console.log(`targeted check         ${fmtMs(targeted)}   targeted/full ${fmtRatio(targeted.median / full.median)}`);
+		console.log(`a stat of each SKILL.md ${fmtMs(floor)}   targeted/floor ${fmtRatio(targeted.median / floor.median)}`);
+		rows.push({ figure: "freshness check, 10,000 skills with bundled files: full", value: `${full.median.toFixed(1)} ms`, goal: "(info)", met: true });
+		rows.push({ figure: "  targeted (targeted/full)", value: `${targeted.median.toFixed(1)} ms (${fmtRatio(targeted.median / full.median)})`, goal: "(info)", met: true });
+		rows.push({ figure: "  floor: one stat of each SKILL.md", value: `${floor.median.toFixed(1)} ms`, goal: "(info)", met: true });
+	} finally {
+		bench.cleanup();
 	}
 }
 
@@ -519,6 +574,7 @@ async function main(): Promise<void> {
 		await benchPatch(1000 * 1024, true);
 	}
 	if (wants("scale")) await benchScale();
+	if (wants("freshness")) await benchFreshness();
 	if (wants("create")) await benchCreate();
 	if (wants("list")) {
 		const small = await benchList(1000);
