@@ -45,6 +45,8 @@ export interface LandedChange {
 	readonly newHash: string | null;
 	readonly backupId: string | null;
 	readonly backupPath: string | null;
+	/** The bytes written (null: removed), when the commit knows them: a follower compares, not rehashes. */
+	readonly after?: Buffer | null;
 }
 
 export interface FateReport {
@@ -259,7 +261,7 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
 		if (change.before !== null && !backup.inSnapshot) pruned.push(change);
 		const oldHash = hashOrNull(change.before);
 		const newHash = hashOrNull(change.after);
-		landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path });
+		landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path, after: change.after });
 		const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
 		entries.push({ absPath: change.absPath, beforeHash: oldHash, afterHash: newHash, backupPath: backup.path, mode: fileMode(ctx.fs, change.absPath), ...(createdDirs.length > 0 ? { createdDirs } : {}) });
 	}

@@ -360,7 +360,8 @@ function followWrite(entry: Entry, change: LandedChange): boolean {
 	if (!stamps.has(file)) return true;
 	const stat = statOf(file);
 	const bytes = readOrUndefined(file);
-	if (!bytes || sha256(bytes) !== change.newHash) return false;
+	// Compared with the bytes written when the commit passed them on (a memory compare, no hash).
+	if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
 	stamps.set(file, { sig: sigOf(stat, granularityMs), racy: true, hash: change.newHash });
 	// Skill files keep their place in the list: the tool's own writes change descriptions only.
 	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
