@@ -1,6 +1,7 @@
 // `npm run profile:patch`: where one patch spends its time, per source file (a stage: discovery
 // cache, gates, commit, locks...) and per function, from V8's CPU profile of repeated patches on
-// tmpfs. Nothing in src knows it is profiled. PROFILE_SKILLS=10,10000 picks the installed counts.
+// tmpfs. Nothing in src knows it is profiled. PROFILE_SKILLS=10,10000 picks the installed counts,
+// PROFILE_BYTES the size of the patched SKILL.md (default 4096).
 
 import { Session } from "node:inspector/promises";
 import { relative } from "node:path";
@@ -66,7 +67,7 @@ async function profileAt(count: number, session: Session): Promise<void> {
 	}
 	try {
 		for (let i = 0; i < count - 1; i++) writeSkill(bench.roots[i % bench.roots.length], `skill-${String(i).padStart(5, "0")}`, 400);
-		writeSkill(bench.roots[0], "bench-patch", 4096);
+		writeSkill(bench.roots[0], "bench-patch", bytes);
 		// Past the discovery cache's racy window, as skills on a real disk are.
 		await new Promise((done) => setTimeout(done, 3_500));
 		await expectOk(bench, { action: "read", skill: "bench-patch" });
@@ -84,7 +85,7 @@ async function profileAt(count: number, session: Session): Promise<void> {
 		const times: number[] = [];
 		for (let i = 0; i < calls; i++) times.push(await timeOnce(patch));
 		const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
-		console.log(`\n=== patch 4 KiB, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`);
+		console.log(`\n=== patch ${bytes / 1024} KiB, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`);
 		printTop("per source file", selfTimes(profile, (n) => where(n.callFrame.url)), calls, 25);
 		printTop("per function", selfTimes(profile, (n) => `${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`), calls, 30);
 	} finally {
@@ -92,6 +93,7 @@ async function profileAt(count: number, session: Session): Promise<void> {
 	}
 }
 
+const bytes = Number(process.env.PROFILE_BYTES ?? "4096");
 const counts = (process.env.PROFILE_SKILLS ?? "10,10000").split(",").map((s) => Number(s.trim()));
 const session = new Session();
 session.connect();
