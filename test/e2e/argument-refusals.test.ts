@@ -15,7 +15,7 @@ describe(`invalid_arguments through pi's agent loop (pi ${getPiLine()})`, functi
 	afterEach(() => pi?.dispose());
 
 	it(
-		"keeps details.code for an unknown action, a missing " + "field, a wrong type, an extra field and a bad batch",
+		"keeps details.code for an unknown action, a missing field, " + "a wrong type, an extra field and a bad batch",
 		async function () {
 			const env = getEnv();
 			writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);

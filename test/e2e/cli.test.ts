@@ -18,7 +18,7 @@ describe(`skill_manage under the real pi CLI (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();
 
 	it(
-		"is installed with `pi install`, registers skill_manage " + "and /selfskills, and ships the selfskills skill",
+		"is installed with `pi install`, " + "registers skill_manage and /selfskills, and ships the selfskills skill",
 		async function () {
 			const env = getEnv();
 			await piInstall(env, REPO_ROOT);

@@ -119,7 +119,7 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 
 	describe("real pi CLI", function () {
 		it(
-			"`pi install` + print mode: the package's tool " + "reaches the model and the run prints the answer",
+			"`pi install` + print mode: " + "the package's tool reaches the model and the run prints the answer",
 			async function () {
 				const env = getEnv();
 				await piInstall(env, MINI_DIR);

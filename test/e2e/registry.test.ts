@@ -1,6 +1,7 @@
 // The package installed the way users install it: `npm pack`, published to a throw-away verdaccio registry,
 // `pi install npm:pi-selfskills` by the real pi CLI of the active line, used, then `pi remove`d.
-// pi 0.73 installs with `npm install -g` (its global prefix is pointed into the temp folder); pi 1.6 into <agentDir>/npm.
+// pi 0.73 installs with `npm install -g` (its global prefix is pointed into the temp folder); pi 1.6
+// into <agentDir>/npm.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

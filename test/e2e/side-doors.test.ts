@@ -45,7 +45,7 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 
 	describe('"backup" (the default)', function () {
 		it(
-			"backs an edit up first, audits it with via, and " + "a skill_manage patch on the old read is stale",
+			"backs an edit up first, audits it with via, " + "and a skill_manage patch on the old read is stale",
 			async function () {
 				const env = getEnv();
 				const { skillFile } = await start(env);
@@ -125,7 +125,8 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 					["bash", "SKILL.md", false],
 				]);
 				expect(readFileSync(outside, "utf8")).to.equal("changed notes\n");
-				// The change was followed like a landed one (the same path emits selfskills:changed): the next prompt names it.
+				// The change was followed like a landed one (the same path emits selfskills:changed): the
+				// next prompt names it.
 				const next = await pi!.run("next", [{ text: "ok" }]);
 				expect(next.calls[0].systemPrompt).to.contain("- deploy-checks (bash)");
 			},
@@ -216,7 +217,8 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 			]);
 			expect(created.toolResults[0].isError, created.toolResults[0].text).to.equal(false);
 			pi!.dispose();
-			// A new session (pi restarted) with approval for own skills: the record of what the package created is on disk.
+			// A new session (pi restarted) with approval for own skills: the record of what the package
+			// created is on disk.
 			pi = await createPiSession({
 				env,
 				packageDir: REPO_ROOT,

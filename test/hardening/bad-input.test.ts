@@ -487,7 +487,8 @@ describe("hardening: bad input", function () {
 			const file = join(skillsRoot, "deploy", "SKILL.md");
 			writeFileSync(
 				file,
-				`---\nname: deploy\ndescription: "Use when \\e[31m testing deploy."\n---\n# Steps\n\n${hostile}\n2. Check the page.\n`,
+				`---\nname: deploy\ndescription: "Use when \\e[31m testing deploy."\n---\n` +
+					`# Steps\n\n${hostile}\n2. Check the page.\n`,
 			);
 			expectOk(await tool.call({ action: "read", skill: "deploy" }));
 			const notFound = await untouched(
@@ -578,7 +579,7 @@ describe("hardening: bad input", function () {
 		);
 
 		it(
-			"creates a skill whose description pi reads back " + "exactly as written, whatever YAML makes of it",
+			"creates a skill whose description pi reads back exactly as written, " + "whatever YAML makes of it",
 			async function () {
 				const descriptions = [
 					"Use when a #tag is seen.",

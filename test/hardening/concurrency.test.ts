@@ -1,7 +1,7 @@
 // Many writers at once: parallel in-process calls on one file and on several files of one skill,
 // several tool calls in one assistant message through a real pi session, and separate processes
-// hammering one skill, each with its own read ledger (and, for a project skill, its own agent dir). No update is lost, every loser is told
-// `stale`, and nothing deadlocks. Counts are printed for the report.
+// hammering one skill, each with its own read ledger (and, for a project skill, its own agent dir).
+// No update is lost, every loser is told `stale`, and nothing deadlocks. Counts are printed for the report.
 import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -49,9 +49,8 @@ describe("hardening: concurrent writers", function () {
 			);
 			const ok = results.filter((r) => r.details.ok === true).length;
 			const lines = landedLines(readFileSync(file, "utf8"));
-			console.log(
-				`      in-process, one session: ${ok}/24 landed, ${24 - ok} refused (${[...new Set(results.filter((r) => !r.details.ok).map((r) => r.details.code))].join(",") || "-"})`,
-			);
+			const codes = [...new Set(results.filter((r) => !r.details.ok).map((r) => r.details.code))].join(",");
+			console.log(`      in-process, one session: ${ok}/24 landed, ${24 - ok} refused (${codes || "-"})`);
 			expect(lines.sort()).to.deep.equal(results.flatMap((r, i) => (r.details.ok ? [`- p${i}`] : [])).sort());
 			expect(ok).to.equal(24);
 		},
@@ -225,8 +224,9 @@ describe("hardening: concurrent writers", function () {
 			const landed = reports.flatMap((r) => r.landed);
 			expect(landed).to.have.length(16);
 			expect(landedLines(readFileSync(project, "utf8")).sort()).to.deep.equal(landed.sort());
+			const stale = reports.reduce((n, r) => n + r.stale, 0);
 			console.log(
-				`      2 processes, 2 agent dirs, one project skill: ${landed.length} landed, ${reports.reduce((n, r) => n + r.stale, 0)} stale, 0 lost`,
+				`      2 processes, 2 agent dirs, one project skill: ${landed.length} landed, ${stale} stale, 0 lost`,
 			);
 		});
 	});
@@ -266,8 +266,10 @@ describe("hardening: concurrent writers", function () {
 			readdirSync(join(env.agentDir, "skills", "shared")).filter((n) => n.includes("selfskills-tmp")),
 		).to.deep.equal([]);
 		const stale = reports.reduce((n, r) => n + r.stale, 0);
+		const perWorker = reports.map((r) => `${r.worker}:${r.stale}`).join(" ");
 		console.log(
-			`      6 processes: ${skillLanded.length + fileLanded.length} landed, ${stale} stale (${reports.map((r) => `${r.worker}:${r.stale}`).join(" ")}), 0 lost, 0 other`,
+			`      6 processes: ${skillLanded.length + fileLanded.length} landed, ${stale} stale (${perWorker}), ` +
+				"0 lost, 0 other",
 		);
 	});
 });

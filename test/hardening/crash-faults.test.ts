@@ -71,7 +71,8 @@ describe("hardening: crashes and faults", function () {
 					}
 					totals.killPoints += points.length;
 					console.log(
-						`      ${scenario.name}: ${ops.length} fs calls, killed before ${points.length} of them: ${fates.old} old, ${fates.new} new`,
+						`      ${scenario.name}: ${ops.length} fs calls, killed before ${points.length} of them: ` +
+							`${fates.old} old, ${fates.new} new`,
 					);
 				},
 			);
@@ -102,7 +103,8 @@ describe("hardening: crashes and faults", function () {
 					}),
 				);
 				console.log(
-					`      after a kill before rename: next write waited ${Date.now() - started} ms for the stale lock; temp files left: ${tempFiles(env).length}`,
+					`      after a kill before rename: next write waited ${Date.now() - started} ms for the stale lock; ` +
+						`temp files left: ${tempFiles(env).length}`,
 				);
 				expect(tempFiles(env)).to.deep.equal([]);
 				totals.killPoints++;
@@ -129,8 +131,9 @@ describe("hardening: crashes and faults", function () {
 								open: ({ args }) => void (lastOpen = String(args[0])),
 								// Taken away while the target's temp file is synced, after the backup was taken.
 								fsync: () => {
+									// A delete syncs only its backup.
 									const targetTemp =
-										lastOpen.startsWith(join(env.agentDir, "skills")) || scenario.next === null; // a delete syncs only its backup
+										lastOpen.startsWith(join(env.agentDir, "skills")) || scenario.next === null;
 									if (!armed || !targetTemp || stolen > 0) return undefined;
 									for (const name of readdirSync(locks)) {
 										rmSync(join(locks, name), { recursive: true, force: true });

@@ -51,7 +51,7 @@ describe("hardening: hangs", function () {
 		});
 
 		it(
-			"is never opened: list answers, read, patch, write, delete and a batch refuse at once with " + "bad_file_path",
+			"is never opened: list answers, read, patch, write, " + "delete and a batch refuse at once with bad_file_path",
 			async function () {
 				this.timeout(20_000);
 				const fifos = [join(dir, "p.md"), join(dir, "references", "q.md")];

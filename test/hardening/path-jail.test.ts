@@ -198,7 +198,7 @@ describe("hardening: the path jail", function () {
 	});
 
 	it(
-		"refuses a symlink between two files of the same " + "skill (the link, not its target, would be replaced)",
+		"refuses a symlink between two files of the same skill (the link, " + "not its target, would be replaced)",
 		async function () {
 			const refs = join(skillsRoot, "deploy", "references");
 			mkdirSync(refs);

@@ -309,7 +309,7 @@ describe("hardening: delete and restore", function () {
 
 	describe("repair data that leads somewhere", function () {
 		it(
-			"after delete, create and restore, restores the deleted " + "SKILL.md from its snapshot, as history lists it",
+			"after delete, create and restore, " + "restores the deleted SKILL.md from its snapshot, as history lists it",
 			async function () {
 				const original = readFileSync(skillFile, "utf8");
 				expectOk(await tool.call({ action: "delete", skill: "deploy" }));

@@ -67,7 +67,7 @@ describe("hardening: the backup store", function () {
 		after(() => console.log(`      total: ${total} in-place writes`));
 		for (const scenario of SCENARIOS.filter((s) => s.old !== null)) {
 			it(
-				`${scenario.name}: every backup still holds the bytes ` + "its name promises, and the old version is kept",
+				`${scenario.name}: every backup still holds the bytes its name promises, ` + "and the old version is kept",
 				async function () {
 					let calls = 0;
 					let blind = -1;
@@ -108,7 +108,8 @@ describe("hardening: the backup store", function () {
 							const held = walkFiles(join(env.agentDir, "selfskills", "backups")).map((f) =>
 								readFileSync(f, "utf8"),
 							);
-							// The bytes the call replaced are the old ones, or the other program's when it wrote before the call read the file.
+							// The bytes the call replaced are the old ones, or the other program's when it wrote
+							// before the call read the file.
 							const now = existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null;
 							if (r.details.ok === true) {
 								expect(
@@ -140,7 +141,7 @@ describe("hardening: the backup store", function () {
 		after(() => console.log(`      total: ${total} planted links`));
 		for (const scenario of SCENARIOS) {
 			it(
-				`${scenario.name}: refused with io_error naming ` + "the link, nothing written or read through it",
+				`${scenario.name}: refused with io_error naming the link, ` + "nothing written or read through it",
 				async function () {
 					const relPath =
 						scenario.name === "patch" || scenario.name === "restore" ? "SKILL.md" : "references/notes.md";

@@ -201,7 +201,7 @@ describe("hardening: what this user may write", function () {
 
 	describe("the lock folder", function () {
 		it(
-			"refuses a patch with io_error naming a planted lock " + "folder, not '(skill_manage)', before any backup",
+			"refuses a patch with io_error naming a planted lock folder, " + "not '(skill_manage)', before any backup",
 			async function () {
 				symlinkSync(env.home, join(env.runtimeDir, "pi-selfskills"));
 				const tool = createHarness(env);

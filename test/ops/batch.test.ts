@@ -137,7 +137,10 @@ describe("operations: planned on an overlay, committed all-or-nothing", function
 			});
 			expectRefused(result, "not_unique");
 			expect(textOf(result)).to.match(
-				/^not_unique: operations\[1\] failed, nothing was written\. old_string occurs \d+ times .*Add surrounding lines/,
+				new RegExp(
+					/^not_unique: operations\[1\] failed, nothing was written\. /.source +
+						/old_string occurs \d+ times .*Add surrounding lines/.source,
+				),
 			);
 			expect(result.details.operation).to.equal(1);
 			expect(f.snapshot()).to.deep.equal(before);
@@ -266,7 +269,7 @@ describe("operations: commit-time faults roll every written op back", function (
 	);
 
 	it(
-		"ENOSPC while a backup is written (neither linked nor " + "copied): nothing is written, no temp file is left",
+		"ENOSPC while a backup is written (neither linked nor copied): " + "nothing is written, no temp file is left",
 		async function () {
 			const env = getEnv();
 			const f = await setUp(env);
@@ -296,7 +299,7 @@ describe("operations: commit-time faults roll every written op back", function (
 	);
 
 	it(
-		"a file edited by another process between plan and commit: conflict, earlier ops rolled back, the edit " + "kept",
+		"a file edited by another process between plan and commit: " + "conflict, earlier ops rolled back, the edit kept",
 		async function () {
 			const env = getEnv();
 			const f = await setUp(env);
@@ -319,7 +322,7 @@ describe("operations: commit-time faults roll every written op back", function (
 	);
 
 	it(
-		"the lock of the last op's file taken over while op " + "1 lands: conflict at op 3, earlier ops rolled back",
+		"the lock of the last op's file taken over while op 1 lands: " + "conflict at op 3, earlier ops rolled back",
 		async function () {
 			const env = getEnv();
 			const f = await setUp(env);
@@ -346,7 +349,7 @@ describe("operations: commit-time faults roll every written op back", function (
 	);
 
 	it(
-		"a rollback that cannot finish says which file differs " + "and where its backup is, and recovery finishes it",
+		"a rollback that cannot finish says which file differs and where its backup is, " + "and recovery finishes it",
 		async function () {
 			const env = getEnv();
 			const f = await setUp(env);
@@ -401,7 +404,7 @@ describe("operations: whole-skill deletes in a batch", function () {
 	const getEnv = useTempEnv();
 
 	it(
-		"snapshots each deleted skill, and backs up a file " + "an earlier op changed with its own old bytes",
+		"snapshots each deleted skill, " + "and backs up a file an earlier op changed with its own old bytes",
 		async function () {
 			const env = getEnv();
 			const f = await setUp(env);

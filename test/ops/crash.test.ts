@@ -88,7 +88,8 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 		for (const r of results) {
 			expect(
 				r.side,
-				`kill point ${r.killAt}/${calls}: the tree is neither all-old nor all-new:\n${JSON.stringify(r.tree, null, 1)}`,
+				`kill point ${r.killAt}/${calls}: the tree is neither all-old nor all-new:\n` +
+					JSON.stringify(r.tree, null, 1),
 			).to.not.equal("torn");
 			expect(r.journalsLeft, `kill point ${r.killAt}: journal left after recovery`).to.deep.equal([]);
 			expect(
@@ -110,8 +111,11 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 			"some kill points needed files put back",
 		).to.equal(true);
 		expect(results.at(-1)?.side).to.equal("new");
+		const count = (keep: (r: (typeof results)[number]) => boolean) => results.filter(keep).length;
 		console.log(
-			`      ${calls + 1} kill points (${calls} disk-changing calls + a run to the end): ${results.filter((r) => r.side === "old").length} all-old, ${results.filter((r) => r.side === "new").length} all-new, ${results.filter((r) => r.restored > 0).length} needed recovery`,
+			`      ${calls + 1} kill points (${calls} disk-changing calls + a run to the end): ` +
+				`${count((r) => r.side === "old")} all-old, ${count((r) => r.side === "new")} all-new, ` +
+				`${count((r) => r.restored > 0)} needed recovery`,
 		);
 	});
 

@@ -25,7 +25,7 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 	afterEach(() => pi?.dispose());
 
 	it(
-		"lands a batch over two skills, refuses a bad one " + "by op index, and shows a dry run's combined diff",
+		"lands a batch over two skills, refuses a bad one by op index, " + "and shows a dry run's combined diff",
 		async function () {
 			const env = getEnv();
 			const skills = join(env.agentDir, "skills");
@@ -102,7 +102,7 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 	});
 
 	it(
-		"leaves a file someone changed after the crash as " + "found, and /selfskills names it with its backup",
+		"leaves a file someone changed after the crash as found, " + "and /selfskills names it with its backup",
 		async function () {
 			const env = getEnv();
 			await killMidCommit(env.agentDir);
@@ -118,7 +118,8 @@ describe(`operations through a real pi session (pi ${getPiLine()})`, function ()
 			const status = commandOutputs(pi).join("\n");
 			expect(status).to.match(
 				new RegExp(
-					`left as found: ${alpha.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(old bytes: \\S+selfskills/backups/alpha@[0-9a-f]{12}/SKILL\\.md/\\S+\\.md\\)`,
+					`left as found: ${alpha.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} ` +
+						"\\(old bytes: \\S+selfskills/backups/alpha@[0-9a-f]{12}/SKILL\\.md/\\S+\\.md\\)",
 				),
 			);
 			expect(status).to.contain("unfinished batch journal(s)");

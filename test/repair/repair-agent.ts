@@ -18,7 +18,8 @@ export interface CallResult {
 export type Caller = (args: Args) => Promise<CallResult>;
 
 export const SKILL_TEXT =
-	"---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n# Deploy checks\n\n1. Run npm build.\n2. Check the health page.\n3. Check the logs page.\n";
+	"---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n" +
+	"# Deploy checks\n\n1. Run npm build.\n2. Check the health page.\n3. Check the logs page.\n";
 
 export function createCaller(env: TempEnv, generic: boolean): Caller {
 	const tool = createHarness(env);

@@ -28,10 +28,12 @@ describe("refusals are repairable from their code and data alone", function () {
 		const within = (list: Outcome[]) => list.filter((o) => o.extraCalls <= 1).length;
 		const rows = SCENARIOS.map(
 			(s, i) =>
-				`  ${s.mistake.padEnd(20)} structured: ${structured[i]?.extraCalls ?? "-"}  generic: ${generic[i]?.extraCalls ?? "-"}`,
+				`  ${s.mistake.padEnd(20)} structured: ${structured[i]?.extraCalls ?? "-"}  ` +
+				`generic: ${generic[i]?.extraCalls ?? "-"}`,
 		);
 		console.log(
-			`\n  repaired within one more call: structured ${within(structured)}/${SCENARIOS.length}, generic ${within(generic)}/${SCENARIOS.length}\n${rows.join("\n")}`,
+			`\n  repaired within one more call: structured ${within(structured)}/${SCENARIOS.length}, ` +
+				`generic ${within(generic)}/${SCENARIOS.length}\n${rows.join("\n")}`,
 		);
 	});
 });

@@ -1,6 +1,6 @@
 // What the tests put on disk and read back: skill text, skill folders, plain and JSON files, every
-// file below a folder, and a tree fingerprint that proves nothing under a root changed. Node built-ins only, so the crash
-// children can load it as plain transpiled JS (test/crash/transpile.ts).
+// file below a folder, and a tree fingerprint that proves nothing under a root changed. Node built-ins
+// only, so the crash children can load it as plain transpiled JS (test/crash/transpile.ts).
 import {
 	chmodSync,
 	existsSync,
@@ -15,7 +15,8 @@ import { dirname, join, relative } from "node:path";
 
 /** A user skill most UX and end-to-end tests patch ("Run npm build." is unique in it). */
 export const DEPLOY_SKILL =
-	"---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n# Deploy checks\n\n1. Run npm build.\n2. Check the health page.\n";
+	"---\nname: deploy-checks\ndescription: Use when deploying the app. Lists the checks to run.\n---\n" +
+	"# Deploy checks\n\n1. Run npm build.\n2. Check the health page.\n";
 
 /** A valid SKILL.md; the default body holds "Run the build." once, for patch tests. */
 export function skillText(
@@ -38,7 +39,10 @@ export function writeJson(path: string, value: unknown): string {
 	return writeFile(path, JSON.stringify(value));
 }
 
-/** Writes <parent>/<name>/SKILL.md and any bundled `files` (paths relative to the skill folder); returns the SKILL.md path. */
+/**
+ * Writes <parent>/<name>/SKILL.md and any bundled `files` (paths relative to the skill folder);
+ * returns the SKILL.md path.
+ */
 export function writeSkill(
 	parent: string,
 	name: string,

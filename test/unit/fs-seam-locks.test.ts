@@ -91,7 +91,7 @@ describe("locks through an injected FsOps", function () {
 	});
 
 	it(
-		"keys a path whose realpath fails by its resolved " + "path (queueKey) or its folder's real path (the lock)",
+		"keys a path whose realpath fails by its resolved path (queueKey) " + "or its folder's real path (the lock)",
 		function () {
 			const fs = faultyFs({ realpath: (call) => (call.args[0] === target ? errno("EACCES") : undefined) });
 			expect(queueKey(target, fs)).to.equal(target);

@@ -12,7 +12,7 @@ describe("paths through an injected FsOps", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-fs-seam-paths-" });
 
 	it(
-		"resolveReal: a realpath that fails (EACCES) on an " + "existing link climbs to its folder and appends the rest",
+		"resolveReal: a realpath that fails (EACCES) " + "on an existing link climbs to its folder and appends the rest",
 		function () {
 			const env = getEnv();
 			mkdirSync(join(env.projectDir, "real"));
@@ -51,7 +51,7 @@ describe("paths through an injected FsOps", function () {
 	});
 
 	it(
-		"getPiPlaces and getRootProblem resolve through the " + "fs: a root the fs maps into pi's folder is refused",
+		"getPiPlaces and getRootProblem resolve through the fs: " + "a root the fs maps into pi's folder is refused",
 		function () {
 			const env = getEnv();
 			const root = join(env.root, "skills-elsewhere");

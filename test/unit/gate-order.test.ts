@@ -21,7 +21,7 @@ describe("the gate order", function () {
 	});
 
 	it(
-		"runs the named gates in order, stops at the first " + "refusal, and refuses a named gate nobody supplied",
+		"runs the named gates in order, stops at the first refusal, " + "and refuses a named gate nobody supplied",
 		function () {
 			const ran: string[] = [];
 			const gate =
@@ -47,7 +47,7 @@ describe("the gate order", function () {
 		const getEnv = useTempEnv();
 
 		it(
-			"answers a whole-skill delete of an unread read-only " + "skill with not_read, then not_writable once read",
+			"answers a whole-skill delete of an unread read-only skill with not_read, " + "then not_writable once read",
 			async function () {
 				const env = getEnv();
 				const tool = createHarness(env);

@@ -173,7 +173,7 @@ describe("gates", function () {
 		});
 
 		it(
-			"finds the closest line from the first line of a " + "1 MiB old_string, and escapes control characters",
+			"finds the closest line from the first line of a 1 MiB old_string, " + "and escapes control characters",
 			function () {
 				const text = "# Deploy\n\nRun \u001b[31mnpm\u001b[0m run build first.\u0007\nThen run npm test.\n";
 				const oldString = `Run npm run build first.\n${"junk ".repeat(200_000)}`;
@@ -193,7 +193,8 @@ describe("gates", function () {
 			async function () {
 				const { agentDir, projectDir } = getEnv();
 				const original = Buffer.from(
-					"\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, \u2028sep  \r\nend without newline",
+					"\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, " +
+						"\u2028sep  \r\nend without newline",
 					"utf8",
 				);
 				const dir = dirname(
@@ -228,7 +229,8 @@ describe("gates", function () {
 		it("keeps CRLF line endings and trailing spaces of SKILL.md outside the replaced span", async function () {
 			const { agentDir, projectDir } = getEnv();
 			const original =
-				"---\r\nname: alpha\r\ndescription: Use when testing alpha.  \r\n---\r\n# Alpha  \r\n\r\nStep one.\t\r\nStep two.\r\n";
+				"---\r\nname: alpha\r\ndescription: Use when testing alpha.  \r\n---\r\n" +
+				"# Alpha  \r\n\r\nStep one.\t\r\nStep two.\r\n";
 			const dir = dirname(writeSkill(join(agentDir, "skills"), "alpha", original));
 			const tool = createHarness({ agentDir, projectDir });
 			await tool.call({ action: "read", skill: "alpha" });

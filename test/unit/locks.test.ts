@@ -142,7 +142,7 @@ describe("locks", function () {
 			["a file", (dir: string) => writeFileSync(dir, ""), /is not a folder/],
 		] as const) {
 			it(
-				"is refused with io_error naming it when a planted " + `one is ${what}, before the locked work runs`,
+				`is refused with io_error naming it when a planted one is ${what}, ` + "before the locked work runs",
 				async function () {
 					const tmp = join(env.root, "tmp");
 					mkdirSync(tmp);

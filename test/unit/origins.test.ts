@@ -13,7 +13,7 @@ describe("origins: the skills this package created", function () {
 	const getEnv = useTempEnv();
 
 	it(
-		"are own after create, also after a whole-skill " + "delete and a restore; a person's skill is others",
+		"are own after create, also after a whole-skill delete and a restore; " + "a person's skill is others",
 		async function () {
 			const env = getEnv();
 			const tool = createHarness(env);

@@ -45,7 +45,7 @@ describe("settings", function () {
 	});
 
 	it(
-		"takes the whole block from the trusted project's file " + "when it has the key, without merging the global one",
+		"takes the whole block from the trusted project's file when it has the key, " + "without merging the global one",
 		function () {
 			const env = getEnv();
 			writeGlobal(env, { selfskills: { backupCap: 5, inject: true } });

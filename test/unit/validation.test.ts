@@ -96,7 +96,8 @@ describe("validation", function () {
 				`import { checkSkillContent } from ${JSON.stringify(module)};`,
 				`const name = checkSkillContent("---\\nname: alpha\\ndescription: A.\\n---\\n", "alpha").name;`,
 				`const root = globalThis[Symbol.for("pi-selfskills.validation-scratch")].root;`,
-				`console.log(JSON.stringify({ name, root, pid: process.pid, existed: (await import("node:fs")).existsSync(root) }));`,
+				"console.log(JSON.stringify({ name, root, pid: process.pid, " +
+					'existed: (await import("node:fs")).existsSync(root) }));',
 			].join("\n");
 			const { stdout } = await promisify(execFile)(
 				process.execPath,

@@ -260,7 +260,7 @@ describe("writer", function () {
 		});
 
 		it(
-			"refuses an atomic write whose folder is a symlink " + "below the store base, before any temp file is made",
+			"refuses an atomic write whose folder is a symlink below the store base, " + "before any temp file is made",
 			function () {
 				const outside = join(getEnv().root, "outside");
 				mkdirSync(outside);
@@ -280,7 +280,7 @@ describe("writer", function () {
 
 	describe("backups left linked by an earlier version", function () {
 		it(
-			"turns a backup still linked to a file into a copy " + "of the old bytes, even after an in-place edit",
+			"turns a backup still linked to a file into a copy of the old bytes, " + "even after an in-place edit",
 			function () {
 				const { dir, target } = setup();
 				const original = readFileSync(target);

@@ -59,7 +59,8 @@ describe("/selfskills texts for the human", function () {
 
 	it("names the slash command that helps next", function () {
 		expect(refusalForHuman(refusals.unknownSkill("deploy-chex", ["deploy-checks"]))).to.equal(
-			'unknown_skill: no skill is named "deploy-chex". Did you mean "deploy-checks"? /selfskills lists every skill pi found.',
+			'unknown_skill: no skill is named "deploy-chex". Did you mean "deploy-checks"? ' +
+				"/selfskills lists every skill pi found.",
 		);
 		expect(refusalForHuman(refusals.noBackup("deploy-checks", "references/api.md", "x", ["b1.md"]))).to.contain(
 			"/selfskills history deploy-checks references/api.md lists them.",
@@ -100,10 +101,12 @@ describe("/selfskills texts for the human", function () {
 	it("previews a restore without a UI with the exact command that does it", function () {
 		const text = restorePreviewText({ skill: "deploy-checks", file: "SKILL.md", backup: "b1.md" }, "-new\n+old");
 		expect(text.split("\n")).to.deep.equal([
-			"Would restore deploy-checks/SKILL.md to backup b1.md, the newest that differs from it now. The change it would make (- now, + after):",
+			"Would restore deploy-checks/SKILL.md to backup b1.md, the newest that differs from it now. " +
+				"The change it would make (- now, + after):",
 			"-new",
 			"+old",
-			"Nothing was restored: without a UI pi cannot ask you first. To restore it, name the backup: /selfskills restore deploy-checks SKILL.md b1.md",
+			"Nothing was restored: without a UI pi cannot ask you first. " +
+				"To restore it, name the backup: /selfskills restore deploy-checks SKILL.md b1.md",
 			"Other backups: /selfskills history deploy-checks",
 		]);
 	});
@@ -113,7 +116,8 @@ describe("/selfskills texts for the human", function () {
 		expect(
 			settingsWarning(["a: selfskills.backupCap must be an integer from 1 to 1000; default used", "b"]),
 		).to.equal(
-			"selfskills: settings problem: a: selfskills.backupCap must be an integer from 1 to 1000; default used (and 1 more). Defaults apply; /selfskills lists them.",
+			"selfskills: settings problem: a: selfskills.backupCap must be an integer from 1 to 1000; " +
+				"default used (and 1 more). Defaults apply; /selfskills lists them.",
 		);
 	});
 });

@@ -52,7 +52,10 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 	it("opens with a whole sentence", function () {
 		const first = demo.stdout.split("\n")[0] ?? "";
 		expect(first).to.match(
-			/^This demo runs the real pi \S+ CLI .* offline with a scripted model, in the temp dir \S+ \(deleted at the end\)\.$/,
+			new RegExp(
+				/^This demo runs the real pi \S+ CLI .* offline with a scripted model, /.source +
+					/in the temp dir \S+ \(deleted at the end\)\.$/.source,
+			),
 		);
 	});
 
@@ -70,7 +73,8 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 				['→ bash {"command":"npm build"}', '← ERROR (isError: true)\n    │ Unknown command: "build"'],
 				['→ bash {"command":"npm run build"}', "← ok"],
 				[
-					'→ skill_manage {"action":"patch","skill":"deploy-checks","old_string":"npm build","new_string":"npm run build"}',
+					'→ skill_manage {"action":"patch","skill":"deploy-checks",' +
+						'"old_string":"npm build","new_string":"npm run build"}',
 					"← ERROR (isError: true)\n    │ not_unique: old_string occurs 2 times",
 				],
 				['"replace_all":true}', "← ok\n    │ patch landed: 1 file(s) changed in deploy-checks."],
@@ -107,7 +111,10 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		function () {
 			expect(demo.stdout).to.match(/carried the standing rules: (\d+) of \1 calls/);
 			expect(demo.stdout).to.match(
-				/- staging-smoke-test \(create\): Use after every staging deploy.* — \S+\/agent\/skills\/staging-smoke-test\/SKILL\.md/,
+				new RegExp(
+					/- staging-smoke-test \(create\): Use after every staging deploy.* — /.source +
+						/\S+\/agent\/skills\/staging-smoke-test\/SKILL\.md/.source,
+				),
 			);
 			expect(demo.stdout).to.match(
 				/→ read \{"path":"\S+staging-smoke-test\/SKILL\.md"\}\n {2}← ok\n {4}│ ---\n {4}│ name: staging-smoke-test/,
@@ -123,19 +130,21 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 			expect(out).to.match(/\n\/selfskills\n {4}selfskills: enabled true, inject true/);
 			expect(out).to.match(/backups: \d+ file\(s\), \d+ bytes/);
 			expect(out).to.match(/\/selfskills history deploy-checks\n {4}2 backup\(s\) of deploy-checks\/SKILL\.md/);
-			const restore =
-				/Restore one \(you see the change and confirm first\): \/selfskills restore deploy-checks SKILL\.md (\S+)/.exec(
-					out,
-				);
+			const restore = new RegExp(
+				/Restore one \(you see the change and confirm first\): /.source +
+					/\/selfskills restore deploy-checks SKILL\.md (\S+)/.source,
+			).exec(out);
 			expect(restore, "history names the restore command").to.not.equal(null);
 			const id = restore?.[1] ?? "";
 			expect(out).to.contain(
-				`\n/selfskills restore deploy-checks\n    Would restore deploy-checks/SKILL.md to backup ${id}, the newest that differs from it now.`,
+				"\n/selfskills restore deploy-checks\n" +
+					`    Would restore deploy-checks/SKILL.md to backup ${id}, the newest that differs from it now.`,
 			);
 			expect(out).to.contain("-Deploy staging from the `release` branch.");
 			expect(out).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
 			expect(out).to.contain(
-				`\n/selfskills restore deploy-checks SKILL.md ${id}\n    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`,
+				`\n/selfskills restore deploy-checks SKILL.md ${id}\n` +
+					`    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`,
 			);
 			expect(out).to.match(
 				/The version it replaced is backup \S+; \/selfskills restore deploy-checks SKILL\.md \S+ puts it back\./,

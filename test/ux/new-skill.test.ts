@@ -21,7 +21,7 @@ describe(`a created skill is visible at once (pi ${getPiLine()})`, function () {
 	afterEach(() => pi?.dispose());
 
 	it(
-		"is named in the next prompt's block, the result points " + "at /reload, and after /reload pi lists it itself",
+		"is named in the next prompt's block, the result points at /reload, " + "and after /reload pi lists it itself",
 		async function () {
 			const env = getEnv();
 			const path = join(env.agentDir, "skills", "staging-rollback", "SKILL.md");

@@ -84,7 +84,9 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 		const theirs = toolCost(edit);
 		const systemPrompt = (await pi.run("one", [{ text: "ok" }])).calls[0].systemPrompt;
 		console.log(
-			`      skill_manage tool ${toolCost(tool)} chars (schema ${JSON.stringify(tool.parameters).length}) + rules block ${STANDING_RULES.length} = ${ours} chars (~${tokens(ours)} tokens) per prompt; pi's edit tool ${theirs} chars (~${tokens(theirs)} tokens); ratio ${(ours / theirs).toFixed(2)}`,
+			`      skill_manage tool ${toolCost(tool)} chars (schema ${JSON.stringify(tool.parameters).length}) ` +
+				`+ rules block ${STANDING_RULES.length} = ${ours} chars (~${tokens(ours)} tokens) per prompt; ` +
+				`pi's edit tool ${theirs} chars (~${tokens(theirs)} tokens); ratio ${(ours / theirs).toFixed(2)}`,
 		);
 		console.log(`      whole system prompt with the package installed: ${systemPrompt.length} chars`);
 		expect(ours, "the whole package stays under 3x pi's edit tool").to.be.below(theirs * 3);

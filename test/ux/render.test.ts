@@ -26,7 +26,9 @@ const landed = (diff: string): AgentToolResult<unknown> => ({
 	content: [
 		{
 			type: "text",
-			text: `patch landed: 1 file(s) changed in deploy-checks.\nBackup: SKILL.md -> 20260101-000000.000-abcdef0123.md\n${diff}`,
+			text:
+				"patch landed: 1 file(s) changed in deploy-checks.\n" +
+				`Backup: SKILL.md -> 20260101-000000.000-abcdef0123.md\n${diff}`,
 		},
 	],
 	details: { ok: true, action: "patch", diff },
@@ -36,7 +38,9 @@ const refused: AgentToolResult<unknown> = {
 	content: [
 		{
 			type: "text",
-			text: "not_unique: old_string occurs 2 times in /a/SKILL.md (lines 7, 10). Add surrounding lines.\nsecond line of help",
+			text:
+				"not_unique: old_string occurs 2 times in /a/SKILL.md (lines 7, 10). Add surrounding lines.\n" +
+				"second line of help",
 		},
 	],
 	details: { ok: false, code: "not_unique", count: 2 },
@@ -47,12 +51,13 @@ describe("rendering skill_manage in the TUI", function () {
 		it("names the tool, the action, the skill and the file", function () {
 			const text = formatCall({ action: "patch", skill: "deploy-checks", file: "references/api.md" }, theme);
 			expect(text).to.equal(
-				"<toolTitle>*skill_manage *</toolTitle><accent>patch</accent> <muted>deploy-checks</muted> <dim>references/api.md</dim>",
+				"<toolTitle>*skill_manage *</toolTitle><accent>patch</accent> " +
+					"<muted>deploy-checks</muted> <dim>references/api.md</dim>",
 			);
 		});
 
 		it(
-			"shows the new name for create, a path when no skill " + "is named, the op count of a batch and a dry run",
+			"shows the new name for create, a path when no skill is named, " + "the op count of a batch and a dry run",
 			function () {
 				expect(formatCall({ action: "create", name: "staging-rollback" }, theme)).to.contain(
 					"<accent>create</accent> <muted>staging-rollback</muted>",

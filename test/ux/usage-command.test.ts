@@ -24,7 +24,12 @@ describe(`/selfskills: last use, changes and unused skills (pi ${getPiLine()})`,
 		mkdirSync(join(env.agentDir, "selfskills"), { recursive: true });
 		writeFileSync(
 			join(env.agentDir, "selfskills", "usage.jsonl"),
-			`${JSON.stringify({ skill: "old-notes", count: 4, first: "2025-01-01T00:00:00.000Z", last: "2025-02-01T00:00:00.000Z" })}\n`,
+			`${JSON.stringify({
+				skill: "old-notes",
+				count: 4,
+				first: "2025-01-01T00:00:00.000Z",
+				last: "2025-02-01T00:00:00.000Z",
+			})}\n`,
 		);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
 		await pi.run("fix", [
