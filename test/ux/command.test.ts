@@ -159,7 +159,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		});
 
 		it(
-			"trusts and untrusts the project after confirmation " + "(pi 0.73), or defers to pi's own trust (pi 1.6)",
+			"trusts and untrusts the project after confirmation (pi 0.73), " + "or defers to pi's own trust (pi 1.6)",
 			async function () {
 				const env = getEnv();
 				pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: { confirm: true } });
@@ -280,11 +280,15 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(last(pi)).to.not.match(TOOL_CALL_SYNTAX);
 			await pi.runCommand("/selfskills restore deploy-chex");
 			expect(last(pi)).to.equal(
-				'unknown_skill: no skill is named "deploy-chex". Did you mean "deploy-checks"? /selfskills lists every skill pi found.',
+				'unknown_skill: no skill is named "deploy-chex". Did you mean "deploy-checks"? ' +
+					"/selfskills lists every skill pi found.",
 			);
 			await pi.runCommand("/selfskills restore deploy-checks SKILL.md 20990101-000000.000");
 			expect(last(pi)).to.match(
-				/^no_backup: there is no backup "20990101-000000\.000" of deploy-checks\/SKILL\.md\. Available: .*\/selfskills history deploy-checks lists them\.$/,
+				new RegExp(
+					/^no_backup: there is no backup "20990101-000000\.000" of deploy-checks\/SKILL\.md\. /.source +
+						/Available: .*\/selfskills history deploy-checks lists them\.$/.source,
+				),
 			);
 			expect(last(pi)).to.not.match(TOOL_CALL_SYNTAX);
 			// the model's history keeps the JSON of its next call
@@ -331,7 +335,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 		);
 
 		it(
-			"warns once at start-up, in one line, when the " + "settings have problems, and not when they have none",
+			"warns once at start-up, in one line, " + "when the settings have problems, and not when they have none",
 			async function () {
 				const env = getEnv();
 				pi = await createPiSession({
@@ -342,7 +346,11 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 				const warnings = () => pi?.notifications.filter((n) => n.type === "warning") ?? [];
 				expect(warnings()).to.have.length(1);
 				expect(warnings()[0].message).to.match(
-					/^selfskills: settings problem: \S+settings\.json: selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. Defaults apply; \/selfskills lists them\.$/,
+					new RegExp(
+						/^selfskills: settings problem: \S+settings\.json: /.source +
+							/selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. /.source +
+							/Defaults apply; \/selfskills lists them\.$/.source,
+					),
 				);
 				await pi.run("hello", [{ text: "hi" }]);
 				await pi.runCommand("/selfskills");
@@ -441,7 +449,8 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(status.calls, "a command makes no model call").to.have.length(0);
 			const preview = await runPiPrint({ env, prompt: "/selfskills restore deploy-checks" });
 			expect(preview.stderr).to.contain(
-				`Would restore deploy-checks/SKILL.md to backup ${backupIds(env).at(-1) ?? ""}, the newest that differs from it now.`,
+				`Would restore deploy-checks/SKILL.md to backup ${backupIds(env).at(-1) ?? ""}, ` +
+					"the newest that differs from it now.",
 			);
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
 			const named = await runPiPrint({ env, prompt: `/selfskills restore deploy-checks ${backupIds(env)[0]}` });
