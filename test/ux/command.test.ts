@@ -200,8 +200,22 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			const command = pi.session.extensionRunner.getCommand("selfskills");
 			const complete = async (prefix: string) =>
 				((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
-			expect(await complete("")).to.deep.equal(["status", "history ", "restore ", "unused", "trust", "untrust"]);
-			expect(await complete("re")).to.deep.equal(["restore "]);
+			expect(await complete("")).to.deep.equal([
+				"status",
+				"history ",
+				"restore ",
+				"unused",
+				"trust",
+				"untrust",
+				"pending",
+				"show ",
+				"approve ",
+				"reject ",
+				"pin ",
+				"unpin ",
+			]);
+			expect(await complete("re")).to.deep.equal(["restore ", "reject "]);
+			expect(await complete("res")).to.deep.equal(["restore "]);
 			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
 			expect(await complete("restore ")).to.include.members([
 				"restore deploy-checks ",
