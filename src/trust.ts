@@ -76,7 +76,7 @@ export function updateGlobalSelfSkills<T>(agentDir: string, update: (block: Json
 	if (!exists(fs, target)) writeFileAtomic(fs, target, Buffer.from("{}\n"));
 	const release = lockfile.lockSync(path, { realpath: false });
 	try {
-		const { json, problem } = readSettingsFile(target);
+		const { json, problem } = readSettingsFile(target, fs);
 		if (problem && fs.readFile(target).toString("utf8").trim() !== "") throw new Error(`refusing to rewrite ${problem}`);
 		const block = isJsonObject(json.selfskills) ? { ...json.selfskills } : {};
 		const result = update(block);
