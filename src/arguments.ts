@@ -5,7 +5,17 @@
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 
-export const ACTIONS = ["list", "read", "patch", "create", "write", "delete", "restore", "history", "operations"] as const;
+export const ACTIONS = [
+	"list",
+	"read",
+	"patch",
+	"create",
+	"write",
+	"delete",
+	"restore",
+	"history",
+	"operations",
+] as const;
 export type Action = (typeof ACTIONS)[number];
 export const BATCH_ACTIONS = ["patch", "write", "delete"] as const;
 
@@ -48,7 +58,19 @@ const ALIASES: Record<string, string> = {
 	backupId: "backup",
 };
 
-const STRING_FIELDS = ["skill", "path", "file", "old_string", "new_string", "content", "name", "description", "body", "backup", "reason"];
+const STRING_FIELDS = [
+	"skill",
+	"path",
+	"file",
+	"old_string",
+	"new_string",
+	"content",
+	"name",
+	"description",
+	"body",
+	"backup",
+	"reason",
+];
 const BOOLEAN_FIELDS = ["replace_all", "dry_run"];
 
 const TARGETED = ["skill", "path"];
@@ -94,8 +116,12 @@ function renameAliases(raw: Record<string, unknown>): Record<string, unknown> {
 function checkTypes(args: Record<string, unknown>, action: string): Refusal | undefined {
 	for (const [key, value] of Object.entries(args)) {
 		if (value === undefined || value === null) continue;
-		if (STRING_FIELDS.includes(key) && typeof value !== "string") return refusals.invalidArguments(action, `"${key}" must be a string, got ${typeof value}`, { field: key });
-		if (BOOLEAN_FIELDS.includes(key) && typeof value !== "boolean") return refusals.invalidArguments(action, `"${key}" must be true or false, got ${JSON.stringify(value)}`, { field: key });
+		if (STRING_FIELDS.includes(key) && typeof value !== "string")
+			return refusals.invalidArguments(action, `"${key}" must be a string, got ${typeof value}`, { field: key });
+		if (BOOLEAN_FIELDS.includes(key) && typeof value !== "boolean")
+			return refusals.invalidArguments(action, `"${key}" must be true or false, got ${JSON.stringify(value)}`, {
+				field: key,
+			});
 	}
 	return undefined;
 }
@@ -105,20 +131,29 @@ function parseOperations(value: unknown): unknown {
 	try {
 		return JSON.parse(value);
 	} catch {
-		throw new ArgumentError(refusals.invalidArguments("operations", '"operations" is a string that is not valid JSON; pass an array of {action, ...} objects'));
+		throw new ArgumentError(
+			refusals.invalidArguments(
+				"operations",
+				'"operations" is a string that is not valid JSON; pass an array of {action, ...} objects',
+			),
+		);
 	}
 }
 
 /** Maps mistaken shapes to the schema; refuses wrong types and fields that do not belong. */
 export function normalizeArguments(input: unknown): SkillManageArgs {
 	if (typeof input !== "object" || input === null || Array.isArray(input)) {
-		throw new ArgumentError(refusals.invalidArguments("?", "arguments must be an object with an \"action\""));
+		throw new ArgumentError(refusals.invalidArguments("?", 'arguments must be an object with an "action"'));
 	}
 	const args = renameAliases(input as Record<string, unknown>);
 	for (const key of Object.keys(args)) if (args[key] === null) delete args[key];
 	const action = args.action;
 	if (typeof action !== "string" || !(ACTIONS as readonly string[]).includes(action)) {
-		throw new ArgumentError(refusals.invalidArguments(String(action), `"action" must be one of ${ACTIONS.join(", ")}`, { field: "action" }));
+		throw new ArgumentError(
+			refusals.invalidArguments(String(action), `"action" must be one of ${ACTIONS.join(", ")}`, {
+				field: "action",
+			}),
+		);
 	}
 	if ("operations" in args) args.operations = parseOperations(args.operations);
 	const problem = checkFields(args, action as Action) ?? checkTypes(args, action);
@@ -129,26 +164,44 @@ export function normalizeArguments(input: unknown): SkillManageArgs {
 
 function checkFields(args: Record<string, unknown>, action: Action): Refusal | undefined {
 	const accepted = new Set(["action", ...ACCEPTS[action]]);
-	const extra = Object.keys(args).filter((k) => !accepted.has(k) && !(BOOLEAN_FIELDS.includes(k) && args[k] === false));
+	const extra = Object.keys(args).filter(
+		(k) => !accepted.has(k) && !(BOOLEAN_FIELDS.includes(k) && args[k] === false),
+	);
 	if (extra.length > 0) {
-		return refusals.invalidArguments(action, `${extra.map((k) => `"${k}"`).join(", ")} ${extra.length === 1 ? "does" : "do"} not belong to this action; it takes ${ACCEPTS[action].join(", ") || "no other field"}`, { extra });
+		return refusals.invalidArguments(
+			action,
+			`${extra.map((k) => `"${k}"`).join(", ")} ${extra.length === 1 ? "does" : "do"} not belong to this action; it takes ${ACCEPTS[action].join(", ") || "no other field"}`,
+			{ extra },
+		);
 	}
 	const missing = REQUIRES[action].filter((k) => args[k] === undefined);
-	if (missing.length > 0) return refusals.invalidArguments(action, `missing ${missing.map((k) => `"${k}"`).join(", ")}`, { missing });
+	if (missing.length > 0)
+		return refusals.invalidArguments(action, `missing ${missing.map((k) => `"${k}"`).join(", ")}`, { missing });
 	const needsSkill = action !== "list" && action !== "create" && action !== "operations";
 	if (needsSkill && args.skill === undefined && args.path === undefined) {
-		return refusals.invalidArguments(action, 'pass "skill" (a name from {"action":"list"}) or "path" (a skill folder or its SKILL.md)');
+		return refusals.invalidArguments(
+			action,
+			'pass "skill" (a name from {"action":"list"}) or "path" (a skill folder or its SKILL.md)',
+		);
 	}
 	return undefined;
 }
 
 function checkOperations(value: unknown): OperationArgs[] {
-	if (!Array.isArray(value)) throw new ArgumentError(refusals.invalidArguments("operations", '"operations" must be an array of {action: patch|write|delete, ...}'));
+	if (!Array.isArray(value))
+		throw new ArgumentError(
+			refusals.invalidArguments("operations", '"operations" must be an array of {action: patch|write|delete, ...}'),
+		);
 	return value.map((raw, index) => {
 		try {
 			const op = normalizeArguments(raw);
 			if (!(BATCH_ACTIONS as readonly string[]).includes(op.action) || op.dry_run !== undefined) {
-				throw new ArgumentError(refusals.invalidArguments(op.action, `only ${BATCH_ACTIONS.join(", ")} go in a batch (dry_run goes on the batch itself)`));
+				throw new ArgumentError(
+					refusals.invalidArguments(
+						op.action,
+						`only ${BATCH_ACTIONS.join(", ")} go in a batch (dry_run goes on the batch itself)`,
+					),
+				);
 			}
 			return op as OperationArgs;
 		} catch (error) {

@@ -11,7 +11,8 @@ const DIALOG_DIFF_LINES = 60;
 
 export const ALLOW_ONCE = "Allow once";
 export const DENY = "Deny";
-export const allowSessionLabel = (skills: readonly string[]) => `Allow ${skills.join(", ")} for the rest of this session`;
+export const allowSessionLabel = (skills: readonly string[]) =>
+	`Allow ${skills.join(", ")} for the rest of this session`;
 
 export function askTitle(request: AskRequest): string {
 	return [

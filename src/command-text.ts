@@ -35,11 +35,18 @@ export function historyText(view: HistoryView): string {
 	const { skill, file, backups } = view;
 	const lines = [
 		`${backups.length} backup(s) of ${skill}/${file}, newest first${backups.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
-		...backups.map((e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`),
+		...backups.map(
+			(e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`,
+		),
 	];
-	for (const other of view.otherFiles) lines.push(`Other file with backups: ${other} (${historyCommand(skill, other)})`);
-	for (const s of view.snapshots) lines.push(`Whole-skill snapshot: ${s.id} of ${s.originDir ?? "(origin unknown)"} (${restoreCommand(skill, "", s.id)} recreates it)`);
-	if (view.next) lines.push(`Restore one (you see the change and confirm first): ${restoreCommand(skill, file, view.next)}`);
+	for (const other of view.otherFiles)
+		lines.push(`Other file with backups: ${other} (${historyCommand(skill, other)})`);
+	for (const s of view.snapshots)
+		lines.push(
+			`Whole-skill snapshot: ${s.id} of ${s.originDir ?? "(origin unknown)"} (${restoreCommand(skill, "", s.id)} recreates it)`,
+		);
+	if (view.next)
+		lines.push(`Restore one (you see the change and confirm first): ${restoreCommand(skill, file, view.next)}`);
 	return lines.join("\n");
 }
 
@@ -67,7 +74,9 @@ export function restorePreviewText(view: RestoreView, diff: string): string {
 }
 
 export function restoreDoneText(view: RestoreView, replacedBy: string | undefined, diff: string): string {
-	const undo = replacedBy ? `The version it replaced is backup ${replacedBy}; ${restoreCommand(view.skill, view.file, replacedBy)} puts it back.` : "pi lists it again after /reload.";
+	const undo = replacedBy
+		? `The version it replaced is backup ${replacedBy}; ${restoreCommand(view.skill, view.file, replacedBy)} puts it back.`
+		: "pi lists it again after /reload.";
 	return [`restore landed: ${what(view)} is back to backup ${view.backup}.`, undo, diff].filter(Boolean).join("\n");
 }
 
@@ -115,20 +124,26 @@ export function refusalForHuman(refusal: Refusal): string {
 			const skill = str(d.skill);
 			const file = str(d.file);
 			const other = str(d.other);
-			const next = other ? ` The newest backup that differs: ${restoreCommand(skill, file, other)}` : ` No backup differs from it (${historyCommand(skill, file)}).`;
+			const next = other
+				? ` The newest backup that differs: ${restoreCommand(skill, file, other)}`
+				: ` No backup differs from it (${historyCommand(skill, file)}).`;
 			return `no_change: ${skill}/${file} already holds backup ${str(d.backup)}, so restoring it changes nothing.${next}`;
 		}
 		case "backup_corrupt":
 			return `backup_corrupt: backup ${str(d.path)} no longer matches its hash (its name says ${str(d.expected)}); it was changed after it was taken. Pick another backup from /selfskills history <skill>.`;
 		case "not_writable": {
 			const folder = str(d.folder);
-			const fix = folder ? ` Make that folder writable (chmod u+w "${folder}"), then run the command again.` : " /selfskills lists the writable folders.";
+			const fix = folder
+				? ` Make that folder writable (chmod u+w "${folder}"), then run the command again.`
+				: " /selfskills lists the writable folders.";
 			return `not_writable: ${str(d.path)} is read-only: ${str(d.reason)}${folder ? ` (${folder}, ${str(d.errno)})` : ""}.${fix}`;
 		}
 		case "exists":
 			return `exists: ${str(d.where)} is there already, so the deleted skill "${str(d.name)}" cannot be recreated in its place. Move that folder away, then run the command again.`;
 		case "invalid_skill": {
-			const found = Array.isArray(d.diagnostics) ? d.diagnostics.map((x: { message?: unknown }) => str(x.message)).join("; ") : "";
+			const found = Array.isArray(d.diagnostics)
+				? d.diagnostics.map((x: { message?: unknown }) => str(x.message)).join("; ")
+				: "";
 			return `invalid_skill: that backup would not load as a skill in this pi (${found}); nothing was restored. Pick another backup from /selfskills history <skill>.`;
 		}
 		case "conflict":
@@ -171,7 +186,10 @@ const reasonText = (reason: string | undefined) => (reason ? `"${reason}"` : "(n
 
 export function pendingText(proposals: readonly ProposalView[], now = Date.now()): string {
 	if (proposals.length === 0) return "No proposal is pending.";
-	const lines = proposals.map((p) => `  ${p.id}  ${ageText(p.time, now)}  ${p.skills.join(", ")}  ${p.action}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`);
+	const lines = proposals.map(
+		(p) =>
+			`  ${p.id}  ${ageText(p.time, now)}  ${p.skills.join(", ")}  ${p.action}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`,
+	);
 	return `${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}\nReview one with /selfskills show <id>, then /selfskills approve <id> or /selfskills reject <id> [reason].`;
 }
 
@@ -180,7 +198,9 @@ export function proposalText(p: ProposalView, changed: readonly string[], now = 
 	return [
 		`proposal ${p.id}: ${p.action} of ${p.skills.join(", ")}, proposed ${ageText(p.time, now)} in ${p.cwd}`,
 		`reason: ${reasonText(p.reason)}`,
-		changed.length > 0 ? `changed since: ${changed.join(", ")} (an approval replays the change on the new text and shows it first)` : "",
+		changed.length > 0
+			? `changed since: ${changed.join(", ")} (an approval replays the change on the new text and shows it first)`
+			: "",
 		p.diff.trimEnd(),
 		`/selfskills approve ${p.id} lands it (backed up first); /selfskills reject ${p.id} [reason] drops it.`,
 	]
@@ -189,11 +209,16 @@ export function proposalText(p: ProposalView, changed: readonly string[], now = 
 }
 
 export function approveQuestion(id: string, replayedOn: readonly string[]): string {
-	return replayedOn.length > 0 ? `Approve ${id}, replayed on the changed ${replayedOn.join(", ")}?` : `Approve proposal ${id}?`;
+	return replayedOn.length > 0
+		? `Approve ${id}, replayed on the changed ${replayedOn.join(", ")}?`
+		: `Approve proposal ${id}?`;
 }
 
 /** Print mode cannot ask: what an approve without its confirmation flags prints. */
 export function approvePreviewText(id: string, replayedOn: readonly string[], diff: string, flags: string): string {
-	const replayed = replayedOn.length > 0 ? `The files changed since the proposal (${replayedOn.join(", ")}); the change replayed on their new text is:\n` : "The change is:\n";
+	const replayed =
+		replayedOn.length > 0
+			? `The files changed since the proposal (${replayedOn.join(", ")}); the change replayed on their new text is:\n`
+			: "The change is:\n";
 	return `${replayed}${diff.trimEnd()}\nNothing changed: without a UI nobody can be asked. To approve it, run: /selfskills approve ${id} ${flags}`;
 }

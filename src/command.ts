@@ -39,7 +39,20 @@ import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from
 import { findUnused, readUsage, type SkillUsage } from "./usage.ts";
 
 export const COMMAND_NAME = "selfskills";
-const SUBCOMMANDS = ["status", "history", "restore", "unused", "trust", "untrust", "pending", "show", "approve", "reject", "pin", "unpin"];
+const SUBCOMMANDS = [
+	"status",
+	"history",
+	"restore",
+	"unused",
+	"trust",
+	"untrust",
+	"pending",
+	"show",
+	"approve",
+	"reject",
+	"pin",
+	"unpin",
+];
 /** `/selfskills unused` without a number: skills not used for this many days. */
 const UNUSED_DAYS = 30;
 const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
@@ -91,7 +104,13 @@ const calls = new WeakMap<ExtensionCommandContext, CommandCall>();
 function output(ctx: ExtensionCommandContext, text: string, type: OutputLevel = "info"): void {
 	const call = calls.get(ctx);
 	if (!ctx.hasUI) process.stderr.write(`${text}\n`);
-	else if (call?.send) call.send({ customType: OUTPUT_MESSAGE_TYPE, content: text, display: true, details: { command: call.command, level: type } });
+	else if (call?.send)
+		call.send({
+			customType: OUTPUT_MESSAGE_TYPE,
+			content: text,
+			display: true,
+			details: { command: call.command, level: type },
+		});
 	else ctx.ui.notify(text, type);
 }
 
@@ -101,7 +120,12 @@ function output(ctx: ExtensionCommandContext, text: string, type: OutputLevel = 
  */
 function tellModel(ctx: ExtensionCommandContext, text: string): void {
 	const call = calls.get(ctx);
-	call?.send?.({ customType: MODEL_NOTE_TYPE, content: text, display: false, details: { command: call.command, level: "info" } });
+	call?.send?.({
+		customType: MODEL_NOTE_TYPE,
+		content: text,
+		display: false,
+		details: { command: call.command, level: "info" },
+	});
 }
 
 function refused(ctx: ExtensionCommandContext, refusal: Refusal): void {
@@ -109,7 +133,14 @@ function refused(ctx: ExtensionCommandContext, refusal: Refusal): void {
 }
 
 async function context(deps: CommandDeps, ctx: TrustContext): Promise<CallContext> {
-	const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache });
+	const callCtx = await createCallContext({
+		ctx,
+		agentDir: deps.agentDir(),
+		ledger: deps.state.ledger,
+		fs: deps.fs,
+		runtimeSkillFiles: deps.state.runtimeSkillFiles,
+		discoveryCache: deps.state.discoveryCache,
+	});
 	deps.knownSkills = callCtx.discovery.skills.map((s) => s.name);
 	return callCtx;
 }
@@ -123,20 +154,29 @@ function formatRoots(roots: ReadonlyArray<{ kind: string; path: string }>): stri
 
 /** ` — last used <date> (N uses), M changes` for a skill's status line. */
 function useLine(use: SkillUsage | undefined, changes: number | undefined): string {
-	const used = use ? `last used ${use.last.slice(0, 10)} (${use.count} use${use.count === 1 ? "" : "s"})` : "never used";
+	const used = use
+		? `last used ${use.last.slice(0, 10)} (${use.count} use${use.count === 1 ? "" : "s"})`
+		: "never used";
 	return ` — ${used}, ${changes ?? 0} change${changes === 1 ? "" : "s"}`;
 }
 
 /** Skills not used for `days` (default 30), to help the person prune; nothing is moved or archived. */
 async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	const days = args[0] === undefined ? UNUSED_DAYS : Number(args[0]);
-	if (!Number.isInteger(days) || days < 0) return output(ctx, `"${args[0]}" is not a number of days; try /selfskills unused ${UNUSED_DAYS}`, "warning");
+	if (!Number.isInteger(days) || days < 0)
+		return output(ctx, `"${args[0]}" is not a number of days; try /selfskills unused ${UNUSED_DAYS}`, "warning");
 	const callCtx = await context(deps, ctx);
 	const names = [...new Set(callCtx.discovery.skills.map((s) => s.name))];
 	const stale = findUnused(readUsage(deps.fs, deps.agentDir()), names, days);
-	if (stale.length === 0) return output(ctx, `Every one of the ${names.length} skills was used in the last ${days} days.`);
-	const lines = stale.map((s) => `  ${s.skill}: ${s.last ? `last used ${s.last.slice(0, 10)}` : "never used (since usage is counted)"}`);
-	output(ctx, `${stale.length} of ${names.length} skills not used in the last ${days} days:\n${lines.join("\n")}\nNothing is moved or archived; delete one you no longer want with skill_manage or by hand (a whole-skill delete is snapshotted first).`);
+	if (stale.length === 0)
+		return output(ctx, `Every one of the ${names.length} skills was used in the last ${days} days.`);
+	const lines = stale.map(
+		(s) => `  ${s.skill}: ${s.last ? `last used ${s.last.slice(0, 10)}` : "never used (since usage is counted)"}`,
+	);
+	output(
+		ctx,
+		`${stale.length} of ${names.length} skills not used in the last ${days} days:\n${lines.join("\n")}\nNothing is moved or archived; delete one you no longer want with skill_manage or by hand (a whole-skill delete is snapshotted first).`,
+	);
 }
 
 export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<string> {
@@ -157,13 +197,18 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 		`skills dir (create): ${s.skillsDir}`,
 		`writable roots:\n${formatRoots(callCtx.discovery.roots)}`,
 		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
-		...skills.map((k) => `  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}${useLine(usage.get(k.name), changes.get(k.name))}`),
+		...skills.map(
+			(k) =>
+				`  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}${useLine(usage.get(k.name), changes.get(k.name))}`,
+		),
 		`backups: ${backups.files} file(s), ${backups.bytes} bytes in ${callCtx.store.root}`,
 		`approval: ${typeof s.approval === "string" ? s.approval : `own ${s.approval.own}, others ${s.approval.others}`}; pinned: ${s.pinned.join(", ") || "(none)"}; pending proposals: ${proposals.length}${proposals.length > 0 ? " (/selfskills pending)" : ""}`,
 	];
 	if (report.problems.length > 0) lines.push(`settings problems:\n${report.problems.map((p) => `  ${p}`).join("\n")}`);
-	if (journals.length > 0) lines.push(`unfinished batch journal(s): ${journals.join(", ")} (a file could not be put back; see the journal)`);
-	if (deps.state.recoveries.length > 0) lines.push(`recovered interrupted batches:\n${deps.state.recoveries.map((r) => `  ${r}`).join("\n")}`);
+	if (journals.length > 0)
+		lines.push(`unfinished batch journal(s): ${journals.join(", ")} (a file could not be put back; see the journal)`);
+	if (deps.state.recoveries.length > 0)
+		lines.push(`recovered interrupted batches:\n${deps.state.recoveries.map((r) => `  ${r}`).join("\n")}`);
 	return lines.join("\n");
 }
 
@@ -171,7 +216,12 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
  * The id a restore of `file` puts back, chosen by restore.ts's own rules: the named backup, else the
  * newest that differs from the file now; a deleted skill's snapshot. The human sees it before saying yes.
  */
-function chosenBackup(callCtx: CallContext, skillName: string, file: string, backup: string | undefined): string | undefined {
+function chosenBackup(
+	callCtx: CallContext,
+	skillName: string,
+	file: string,
+	backup: string | undefined,
+): string | undefined {
 	const skill = findSkill(callCtx.discovery.skills, { skill: skillName }, callCtx.cwd);
 	if (isRefusal(skill)) return pickBackup(callCtx.store.listSnapshots(skillName), backup)?.id;
 	const entries = restoreCandidates(callCtx, skill, file);
@@ -196,7 +246,17 @@ async function history(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 	const file = String(d.file);
 	const backups = d.backups as BackupEntry[];
 	const next = backups.length > 0 ? chosenBackup(callCtx, skill, file, undefined) : undefined;
-	output(ctx, historyText({ skill, file, backups, next, snapshots: d.snapshots as SnapshotEntry[], otherFiles: d.otherFiles as string[] }));
+	output(
+		ctx,
+		historyText({
+			skill,
+			file,
+			backups,
+			next,
+			snapshots: d.snapshots as SnapshotEntry[],
+			otherFiles: d.otherFiles as string[],
+		}),
+	);
 }
 
 async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]): Promise<void> {
@@ -207,7 +267,11 @@ async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 	const callCtx = await context(deps, ctx);
 	const prepared = prepareRestore(callCtx, { skill, file, backup });
 	if (isRefusal(prepared)) return refused(ctx, prepared);
-	const view: RestoreView = { skill: prepared.skill, file: prepared.file ?? "", backup: chosenBackup(callCtx, prepared.skill, prepared.file || "SKILL.md", backup) ?? backup ?? "(newest)" };
+	const view: RestoreView = {
+		skill: prepared.skill,
+		file: prepared.file ?? "",
+		backup: chosenBackup(callCtx, prepared.skill, prepared.file || "SKILL.md", backup) ?? backup ?? "(newest)",
+	};
 	const preview = await runMutations(callCtx, [prepared], { dryRun: true, batch: false, effects: deps.effects });
 	if (isRefusal(preview)) return refused(ctx, preview);
 	const diff = String(preview.details.diff ?? "");
@@ -223,13 +287,23 @@ async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 /** `--yes`: the explicit confirmation print mode needs, where nobody can be asked. */
 const CONFIRM_FLAG = "--yes";
 
-async function trust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: boolean, args: readonly string[]): Promise<void> {
+async function trust(
+	deps: CommandDeps,
+	ctx: ExtensionCommandContext,
+	trusted: boolean,
+	args: readonly string[],
+): Promise<void> {
 	const { trust: current } = loadPolicy(ctx, deps.agentDir());
 	if (current.source === "pi") {
 		return output(ctx, piTrustText(current.trusted), "warning");
 	}
 	const refusal = trusted ? getTrustRefusal(current.projectRoot) : undefined;
-	if (refusal) return output(ctx, `Not trusted: ${refusal}. Start pi in the project's own folder and run /selfskills trust there.`, "error");
+	if (refusal)
+		return output(
+			ctx,
+			`Not trusted: ${refusal}. Start pi in the project's own folder and run /selfskills trust there.`,
+			"error",
+		);
 	const verb = trusted ? "Trust" : "Stop trusting";
 	const effect = trusted
 		? "Its .pi/settings.json then configures selfskills, and the .pi/skills and .agents/skills folders of it and of every folder below it become writable by the agent."
@@ -238,14 +312,26 @@ async function trust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: b
 	if (ctx.hasUI) {
 		if (!(await ctx.ui.confirm(`${verb} this project?`, question))) return output(ctx, "nothing changed");
 	} else if (!args.includes(CONFIRM_FLAG)) {
-		return output(ctx, `${question}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${trusted ? "trust" : "untrust"} ${CONFIRM_FLAG}`, "warning");
+		return output(
+			ctx,
+			`${question}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${trusted ? "trust" : "untrust"} ${CONFIRM_FLAG}`,
+			"warning",
+		);
 	}
 	const list = setListedTrust(deps.agentDir(), current.projectRoot, trusted, deps.fs);
-	output(ctx, `${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\nselfskills.trustedProjects: ${list.join(", ") || "(empty)"}`);
+	output(
+		ctx,
+		`${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\nselfskills.trustedProjects: ${list.join(", ") || "(empty)"}`,
+	);
 }
 
 /** Runs trust/untrust and tells the model when the project's trust (what it may write) really changed. */
-async function changeTrust(deps: CommandDeps, ctx: ExtensionCommandContext, trusted: boolean, args: readonly string[]): Promise<void> {
+async function changeTrust(
+	deps: CommandDeps,
+	ctx: ExtensionCommandContext,
+	trusted: boolean,
+	args: readonly string[],
+): Promise<void> {
 	const before = loadPolicy(ctx, deps.agentDir()).trust.trusted;
 	await trust(deps, ctx, trusted, args);
 	const after = loadPolicy(ctx, deps.agentDir()).trust;
@@ -254,7 +340,10 @@ async function changeTrust(deps: CommandDeps, ctx: ExtensionCommandContext, trus
 
 /** The words after the id of approve/reject, without the flags: the person's reason. */
 function wordsOf(args: readonly string[]): string | undefined {
-	const words = args.filter((a) => !a.startsWith("--")).join(" ").trim();
+	const words = args
+		.filter((a) => !a.startsWith("--"))
+		.join(" ")
+		.trim();
 	return words === "" ? undefined : words;
 }
 
@@ -271,7 +360,13 @@ function show(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly st
 	if (!args[0]) return output(ctx, "usage: /selfskills show <id> (ids: /selfskills pending)", "warning");
 	const proposal = findProposal(reviewDeps(deps), args[0]);
 	if (isRefusal(proposal)) return refused(ctx, proposal);
-	output(ctx, proposalText(proposal, changedSince(deps.fs, proposal).map((t) => `${t.skill}/${t.file}`)));
+	output(
+		ctx,
+		proposalText(
+			proposal,
+			changedSince(deps.fs, proposal).map((t) => `${t.skill}/${t.file}`),
+		),
+	);
 }
 
 /** `--replayed`: print mode's confirmation of a change replayed on files that changed since the proposal. */
@@ -286,16 +381,21 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 	const { replayedOn } = preview;
 	if (ctx.hasUI) {
 		const body = [`reason: ${proposal.reason ?? "(none given)"}`, preview.diff.trimEnd()].join("\n");
-		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body))) return output(ctx, `nothing changed; ${proposal.id} is still pending`);
+		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body)))
+			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 	} else {
 		const flags = replayedOn.length > 0 ? [CONFIRM_FLAG, REPLAYED_FLAG] : [CONFIRM_FLAG];
-		if (!flags.every((f) => args.includes(f))) return output(ctx, approvePreviewText(proposal.id, replayedOn, preview.diff, flags.join(" ")), "warning");
+		if (!flags.every((f) => args.includes(f)))
+			return output(ctx, approvePreviewText(proposal.id, replayedOn, preview.diff, flags.join(" ")), "warning");
 	}
 	const done = await landApproval(reviewDeps(deps), preview, wordsOf(args.slice(1)));
 	if (isRefusal(done)) return refused(ctx, done);
 	const changes = (done.details.changes ?? []) as Array<{ file?: string; backup?: string | null }>;
 	const backups = changes.filter((c) => c.backup).map((c) => `${c.file} -> ${c.backup}`);
-	output(ctx, `approved ${proposal.id}: ${proposal.action} of ${proposal.skills.join(", ")} landed${replayedOn.length > 0 ? " (replayed on the changed files)" : ""}.${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${preview.diff.trimEnd()}`);
+	output(
+		ctx,
+		`approved ${proposal.id}: ${proposal.action} of ${proposal.skills.join(", ")} landed${replayedOn.length > 0 ? " (replayed on the changed files)" : ""}.${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${preview.diff.trimEnd()}`,
+	);
 }
 
 async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
@@ -304,37 +404,85 @@ async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 	if (isRefusal(proposal)) return refused(ctx, proposal);
 	let words = wordsOf(args.slice(1));
 	if (ctx.hasUI) {
-		if (!(await ctx.ui.confirm(`Reject proposal ${proposal.id}?`, `${proposal.action} of ${proposal.skills.join(", ")}; the agent is told, with your reason.`))) {
+		if (
+			!(await ctx.ui.confirm(
+				`Reject proposal ${proposal.id}?`,
+				`${proposal.action} of ${proposal.skills.join(", ")}; the agent is told, with your reason.`,
+			))
+		) {
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 		}
 		words ??= (await ctx.ui.input("Why? The agent reads this (optional)", ""))?.trim() || undefined;
 	} else if (!args.includes(CONFIRM_FLAG)) {
-		return output(ctx, `Nothing changed: without a UI nobody can be asked. To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`, "warning");
+		return output(
+			ctx,
+			`Nothing changed: without a UI nobody can be asked. To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`,
+			"warning",
+		);
 	}
 	rejectProposal(reviewDeps(deps), proposal, words);
-	output(ctx, `rejected ${proposal.id} (${proposal.action} of ${proposal.skills.join(", ")})${words ? `: "${words}"` : ""}; nothing was written. The agent is told at its next prompt.`);
+	output(
+		ctx,
+		`rejected ${proposal.id} (${proposal.action} of ${proposal.skills.join(", ")})${words ? `: "${words}"` : ""}; nothing was written. The agent is told at its next prompt.`,
+	);
 }
 
-async function pin(deps: CommandDeps, ctx: ExtensionCommandContext, pinned: boolean, args: readonly string[]): Promise<void> {
+async function pin(
+	deps: CommandDeps,
+	ctx: ExtensionCommandContext,
+	pinned: boolean,
+	args: readonly string[],
+): Promise<void> {
 	const entry = args.find((a) => !a.startsWith("--"));
 	const verb = pinned ? "pin" : "unpin";
-	if (!entry) return output(ctx, `usage: /selfskills ${verb} <skill> (a trailing * pins every skill whose name starts so)`, "warning");
+	if (!entry)
+		return output(
+			ctx,
+			`usage: /selfskills ${verb} <skill> (a trailing * pins every skill whose name starts so)`,
+			"warning",
+		);
 	const settings = loadPolicy(ctx, deps.agentDir()).report.settings;
 	const holder = findPin(settings.pinned, entry.replace(/\*$/, ""));
 	if (!pinned && holder !== undefined && holder !== entry) {
-		return output(ctx, `${entry} is pinned by "${holder}"; unpin that entry instead (/selfskills unpin ${holder}).`, "warning");
+		return output(
+			ctx,
+			`${entry} is pinned by "${holder}"; unpin that entry instead (/selfskills unpin ${holder}).`,
+			"warning",
+		);
 	}
-	const effect = pinned ? `The agent may then read ${entry} but never change it.` : `The agent may then change ${entry} again (within its writable folders and approval mode).`;
+	const effect = pinned
+		? `The agent may then read ${entry} but never change it.`
+		: `The agent may then change ${entry} again (within its writable folders and approval mode).`;
 	if (ctx.hasUI) {
-		if (!(await ctx.ui.confirm(`${pinned ? "Pin" : "Unpin"} ${entry}?`, `${effect} This edits selfskills.pinned in ${getGlobalSettingsPath(deps.agentDir())}.`))) return output(ctx, "nothing changed");
+		if (
+			!(await ctx.ui.confirm(
+				`${pinned ? "Pin" : "Unpin"} ${entry}?`,
+				`${effect} This edits selfskills.pinned in ${getGlobalSettingsPath(deps.agentDir())}.`,
+			))
+		)
+			return output(ctx, "nothing changed");
 	} else if (!args.includes(CONFIRM_FLAG)) {
-		return output(ctx, `${effect}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`, "warning");
+		return output(
+			ctx,
+			`${effect}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`,
+			"warning",
+		);
 	}
 	const list = setGlobalPin(deps.agentDir(), entry, pinned, deps.fs);
-	const still = pinned ? undefined : findPin(loadPolicy(ctx, deps.agentDir()).report.settings.pinned, entry.replace(/\*$/, ""));
-	const project = still ? ` It is still pinned by "${still}" in this project's .pi/settings.json, which only the project can change.` : "";
-	output(ctx, `${pinned ? "pinned" : "unpinned"}: ${entry}\nselfskills.pinned: ${list.join(", ") || "(empty)"}${project}`);
-	tellModel(ctx, pinned ? `The person pinned ${entry}: you may read it but not change it.` : `The person unpinned ${entry}.`);
+	const still = pinned
+		? undefined
+		: findPin(loadPolicy(ctx, deps.agentDir()).report.settings.pinned, entry.replace(/\*$/, ""));
+	const project = still
+		? ` It is still pinned by "${still}" in this project's .pi/settings.json, which only the project can change.`
+		: "";
+	output(
+		ctx,
+		`${pinned ? "pinned" : "unpinned"}: ${entry}\nselfskills.pinned: ${list.join(", ") || "(empty)"}${project}`,
+	);
+	tellModel(
+		ctx,
+		pinned ? `The person pinned ${entry}: you may read it but not change it.` : `The person unpinned ${entry}.`,
+	);
 }
 
 export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: ExtensionCommandContext): Promise<void> {
@@ -408,7 +556,11 @@ const TAKES_PROPOSAL = new Set(["show", "approve", "reject"]);
  * pending proposal ids for show, approve and reject; pinned entries for unpin.
  * pi inserts a value as it is, so one after which another argument can follow ends in a space.
  */
-export async function completeArguments(deps: CommandDeps, prefix: string, backupIds?: BackupLister): Promise<Completion[] | null> {
+export async function completeArguments(
+	deps: CommandDeps,
+	prefix: string,
+	backupIds?: BackupLister,
+): Promise<Completion[] | null> {
 	const words = prefix.trimStart().split(/\s+/);
 	const last = words.at(-1) ?? "";
 	const head = words.slice(0, -1).join(" ");
@@ -423,13 +575,20 @@ export async function completeArguments(deps: CommandDeps, prefix: string, backu
 	else if (words.length === 2 && TAKES_PROPOSAL.has(sub)) {
 		const ids = listProposals(deps.fs, deps.agentDir()).map((p) => p.id);
 		options = sub === "reject" ? notFinal(ids) : final(ids);
-	} else if (words.length === 2 && sub === "unpin") options = final([...loadPolicy({ cwd: process.cwd() }, deps.agentDir()).report.settings.pinned]);
+	} else if (words.length === 2 && sub === "unpin")
+		options = final([...loadPolicy({ cwd: process.cwd() }, deps.agentDir()).report.settings.pinned]);
 	else if (words.length === 2 && sub === "pin") options = final(await skillNames(deps));
 	else if (words.length === 2 && TAKES_ARGUMENTS.has(sub)) options = notFinal(await skillNames(deps));
-	else if (words.length === 3 && sub === "history") options = final(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"));
+	else if (words.length === 3 && sub === "history")
+		options = final(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"));
 	else if (words.length === 3 && sub === "restore") {
-		options = [...final([...ids(skill, "SKILL.md"), ...store.listSnapshots(skill).map((s) => s.id)]), ...notFinal(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"))];
+		options = [
+			...final([...ids(skill, "SKILL.md"), ...store.listSnapshots(skill).map((s) => s.id)]),
+			...notFinal(store.trackedFiles(skill).filter((f) => f !== "SKILL.md")),
+		];
 	} else if (words.length === 4 && sub === "restore" && !BACKUP_ID.test(file)) options = final(ids(skill, file));
 	const hits = options.filter((o) => o.name.startsWith(last));
-	return hits.length > 0 ? hits.map((o) => ({ value: withHead(o.more ? `${o.name} ` : o.name), label: o.name })) : null;
+	return hits.length > 0
+		? hits.map((o) => ({ value: withHead(o.more ? `${o.name} ` : o.name), label: o.name }))
+		: null;
 }

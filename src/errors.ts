@@ -93,7 +93,13 @@ export function notRead(path: string, skill: string, file: string | undefined): 
 	});
 }
 
-export function stale(path: string, readHash: string, currentHash: string, skill: string, file: string | undefined): Refusal {
+export function stale(
+	path: string,
+	readHash: string,
+	currentHash: string,
+	skill: string,
+	file: string | undefined,
+): Refusal {
 	const args = file ? `{"action":"read","skill":"${skill}","file":"${file}"}` : `{"action":"read","skill":"${skill}"}`;
 	return refusal(
 		"stale",
@@ -118,7 +124,10 @@ export function emptyOldString(): Refusal {
 }
 
 export function noChange(what: string): Refusal {
-	return refusal("no_change", `${what} is identical to the current content, so there is nothing to write. Make new_string/content differ, or skip this call.`);
+	return refusal(
+		"no_change",
+		`${what} is identical to the current content, so there is nothing to write. Make new_string/content differ, or skip this call.`,
+	);
 }
 
 export interface NearLine {
@@ -178,10 +187,14 @@ export function badFilePath(file: string, reason: string): Refusal {
 }
 
 export function binaryFile(path: string, reason: string): Refusal {
-	return refusal("binary_file", `${path} is not UTF-8 text (${reason}); only text files can be read or changed. Leave it as it is.`, {
-		path,
-		reason,
-	});
+	return refusal(
+		"binary_file",
+		`${path} is not UTF-8 text (${reason}); only text files can be read or changed. Leave it as it is.`,
+		{
+			path,
+			reason,
+		},
+	);
 }
 
 export function tooLarge(what: string, size: number, limit: number): Refusal {
@@ -216,7 +229,12 @@ export function invalidName(name: string, problems: readonly string[]): Refusal 
 	);
 }
 
-export function noBackup(skill: string, file: string, backup: string | undefined, available: readonly string[]): Refusal {
+export function noBackup(
+	skill: string,
+	file: string,
+	backup: string | undefined,
+	available: readonly string[],
+): Refusal {
 	const which = backup ? `backup ${quote(backup)}` : "backup";
 	return refusal(
 		"no_backup",
@@ -255,7 +273,9 @@ export function ioError(path: string, error: unknown): Refusal {
 	// Node's own messages already start with the code: "EACCES: permission denied, open '…'".
 	const message = raw.startsWith(`${code}: `) ? raw.slice(code.length + 2) : raw;
 	const folder = code === "EACCES" || code === "EPERM" ? folderToWrite(error) : undefined;
-	const fix = folder ? `The folder ${folder} must be writable by you (e.g. chmod u+w ${JSON.stringify(folder)}); then retry.` : "Fix the cause or try again later.";
+	const fix = folder
+		? `The folder ${folder} must be writable by you (e.g. chmod u+w ${JSON.stringify(folder)}); then retry.`
+		: "Fix the cause or try again later.";
 	return refusal("io_error", `the filesystem refused ${path} (${code}: ${message}). Nothing was changed. ${fix}`, {
 		path,
 		errno: code,
@@ -266,15 +286,24 @@ export function ioError(path: string, error: unknown): Refusal {
 /** The folder a refused create or rename needed to write into: that of its destination (node's `dest`, else `path`). */
 function folderToWrite(error: unknown): string | undefined {
 	if (typeof error !== "object" || error === null) return undefined;
-	const at = "dest" in error && typeof error.dest === "string" ? error.dest : "path" in error && typeof error.path === "string" ? error.path : undefined;
+	const at =
+		"dest" in error && typeof error.dest === "string"
+			? error.dest
+			: "path" in error && typeof error.path === "string"
+				? error.path
+				: undefined;
 	return at === undefined ? undefined : dirname(at);
 }
 
 export function tooManyOperations(count: number, limit: number): Refusal {
-	return refusal("too_many_operations", `the batch has ${count} operations, over the limit of ${limit}. Split it into several calls.`, {
-		count,
-		limit,
-	});
+	return refusal(
+		"too_many_operations",
+		`the batch has ${count} operations, over the limit of ${limit}. Split it into several calls.`,
+		{
+			count,
+			limit,
+		},
+	);
 }
 
 export function aborted(): Refusal {
@@ -282,7 +311,8 @@ export function aborted(): Refusal {
 }
 
 export function errnoCode(error: unknown): string | undefined {
-	if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string") return error.code;
+	if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string")
+		return error.code;
 	return undefined;
 }
 
@@ -306,7 +336,11 @@ export function restoreNoChange(skill: string, file: string, backup: string, oth
 	const next = other
 		? `Restore the newest backup that differs: {"action":"restore","skill":"${skill}"${fileArg},"backup":"${other}"}.`
 		: `No backup differs from it; {"action":"history","skill":"${skill}"${fileArg}} lists them.`;
-	return refusal("no_change", `${skill}/${file} already holds backup ${backup}, so restoring it changes nothing. ${next}`, { skill, file, backup, other });
+	return refusal(
+		"no_change",
+		`${skill}/${file} already holds backup ${backup}, so restoring it changes nothing. ${next}`,
+		{ skill, file, backup, other },
+	);
 }
 
 /** A refusal raised where only a throw gets out (deep in lock acquisition); withFileLocks turns it back into data. */
@@ -318,7 +352,12 @@ export class RefusalError extends Error {
 }
 
 /** The folder that receives the write (or the nearest one that exists) is not writable by this user. */
-export function folderNotWritable(path: string, folder: string, errno: string, writableRoots: readonly string[]): Refusal {
+export function folderNotWritable(
+	path: string,
+	folder: string,
+	errno: string,
+	writableRoots: readonly string[],
+): Refusal {
 	return refusal(
 		"not_writable",
 		`${path} is read-only: folder not writable by you (${folder}, ${errno}). Nothing was changed. Only the user can fix this: tell them that folder must be writable by them (e.g. chmod u+w ${JSON.stringify(folder)}), and do not retry this call until they have.`,
@@ -383,5 +422,9 @@ export function proposalStale(id: string, files: readonly string[], detail: stri
 /** `/selfskills show|approve|reject` named no pending proposal. */
 export function unknownProposal(id: string, pending: readonly string[]): Refusal {
 	const listed = pending.length > 0 ? `pending: ${pending.join(", ")}` : "no proposal is pending";
-	return refusal("unknown_proposal", `no pending proposal "${id}" (${listed}); it may have been approved or rejected already. Run /selfskills pending.`, { id, pending });
+	return refusal(
+		"unknown_proposal",
+		`no pending proposal "${id}" (${listed}); it may have been approved or rejected already. Run /selfskills pending.`,
+		{ id, pending },
+	);
 }

@@ -33,7 +33,9 @@ function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inje
 function recover(state: SessionState): void {
 	for (const report of recoverJournals(realFs, getAgentDir())) {
 		const left = report.differs.map((d) => `${d.path} (old bytes: ${d.backupPath ?? "none"})`).join(", ");
-		state.recoveries.push(`${report.journal}: ${report.restored.length} file(s) put back${left ? `; left as found: ${left}` : ""}`);
+		state.recoveries.push(
+			`${report.journal}: ${report.restored.length} file(s) put back${left ? `; left as found: ${left}` : ""}`,
+		);
 	}
 	for (const done of sweepProposals(realFs, getAgentDir())) state.recoveries.push(`proposal ${done}`);
 }
@@ -44,17 +46,29 @@ function createEffects(pi: ExtensionAPI, state: SessionState): MutationEffects {
 			pi.events.emit(CHANGED_EVENT, record);
 			if (change.relPath !== "SKILL.md") return;
 			if (change.newHash === null) {
-				state.changed.set(change.skill, { name: change.skill, description: "", path: change.absPath, action: "delete" });
+				state.changed.set(change.skill, {
+					name: change.skill,
+					description: "",
+					path: change.absPath,
+					action: "delete",
+				});
 				return;
 			}
 			let description = "";
 			try {
 				// Pi's own reading of the bytes gate 6 checked (a check-cache hit, no second parse).
-				description = checkSkillContent(realFs.readFile(change.absPath).toString("utf8"), basename(dirname(change.absPath))).description ?? "";
+				description =
+					checkSkillContent(realFs.readFile(change.absPath).toString("utf8"), basename(dirname(change.absPath)))
+						.description ?? "";
 			} catch {
 				// The change landed; a missing description only shortens the injected note.
 			}
-			state.changed.set(change.skill, { name: change.skill, description, path: change.absPath, action: record.action });
+			state.changed.set(change.skill, {
+				name: change.skill,
+				description,
+				path: change.absPath,
+				action: record.action,
+			});
 		},
 	};
 }
@@ -63,14 +77,29 @@ export default function selfskills(pi: ExtensionAPI): void {
 	if (!isEnabled({ cwd: process.cwd() }).enabled) return;
 	const state = createSessionState();
 	const effects = createEffects(pi, state);
-	const commandDeps: CommandDeps = { agentDir: getAgentDir, fs: realFs, state, effects, send: (message) => pi.sendMessage(message), knownSkills: [] };
+	const commandDeps: CommandDeps = {
+		agentDir: getAgentDir,
+		fs: realFs,
+		state,
+		effects,
+		send: (message) => pi.sendMessage(message),
+		knownSkills: [],
+	};
 	const tool = createSkillManageTool({ agentDir: getAgentDir, fs: realFs, state, effects });
 
 	pi.registerTool({
 		...tool,
 		async execute(id, params, signal, onUpdate, ctx) {
 			if (!isEnabled(ctx).enabled) {
-				return { content: [{ type: "text", text: "disabled: selfskills is switched off (selfskills.enabled: false) for this project." }], details: { ok: false, code: "disabled" } };
+				return {
+					content: [
+						{
+							type: "text",
+							text: "disabled: selfskills is switched off (selfskills.enabled: false) for this project.",
+						},
+					],
+					details: { ok: false, code: "disabled" },
+				};
 			}
 			recover(state);
 			const result = await tool.execute(id, params, signal, onUpdate, ctx);
@@ -81,7 +110,8 @@ export default function selfskills(pi: ExtensionAPI): void {
 	});
 
 	pi.registerCommand(COMMAND_NAME, {
-		description: "selfskills status; history <skill>; restore <skill> [file] [backup]; unused [days]; trust; untrust; pending; show|approve|reject <id>; pin|unpin <skill>",
+		description:
+			"selfskills status; history <skill>; restore <skill> [file] [backup]; unused [days]; trust; untrust; pending; show|approve|reject <id>; pin|unpin <skill>",
 		getArgumentCompletions: (prefix) => completeArguments(commandDeps, prefix),
 		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
 	});
@@ -109,7 +139,9 @@ export default function selfskills(pi: ExtensionAPI): void {
 	pi.on("resources_discover", (event, ctx) => {
 		const { settings } = loadPolicy(ctx, getAgentDir()).report;
 		if (!settings.enabled || !existsSync(settings.skillsDir)) return undefined;
-		return isScannedByPi(settings.skillsDir, { cwd: event.cwd, agentDir: getAgentDir() }) ? undefined : { skillPaths: [settings.skillsDir] };
+		return isScannedByPi(settings.skillsDir, { cwd: event.cwd, agentDir: getAgentDir() })
+			? undefined
+			: { skillPaths: [settings.skillsDir] };
 	});
 
 	pi.on("before_agent_start", (event, ctx) => {

@@ -16,7 +16,16 @@ import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { withFileLocks, type LockGuard } from "./locks.ts";
 import { recordCreated } from "./origins.ts";
-import { createDiskView, createOverlay, hashOrNull, mergeChanges, type Fate, type FileChange, type FileView, type Plan } from "./plan.ts";
+import {
+	createDiskView,
+	createOverlay,
+	hashOrNull,
+	mergeChanges,
+	type Fate,
+	type FileChange,
+	type FileView,
+	type Plan,
+} from "./plan.ts";
 import { countDiffLines, fileProposal, type ProposalTarget } from "./proposals.ts";
 import { checkLanded } from "./validation.ts";
 
@@ -99,7 +108,12 @@ function deletedEarlier(view: FileView, op: PreparedMutation): Refusal | undefin
 	return by === undefined ? undefined : refusals.deletedInBatch(`${op.skill}/${op.file}`, by, op.action);
 }
 
-function planAll(ctx: CallContext, prepared: readonly PreparedMutation[], batch: boolean, dryRun: boolean): Planned | Refusal {
+function planAll(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	batch: boolean,
+	dryRun: boolean,
+): Planned | Refusal {
 	const disk = createDiskView(ctx.fs);
 	const overlay = createOverlay(disk);
 	const touched = new Set<string>();
@@ -133,29 +147,46 @@ function operationFate(files: OperationReport["files"], landed: boolean): Fate {
 function reportOperations(plans: readonly Plan[], fates: readonly FateReport[], landed: boolean): OperationReport[] {
 	const byPath = new Map(fates.map((f) => [f.path, f]));
 	return plans.map((plan, index) => {
-		const files = plan.changes.map((c): FateReport => byPath.get(c.absPath) ?? { path: c.absPath, fate: landed ? "landed" : "not_written", backupPath: null });
+		const files = plan.changes.map(
+			(c): FateReport =>
+				byPath.get(c.absPath) ?? { path: c.absPath, fate: landed ? "landed" : "not_written", backupPath: null },
+		);
 		return { index, action: plan.action, skill: plan.skill, files, fate: operationFate(files, landed) };
 	});
 }
 
 function describeOperations(reports: readonly OperationReport[], batch: boolean): string {
 	const fileLine = (f: OperationReport["files"][number]) => {
-		const old = f.fate === "rollback_failed" ? ` — differs from before; ${f.backupPath ? `its old bytes are in ${f.backupPath}` : "it did not exist before"}` : "";
+		const old =
+			f.fate === "rollback_failed"
+				? ` — differs from before; ${f.backupPath ? `its old bytes are in ${f.backupPath}` : "it did not exist before"}`
+				: "";
 		return `${f.path}: ${f.fate.replace("_", " ")}${old}`;
 	};
-	if (!batch) return `What happened to each file:\n${reports.flatMap((r) => r.files.map((f) => `  ${fileLine(f)}`)).join("\n")}`;
+	if (!batch)
+		return `What happened to each file:\n${reports.flatMap((r) => r.files.map((f) => `  ${fileLine(f)}`)).join("\n")}`;
 	return `What happened to each operation:\n${reports
-		.map((r) => `  operations[${r.index}] ${r.action} ${r.skill}: ${r.fate.replace("_", " ")}${r.files.map((f) => `\n    ${fileLine(f)}`).join("")}`)
+		.map(
+			(r) =>
+				`  operations[${r.index}] ${r.action} ${r.skill}: ${r.fate.replace("_", " ")}${r.files.map((f) => `\n    ${fileLine(f)}`).join("")}`,
+		)
 		.join("\n")}`;
 }
 
-function commitFailure(outcome: { refusal: Refusal; fates: readonly FateReport[]; failedPath?: string }, planned: Planned, batch: boolean): Refusal {
+function commitFailure(
+	outcome: { refusal: Refusal; fates: readonly FateReport[]; failedPath?: string },
+	planned: Planned,
+	batch: boolean,
+): Refusal {
 	const reports = reportOperations(planned.plans, outcome.fates, false);
 	const failedOp = planned.plans.findIndex((p) => p.changes.some((c) => c.absPath === outcome.failedPath));
 	const broken = outcome.fates.filter((f) => f.fate === "rollback_failed");
 	const headed =
 		batch && failedOp >= 0
-			? refusals.withHead(outcome.refusal, `operations[${failedOp}] failed at commit; ${broken.length > 0 ? "the rollback of the ops already written did NOT finish." : "every op already written was rolled back."}`)
+			? refusals.withHead(
+					outcome.refusal,
+					`operations[${failedOp}] failed at commit; ${broken.length > 0 ? "the rollback of the ops already written did NOT finish." : "every op already written was rolled back."}`,
+				)
 			: outcome.refusal;
 	const notes = [
 		reports.length > 0 && outcome.fates.length > 0 ? describeOperations(reports, batch) : "",
@@ -163,19 +194,37 @@ function commitFailure(outcome: { refusal: Refusal; fates: readonly FateReport[]
 			? `The rollback could not finish: ${broken.map((f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`).join("; ")}.${planned.changes.length > 1 ? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left." : " Copy the old bytes back from the backup named here."}`
 			: "",
 	].filter(Boolean);
-	const data = { ...(batch && failedOp >= 0 ? { operation: failedOp } : {}), fates: outcome.fates, operations: reports };
+	const data = {
+		...(batch && failedOp >= 0 ? { operation: failedOp } : {}),
+		fates: outcome.fates,
+		operations: reports,
+	};
 	return refusals.withNote(headed, notes.join("\n"), data);
 }
 
 /** One record per file change of each op, with that op's own hashes and the file's backup. */
-function operationRecords(ctx: CallContext, planned: Planned, prepared: readonly PreparedMutation[], landed: readonly LandedChange[], options: RunOptions): Array<{ record: OperationRecord; change: LandedChange }> {
+function operationRecords(
+	ctx: CallContext,
+	planned: Planned,
+	prepared: readonly PreparedMutation[],
+	landed: readonly LandedChange[],
+	options: RunOptions,
+): Array<{ record: OperationRecord; change: LandedChange }> {
 	const batch = options.batch;
 	const byPath = new Map(landed.map((l) => [l.absPath, l]));
 	const time = new Date().toISOString();
 	return planned.plans.flatMap((plan, index) =>
 		plan.changes.map((c) => {
 			const file = byPath.get(c.absPath);
-			const change: LandedChange = { skill: c.skill, relPath: c.relPath, absPath: c.absPath, oldHash: hashOrNull(c.before), newHash: hashOrNull(c.after), backupId: file?.backupId ?? null, backupPath: file?.backupPath ?? null };
+			const change: LandedChange = {
+				skill: c.skill,
+				relPath: c.relPath,
+				absPath: c.absPath,
+				oldHash: hashOrNull(c.before),
+				newHash: hashOrNull(c.after),
+				backupId: file?.backupId ?? null,
+				backupPath: file?.backupPath ?? null,
+			};
 			const reason = prepared[index]?.reason?.trim();
 			const record: OperationRecord = {
 				time,
@@ -210,7 +259,13 @@ function recordCreates(ctx: CallContext, plans: readonly Plan[]): Error | undefi
 
 /** The targets of a plan as a proposal records them (hashes before and after each file). */
 export function targetsOf(changes: readonly FileChange[]): ProposalTarget[] {
-	return changes.map((c) => ({ path: c.absPath, skill: c.skill, file: c.relPath, before: hashOrNull(c.before), after: hashOrNull(c.after) }));
+	return changes.map((c) => ({
+		path: c.absPath,
+		skill: c.skill,
+		file: c.relPath,
+		before: hashOrNull(c.before),
+		after: hashOrNull(c.after),
+	}));
 }
 
 /** Whether two plans change the same files from the same bytes to the same bytes. */
@@ -233,7 +288,8 @@ function decide(planned: Planned, options: RunOptions): Decision {
 }
 
 const skillsOf = (planned: Planned): string[] => [...new Set(planned.plans.map((p) => p.skill))];
-const actionOf = (planned: Planned, batch: boolean): string => (batch ? "operations" : (planned.plans[0]?.action ?? "operations"));
+const actionOf = (planned: Planned, batch: boolean): string =>
+	batch ? "operations" : (planned.plans[0]?.action ?? "operations");
 
 /** The agent's reasons for the call: the call's own and each op's, once each. */
 function reasonOf(prepared: readonly PreparedMutation[]): string | undefined {
@@ -241,7 +297,13 @@ function reasonOf(prepared: readonly PreparedMutation[]): string | undefined {
 	return reasons.length > 0 ? reasons.join(" / ") : undefined;
 }
 
-function propose(ctx: CallContext, planned: Planned, prepared: readonly PreparedMutation[], options: RunOptions, diff: string): MutationResult {
+function propose(
+	ctx: CallContext,
+	planned: Planned,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+	diff: string,
+): MutationResult {
 	const action = actionOf(planned, options.batch);
 	const skills = skillsOf(planned);
 	const mode = planned.approvals.some((n) => n.mode === "propose") ? "propose" : "ask";
@@ -257,37 +319,67 @@ function propose(ctx: CallContext, planned: Planned, prepared: readonly Prepared
 		...countDiffLines(diff),
 		mode,
 	});
-	const why = mode === "ask" ? "the person wants to be asked first and cannot be asked in this session" : "the person reviews changes to this skill before they land";
+	const why =
+		mode === "ask"
+			? "the person wants to be asked first and cannot be asked in this session"
+			: "the person reviews changes to this skill before they land";
 	const text = [
 		`proposed, not written: ${existed ? "the identical proposal" : "proposal"} ${proposal.id} (${action} of ${skills.join(", ")}) ${existed ? "is already pending" : "is filed"}; ${why}.`,
 		`Do not retry this change or make it another way (no edit, write or bash on these files). Carry on with the task; mention proposal ${proposal.id} in your answer. The person reviews it with /selfskills show ${proposal.id} and approves or rejects it, and you will be told which.`,
 		clipDiff(diff, 40),
 	].join("\n");
-	return { text, details: { ok: true, action, proposed: true, proposal: proposal.id, alreadyPending: existed, skills, diff } };
+	return {
+		text,
+		details: { ok: true, action, proposed: true, proposal: proposal.id, alreadyPending: existed, skills, diff },
+	};
 }
 
 /** Plans every op under the locks; commits at once when nobody needs to be asked. */
-async function planAndMaybeCommit(ctx: CallContext, prepared: readonly PreparedMutation[], options: RunOptions): Promise<MutationResult | Refusal | { readonly pending: Planned; readonly decision: "ask" | "propose" }> {
+async function planAndMaybeCommit(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+): Promise<MutationResult | Refusal | { readonly pending: Planned; readonly decision: "ask" | "propose" }> {
 	const paths = prepared.flatMap((p) => p.paths);
 	return withFileLocks(paths, async (guard) => {
 		const planned = planAll(ctx, prepared, options.batch, options.dryRun);
 		if ("code" in planned) return planned;
 		const expect = options.decided?.expect;
 		if (expect && !sameTargets(expect, targetsOf(planned.changes))) {
-			return refusals.conflict(planned.changes[0]?.absPath ?? "(files)", "the files changed after the person saw the change; nothing was written. Ask again with the same call");
+			return refusals.conflict(
+				planned.changes[0]?.absPath ?? "(files)",
+				"the files changed after the person saw the change; nothing was written. Ask again with the same call",
+			);
 		}
 		const decision = decide(planned, options);
 		if (options.dryRun) {
 			const diff = diffChanges(planned.changes);
-			const review = decision === "auto" ? "" : ` Without dry_run this change would be ${decision === "ask" ? "shown to the person, who decides" : "filed as a proposal for the person's review"}.`;
-			return { text: `dry run: every gate passed, nothing was written.${review} The change would be:\n${diff}`, details: { ok: true, dryRun: true, diff, files: planned.changes.map((c) => c.absPath), targets: targetsOf(planned.changes), ...(decision === "auto" ? {} : { review: decision }) } };
+			const review =
+				decision === "auto"
+					? ""
+					: ` Without dry_run this change would be ${decision === "ask" ? "shown to the person, who decides" : "filed as a proposal for the person's review"}.`;
+			return {
+				text: `dry run: every gate passed, nothing was written.${review} The change would be:\n${diff}`,
+				details: {
+					ok: true,
+					dryRun: true,
+					diff,
+					files: planned.changes.map((c) => c.absPath),
+					targets: targetsOf(planned.changes),
+					...(decision === "auto" ? {} : { review: decision }),
+				},
+			};
 		}
 		if (decision !== "auto") return { pending: planned, decision };
 		return commitPlanned(ctx, planned, prepared, options, guard);
 	});
 }
 
-export async function runMutations(ctx: CallContext, prepared: readonly PreparedMutation[], options: RunOptions): Promise<MutationResult | Refusal> {
+export async function runMutations(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+): Promise<MutationResult | Refusal> {
 	if (prepared.length === 0) return refusals.invalidArguments("operations", "the batch is empty");
 	if (ctx.signal?.aborted) return refusals.aborted();
 	const first = await planAndMaybeCommit(ctx, prepared, options);
@@ -296,17 +388,32 @@ export async function runMutations(ctx: CallContext, prepared: readonly Prepared
 	const diff = diffChanges(planned.changes);
 	if (first.decision === "propose" || !options.ask) return propose(ctx, planned, prepared, options, diff);
 	const skills = skillsOf(planned);
-	const answer = await options.ask({ action: actionOf(planned, options.batch), skills, reason: reasonOf(prepared), diff });
-	if ("deny" in answer) return refusals.denied(actionOf(planned, options.batch), skills, answer.words?.trim() || undefined);
+	const answer = await options.ask({
+		action: actionOf(planned, options.batch),
+		skills,
+		reason: reasonOf(prepared),
+		diff,
+	});
+	if ("deny" in answer)
+		return refusals.denied(actionOf(planned, options.batch), skills, answer.words?.trim() || undefined);
 	if (answer.allow === "session") for (const skill of skills) options.allowed?.add(skill);
 	if (ctx.signal?.aborted) return refusals.aborted();
 	// The person allowed what they saw: it lands only if a fresh plan is exactly that.
-	const again = await planAndMaybeCommit(ctx, prepared, { ...options, decided: { expect: targetsOf(planned.changes), mark: { allowed: answer.allow } } });
+	const again = await planAndMaybeCommit(ctx, prepared, {
+		...options,
+		decided: { expect: targetsOf(planned.changes), mark: { allowed: answer.allow } },
+	});
 	if ("pending" in again) return refusals.conflict("(approval)", "the person's answer could not be applied");
 	return again;
 }
 
-async function commitPlanned(ctx: CallContext, planned: Planned, prepared: readonly PreparedMutation[], options: RunOptions, guard: LockGuard): Promise<MutationResult | Refusal> {
+async function commitPlanned(
+	ctx: CallContext,
+	planned: Planned,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+	guard: LockGuard,
+): Promise<MutationResult | Refusal> {
 	const diff = diffChanges(planned.changes);
 	const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
 	const outcome = commitPlan(commitPlanOf(planned), {
@@ -328,9 +435,18 @@ async function commitPlanned(ctx: CallContext, planned: Planned, prepared: reado
 		else ctx.ledger.record(change.absPath, change.newHash);
 	}
 	const landedOps = operationRecords(ctx, planned, prepared, outcome.landed, options);
-	const auditError = appendAudit(ctx.fs, ctx.agentDir, landedOps.map((l) => l.record)) ?? recordCreates(ctx, planned.plans);
+	const auditError =
+		appendAudit(
+			ctx.fs,
+			ctx.agentDir,
+			landedOps.map((l) => l.record),
+		) ?? recordCreates(ctx, planned.plans);
 	for (const { record, change } of landedOps) options.effects.onLanded(record, change);
-	const reports = reportOperations(planned.plans, outcome.landed.map((l) => ({ path: l.absPath, fate: "landed", backupPath: l.backupPath })), true);
+	const reports = reportOperations(
+		planned.plans,
+		outcome.landed.map((l) => ({ path: l.absPath, fate: "landed", backupPath: l.backupPath })),
+		true,
+	);
 	const backups = outcome.landed.filter((c) => c.backupId).map((c) => `${c.relPath} -> ${c.backupId}`);
 	const notes = planned.plans.map((p) => p.note).filter(Boolean);
 	const skills = [...new Set(outcome.landed.map((c) => c.skill))].join(", ");
@@ -343,15 +459,34 @@ async function commitPlanned(ctx: CallContext, planned: Planned, prepared: reado
 		...notes,
 		auditError ? `(audit log not written: ${auditError.message})` : "",
 		clipDiff(diff, 40),
-	].filter(Boolean).join("\n");
+	]
+		.filter(Boolean)
+		.join("\n");
 	return {
 		text,
 		details: {
 			ok: true,
 			action,
 			diff,
-			changes: outcome.landed.map((c) => ({ skill: c.skill, file: c.relPath, path: c.absPath, oldHash: c.oldHash, newHash: c.newHash, backup: c.backupId })),
-			...(options.batch ? { operations: reports.map((r) => ({ index: r.index, action: r.action, skill: r.skill, fate: r.fate, files: r.files.map((f) => f.path) })) } : {}),
+			changes: outcome.landed.map((c) => ({
+				skill: c.skill,
+				file: c.relPath,
+				path: c.absPath,
+				oldHash: c.oldHash,
+				newHash: c.newHash,
+				backup: c.backupId,
+			})),
+			...(options.batch
+				? {
+						operations: reports.map((r) => ({
+							index: r.index,
+							action: r.action,
+							skill: r.skill,
+							fate: r.fate,
+							files: r.files.map((f) => f.path),
+						})),
+					}
+				: {}),
 			snapshot: outcome.snapshots[0]?.id,
 			...(outcome.snapshots.length > 1 ? { snapshots: outcome.snapshots.map((s) => s.id) } : {}),
 		},

@@ -19,7 +19,9 @@ export function formatChangedSkills(changed: Iterable<ChangedSkill>): string {
 	const items = [...changed];
 	if (items.length === 0) return "";
 	const lines = items.map((s) =>
-		s.action === "delete" ? `- ${s.name}: deleted (was ${escape(s.path)})` : `- ${s.name} (${s.action}): ${escape(s.description)} — ${escape(s.path)}`,
+		s.action === "delete"
+			? `- ${s.name}: deleted (was ${escape(s.path)})`
+			: `- ${s.name} (${s.action}): ${escape(s.description)} — ${escape(s.path)}`,
 	);
 	return `<selfskills-changed>\nSkills created or changed this session; pi lists new ones only after /reload, so read them from these paths:\n${lines.join("\n")}\n</selfskills-changed>`;
 }

@@ -17,7 +17,14 @@ import { join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { getProposalsDir } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
-import { assertNoLinkBelow, exists, isProcessAlive, mkdirPrivate, removeFileDurable, writeFileAtomic } from "./writer.ts";
+import {
+	assertNoLinkBelow,
+	exists,
+	isProcessAlive,
+	mkdirPrivate,
+	removeFileDurable,
+	writeFileAtomic,
+} from "./writer.ts";
 
 /** One file the proposed change touches: its hash when planned (null: absent) and after the change. */
 export interface ProposalTarget {
@@ -82,8 +89,15 @@ export function isProposalId(id: string): boolean {
 /** The key of a call planned on these bytes: the same change of the same files (whatever the reason). */
 export function proposalKey(args: Record<string, unknown>, targets: readonly ProposalTarget[]): string {
 	const { reason: _reason, dry_run: _dry, ...call } = args;
-	const ops = Array.isArray(call.operations) ? call.operations.map(({ reason: _r, ...op }: Record<string, unknown>) => op) : undefined;
-	return sha256(JSON.stringify({ call: ops ? { ...call, operations: ops } : call, targets: targets.map((t) => [t.path, t.before, t.after]) }));
+	const ops = Array.isArray(call.operations)
+		? call.operations.map(({ reason: _r, ...op }: Record<string, unknown>) => op)
+		: undefined;
+	return sha256(
+		JSON.stringify({
+			call: ops ? { ...call, operations: ops } : call,
+			targets: targets.map((t) => [t.path, t.before, t.after]),
+		}),
+	);
 }
 
 /** Lines added and removed in a unified diff. */
@@ -144,7 +158,11 @@ function newId(fs: FsOps, agentDir: string): string {
 }
 
 /** Files a proposal, or finds the identical one already pending (same call on the same bytes). */
-export function fileProposal(fs: FsOps, agentDir: string, proposal: Omit<Proposal, "id" | "key" | "time">): { proposal: Proposal; existed: boolean } {
+export function fileProposal(
+	fs: FsOps,
+	agentDir: string,
+	proposal: Omit<Proposal, "id" | "key" | "time">,
+): { proposal: Proposal; existed: boolean } {
 	const key = proposalKey(proposal.args, proposal.targets);
 	const pending = listProposals(fs, agentDir).find((p) => p.key === key);
 	if (pending) return { proposal: pending, existed: true };
@@ -157,8 +175,17 @@ export function fileProposal(fs: FsOps, agentDir: string, proposal: Omit<Proposa
 const approvingHere = new Set<string>();
 
 /** Marks `proposal` as being approved with these planned targets, durably, before the commit. */
-export function markApproving(fs: FsOps, agentDir: string, proposal: Proposal, targets: readonly ProposalTarget[], words: string | undefined): Proposal {
-	const marked: Proposal = { ...proposal, approving: { pid: process.pid, at: new Date().toISOString(), targets, ...(words ? { words } : {}) } };
+export function markApproving(
+	fs: FsOps,
+	agentDir: string,
+	proposal: Proposal,
+	targets: readonly ProposalTarget[],
+	words: string | undefined,
+): Proposal {
+	const marked: Proposal = {
+		...proposal,
+		approving: { pid: process.pid, at: new Date().toISOString(), targets, ...(words ? { words } : {}) },
+	};
 	approvingHere.add(proposal.id);
 	writeRecord(fs, agentDir, pendingPath(agentDir, proposal.id), marked);
 	return marked;
@@ -175,7 +202,13 @@ export function clearApproving(fs: FsOps, agentDir: string, proposal: Proposal):
  * Records the person's verdict and drops the pending proposal: the decision is written first, so a
  * kill between the two leaves a decided proposal the sweep removes, never a verdict lost.
  */
-export function decideProposal(fs: FsOps, agentDir: string, proposal: Proposal, verdict: Decision["verdict"], words: string | undefined): Decision {
+export function decideProposal(
+	fs: FsOps,
+	agentDir: string,
+	proposal: Proposal,
+	verdict: Decision["verdict"],
+	words: string | undefined,
+): Decision {
 	const decision: Decision = {
 		id: proposal.id,
 		verdict,
@@ -247,7 +280,13 @@ export function sweepProposals(fs: FsOps, agentDir: string): string[] {
 			}
 			const proposal = readProposal(fs, agentDir, id);
 			const approving = proposal?.approving;
-			if (!proposal || !approving || approvingHere.has(id) || (approving.pid !== process.pid && isProcessAlive(approving.pid))) continue;
+			if (
+				!proposal ||
+				!approving ||
+				approvingHere.has(id) ||
+				(approving.pid !== process.pid && isProcessAlive(approving.pid))
+			)
+				continue;
 			if (hasLanded(fs, approving.targets)) {
 				decideProposal(fs, agentDir, proposal, "approved", approving.words);
 				done.push(`${id}: its approval had landed; marked approved`);

@@ -11,7 +11,17 @@ import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
 import { runMutations, type MutationEffects, type MutationResult } from "./mutate.ts";
 import { prepareCall } from "./prepare.ts";
-import { changedSince, clearApproving, decideProposal, listProposals, markApproving, readProposal, sweepProposals, type Proposal, type ProposalTarget } from "./proposals.ts";
+import {
+	changedSince,
+	clearApproving,
+	decideProposal,
+	listProposals,
+	markApproving,
+	readProposal,
+	sweepProposals,
+	type Proposal,
+	type ProposalTarget,
+} from "./proposals.ts";
 import { sha256, type ReadLedger } from "./read-ledger.ts";
 import type { SessionState } from "./session-state.ts";
 import type { TrustContext } from "./trust.ts";
@@ -27,7 +37,13 @@ export interface ReviewDeps {
 export function findProposal(deps: ReviewDeps, id: string): Proposal | Refusal {
 	sweepProposals(deps.fs, deps.agentDir());
 	const proposal = readProposal(deps.fs, deps.agentDir(), id);
-	return proposal ?? refusals.unknownProposal(id, listProposals(deps.fs, deps.agentDir()).map((p) => p.id));
+	return (
+		proposal ??
+		refusals.unknownProposal(
+			id,
+			listProposals(deps.fs, deps.agentDir()).map((p) => p.id),
+		)
+	);
 }
 
 /** The person is the reader: every file counts as read at its bytes of this moment. */
@@ -53,7 +69,13 @@ function personLedger(fs: FsOps): ReadLedger {
  */
 async function reviewContext(deps: ReviewDeps, ctx: TrustContext, proposal: Proposal): Promise<CallContext> {
 	const trustCtx = ctx.cwd === proposal.cwd ? ctx : { cwd: proposal.cwd };
-	return createCallContext({ ctx: trustCtx, agentDir: deps.agentDir(), ledger: personLedger(deps.fs), fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles });
+	return createCallContext({
+		ctx: trustCtx,
+		agentDir: deps.agentDir(),
+		ledger: personLedger(deps.fs),
+		fs: deps.fs,
+		runtimeSkillFiles: deps.state.runtimeSkillFiles,
+	});
 }
 
 export interface ApprovalPreview {
@@ -68,21 +90,42 @@ export interface ApprovalPreview {
 }
 
 /** Plans the proposal again on the files as they are now; stale when a changed file cannot take it. */
-export async function previewApproval(deps: ReviewDeps, ctx: TrustContext, proposal: Proposal): Promise<ApprovalPreview | Refusal> {
+export async function previewApproval(
+	deps: ReviewDeps,
+	ctx: TrustContext,
+	proposal: Proposal,
+): Promise<ApprovalPreview | Refusal> {
 	const callCtx = await reviewContext(deps, ctx, proposal);
 	const prepared = prepareCall(callCtx, proposal.args as unknown as SkillManageArgs);
 	const changed = changedSince(deps.fs, proposal);
 	const shown = changed.map((t) => `${t.skill}/${t.file}`);
-	if ("code" in prepared) return changed.length > 0 ? refusals.proposalStale(proposal.id, shown, `the call no longer resolves (${prepared.code})`) : prepared;
+	if ("code" in prepared)
+		return changed.length > 0
+			? refusals.proposalStale(proposal.id, shown, `the call no longer resolves (${prepared.code})`)
+			: prepared;
 	// Only an exact-text op (patch) can be replayed on new text; a write, delete or restore would land
 	// over bytes the person never saw proposed.
 	const notReplayable = changed.filter((t) => prepared.some((p) => p.action !== "patch" && p.paths.includes(t.path)));
 	if (notReplayable.length > 0) {
-		return refusals.proposalStale(proposal.id, notReplayable.map((t) => `${t.skill}/${t.file}`), "only a patch can be replayed on a changed file");
+		return refusals.proposalStale(
+			proposal.id,
+			notReplayable.map((t) => `${t.skill}/${t.file}`),
+			"only a patch can be replayed on a changed file",
+		);
 	}
-	const preview = await runMutations(callCtx, prepared, { dryRun: true, batch: proposal.action === "operations", effects: deps.effects });
+	const preview = await runMutations(callCtx, prepared, {
+		dryRun: true,
+		batch: proposal.action === "operations",
+		effects: deps.effects,
+	});
 	if (refusals.isRefusal(preview)) {
-		return changed.length > 0 ? refusals.proposalStale(proposal.id, shown, `the change does not apply to the new text (${preview.code}: ${preview.reason})`) : preview;
+		return changed.length > 0
+			? refusals.proposalStale(
+					proposal.id,
+					shown,
+					`the change does not apply to the new text (${preview.code}: ${preview.reason})`,
+				)
+			: preview;
 	}
 	const targets = (preview.details.targets ?? []) as ProposalTarget[];
 	return { proposal, ctx: callCtx, prepared, targets, diff: String(preview.details.diff ?? ""), replayedOn: shown };
@@ -92,7 +135,11 @@ export async function previewApproval(deps: ReviewDeps, ctx: TrustContext, propo
  * Lands an approval the person confirmed: marked `approving` first (a kill from here on is finished
  * or undone by the sweep), committed only if the plan is still the previewed one, then decided.
  */
-export async function landApproval(deps: ReviewDeps, preview: ApprovalPreview, words: string | undefined): Promise<MutationResult | Refusal> {
+export async function landApproval(
+	deps: ReviewDeps,
+	preview: ApprovalPreview,
+	words: string | undefined,
+): Promise<MutationResult | Refusal> {
 	const { proposal } = preview;
 	const marked = markApproving(deps.fs, deps.agentDir(), proposal, preview.targets, words);
 	let result: MutationResult | Refusal;

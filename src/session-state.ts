@@ -27,7 +27,15 @@ export interface SessionState {
 }
 
 export function createSessionState(): SessionState {
-	return { ledger: createReadLedger(), changed: new Map(), discoveryCache: createDiscoveryCache(), runtimeSkillFiles: [], runtimeSkillNames: new Map(), recoveries: [], allowedSkills: new Set() };
+	return {
+		ledger: createReadLedger(),
+		changed: new Map(),
+		discoveryCache: createDiscoveryCache(),
+		runtimeSkillFiles: [],
+		runtimeSkillNames: new Map(),
+		recoveries: [],
+		allowedSkills: new Set(),
+	};
 }
 
 export function resetSessionState(state: SessionState): void {

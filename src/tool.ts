@@ -75,7 +75,11 @@ export interface ToolDeps {
 
 type Dispatch = ActionResult | Refusal;
 
-async function dispatch(ctx: CallContext, args: SkillManageArgs, options: Omit<RunOptions, "dryRun" | "batch" | "args">): Promise<Dispatch> {
+async function dispatch(
+	ctx: CallContext,
+	args: SkillManageArgs,
+	options: Omit<RunOptions, "dryRun" | "batch" | "args">,
+): Promise<Dispatch> {
 	switch (args.action) {
 		case "list":
 			return listSkills(ctx, args.skill);
@@ -87,13 +91,21 @@ async function dispatch(ctx: CallContext, args: SkillManageArgs, options: Omit<R
 			const prepared = prepareCall(ctx, args);
 			if ("code" in prepared) return prepared;
 			const { dry_run: _dry, ...call } = args;
-			return runMutations(ctx, prepared, { ...options, dryRun: args.dry_run === true, batch: args.action === "operations", args: call as Record<string, unknown> });
+			return runMutations(ctx, prepared, {
+				...options,
+				dryRun: args.dry_run === true,
+				batch: args.action === "operations",
+				args: call as Record<string, unknown>,
+			});
 		}
 	}
 }
 
 export function refusalResult(refusal: Refusal): AgentToolResult<Record<string, unknown>> {
-	return { content: [{ type: "text", text: clipText(refusal.message, RESULT_CHAR_LIMIT) }], details: { ok: false, code: refusal.code, ...refusal.data } };
+	return {
+		content: [{ type: "text", text: clipText(refusal.message, RESULT_CHAR_LIMIT) }],
+		details: { ok: false, code: refusal.code, ...refusal.data },
+	};
 }
 
 /**
@@ -112,7 +124,11 @@ function withCurrentText(ctx: CallContext, refusal: Refusal): Refusal {
 	const text = decodeText(bytes, path);
 	if (typeof text !== "string" || text.length > READ_CHAR_LIMIT) return refusal;
 	ctx.ledger.record(path, sha256(bytes));
-	return refusals.withNote(refusal, `Its current content, now recorded as read, so you may retry against it directly:\n${text}`, { currentText: text });
+	return refusals.withNote(
+		refusal,
+		`Its current content, now recorded as read, so you may retry against it directly:\n${text}`,
+		{ currentText: text },
+	);
 }
 
 /**
@@ -139,12 +155,25 @@ function refusedArguments(args: unknown): { raw: unknown } | undefined {
 	return { raw: (args as Record<string, unknown>)[REFUSED_ARGUMENTS] };
 }
 
-export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: ExtensionContext, signal?: AbortSignal): Promise<AgentToolResult<Record<string, unknown>>> {
+export async function executeSkillManage(
+	deps: ToolDeps,
+	rawArgs: unknown,
+	ctx: ExtensionContext,
+	signal?: AbortSignal,
+): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
 		// The cache's lighter check for calls that name their skill (targetsOf) is not used yet: it cannot
 		// see another skill's SKILL.md renamed in place into a twin of the target, a change that matters.
-		const callCtx = await createCallContext({ ctx, agentDir: deps.agentDir(), ledger: deps.state.ledger, fs: deps.fs, runtimeSkillFiles: deps.state.runtimeSkillFiles, discoveryCache: deps.state.discoveryCache, signal });
+		const callCtx = await createCallContext({
+			ctx,
+			agentDir: deps.agentDir(),
+			ledger: deps.state.ledger,
+			fs: deps.fs,
+			runtimeSkillFiles: deps.state.runtimeSkillFiles,
+			discoveryCache: deps.state.discoveryCache,
+			signal,
+		});
 		const ask = ctx.hasUI ? (request: AskRequest) => askPerson(ctx, request) : undefined;
 		const result = await dispatch(callCtx, args, { effects: deps.effects, ask, allowed: deps.state.allowedSkills });
 		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
@@ -155,7 +184,9 @@ export async function executeSkillManage(deps: ToolDeps, rawArgs: unknown, ctx: 
 	}
 }
 
-export function createSkillManageTool(deps: ToolDeps): ToolDefinition<typeof skillManageSchema, Record<string, unknown>> {
+export function createSkillManageTool(
+	deps: ToolDeps,
+): ToolDefinition<typeof skillManageSchema, Record<string, unknown>> {
 	return {
 		name: TOOL_NAME,
 		label: "Skill manage",

@@ -60,7 +60,9 @@ function settingsWriteTarget(fs: FsOps, path: string): string {
 	try {
 		return fs.realpath(path);
 	} catch {
-		throw new Error(`${path} is a symbolic link to a missing file; fix the link or replace it with a file, then run the command again`);
+		throw new Error(
+			`${path} is a symbolic link to a missing file; fix the link or replace it with a file, then run the command again`,
+		);
 	}
 }
 
@@ -77,7 +79,8 @@ export function updateGlobalSelfSkills<T>(agentDir: string, update: (block: Json
 	const release = lockfile.lockSync(path, { realpath: false });
 	try {
 		const { json, problem } = readSettingsFile(target, fs);
-		if (problem && fs.readFile(target).toString("utf8").trim() !== "") throw new Error(`refusing to rewrite ${problem}`);
+		if (problem && fs.readFile(target).toString("utf8").trim() !== "")
+			throw new Error(`refusing to rewrite ${problem}`);
 		const block = isJsonObject(json.selfskills) ? { ...json.selfskills } : {};
 		const result = update(block);
 		writeFileAtomic(fs, target, Buffer.from(`${JSON.stringify({ ...json, selfskills: block }, null, 2)}\n`));
@@ -87,10 +90,16 @@ export function updateGlobalSelfSkills<T>(agentDir: string, update: (block: Json
 	}
 }
 
-const stringsOf = (value: unknown): string[] => (Array.isArray(value) ? value.filter((p): p is string => typeof p === "string") : []);
+const stringsOf = (value: unknown): string[] =>
+	Array.isArray(value) ? value.filter((p): p is string => typeof p === "string") : [];
 
 /** Adds or removes a project root in the global `selfskills.trustedProjects`. */
-export function setListedTrust(agentDir: string, projectRoot: string, trusted: boolean, fs: FsOps = realFs): readonly string[] {
+export function setListedTrust(
+	agentDir: string,
+	projectRoot: string,
+	trusted: boolean,
+	fs: FsOps = realFs,
+): readonly string[] {
 	return updateGlobalSelfSkills(
 		agentDir,
 		(block) => {
@@ -126,7 +135,9 @@ export function setGlobalPin(agentDir: string, entry: string, pinned: boolean, f
  */
 export function getTrustRefusal(projectRoot: string): string | undefined {
 	const real = resolveReal(projectRoot);
-	if (dirname(real) === real) return `${projectRoot} is the filesystem root: trusting it would trust every project on this machine`;
-	if (real === resolveReal(getHomeDir())) return `${projectRoot} is your home folder: trusting it would trust every project below it`;
+	if (dirname(real) === real)
+		return `${projectRoot} is the filesystem root: trusting it would trust every project on this machine`;
+	if (real === resolveReal(getHomeDir()))
+		return `${projectRoot} is your home folder: trusting it would trust every project below it`;
 	return undefined;
 }

@@ -21,19 +21,37 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 	const entries = "code" in found ? ctx.store.list(name, relPath) : restoreCandidates(ctx, found, relPath);
 	const snapshots = name === "" ? [] : ctx.store.listSnapshots(name);
 	if ("code" in found && entries.length === 0 && snapshots.length === 0) return found;
-	const others = ctx.store.trackedFiles("code" in found ? name : skillKey(found.name, found.filePath)).filter((f) => f !== relPath);
+	const others = ctx.store
+		.trackedFiles("code" in found ? name : skillKey(found.name, found.filePath))
+		.filter((f) => f !== relPath);
 	const lines = [
 		`${entries.length} backup(s) of ${name}/${relPath}, newest first${entries.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
-		...entries.map((e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`),
+		...entries.map(
+			(e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`,
+		),
 	];
 	if (others.length > 0) lines.push(`Other files with backups: ${others.join(", ")} (pass "file")`);
-	if (snapshots.length > 0) lines.push(`Whole-skill snapshots: ${snapshots.map((s) => `${s.id} (${s.originDir ?? "origin unknown"})`).join(", ")}`);
+	if (snapshots.length > 0)
+		lines.push(
+			`Whole-skill snapshots: ${snapshots.map((s) => `${s.id} (${s.originDir ?? "origin unknown"})`).join(", ")}`,
+		);
 	// The one a plain restore puts back: the newest that differs from the file now.
 	const next = "code" in found ? entries[0] : newestDiffering(entries, currentBytes(ctx, found, relPath));
-	if (next) lines.push(`Restore one: {"action":"restore","skill":"${name}"${relPath === SKILL_FILE ? "" : `,"file":"${relPath}"`},"backup":"${next.id}"}`);
+	if (next)
+		lines.push(
+			`Restore one: {"action":"restore","skill":"${name}"${relPath === SKILL_FILE ? "" : `,"file":"${relPath}"`},"backup":"${next.id}"}`,
+		);
 	return {
 		text: lines.join("\n"),
-		details: { ok: true, action: "history", skill: name, file: relPath, backups: entries, snapshots, otherFiles: others },
+		details: {
+			ok: true,
+			action: "history",
+			skill: name,
+			file: relPath,
+			backups: entries,
+			snapshots,
+			otherFiles: others,
+		},
 	};
 }
 
@@ -49,5 +67,8 @@ function currentBytes(ctx: CallContext, skill: DiscoveredSkill, relPath: string)
 }
 
 export function noSkillGiven(action: string): Refusal {
-	return refusals.invalidArguments(action, 'pass "skill" (a name from list) or "path" (a skill folder or its SKILL.md)');
+	return refusals.invalidArguments(
+		action,
+		'pass "skill" (a name from list) or "path" (a skill folder or its SKILL.md)',
+	);
 }

@@ -54,7 +54,13 @@ const agentSteps = (env: TempEnv): FauxStep[] => [
 	bash("npm build"),
 	bash("npm run build"),
 	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build" }),
-	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build", replace_all: true }),
+	call({
+		action: "patch",
+		skill: "deploy-checks",
+		old_string: "npm build",
+		new_string: "npm run build",
+		replace_all: true,
+	}),
 	bash("npm run deploy:staging"),
 	bash("npm run health:staging"),
 	call({
@@ -63,13 +69,22 @@ const agentSteps = (env: TempEnv): FauxStep[] => [
 		description: "Use after every staging deploy: runs the smoke tests and posts the result in #deploys.",
 		body: "# Staging smoke test\n\n1. Run `npm run smoke:staging`.\n2. Post its last line in #deploys, passed or failed.\n",
 	}),
-	{ text: "Deployed build 42 to staging; health answers 200 OK. deploy-checks said `npm build`, which npm does not know (it pointed to `npm run build`, which works), so I corrected both mentions in the skill. The smoke-test routine is the new skill staging-smoke-test." },
+	{
+		text: "Deployed build 42 to staging; health answers 200 OK. deploy-checks said `npm build`, which npm does not know (it pointed to `npm run build`, which works), so I corrected both mentions in the skill. The smoke-test routine is the new skill staging-smoke-test.",
+	},
 	// prompt 2: the new skill is named in the system prompt before any /reload, with its path
 	{ toolCall: { name: "read", arguments: { path: join(env.agentDir, "skills", "staging-smoke-test", "SKILL.md") } } },
 	bash("npm run smoke:staging"),
-	{ text: "Smoke tests on staging: 3 of 3 passed. I cannot post in #deploys from here; the line for it: \"staging build 42: smoke 3/3 passed\"." },
+	{
+		text: 'Smoke tests on staging: 3 of 3 passed. I cannot post in #deploys from here; the line for it: "staging build 42: smoke 3/3 passed".',
+	},
 	// prompt 3: a change the user asks for, as one added line
-	call({ action: "patch", skill: "deploy-checks", old_string: "# Deploy checks\n\n", new_string: "# Deploy checks\n\nDeploy staging from the `release` branch.\n\n" }),
+	call({
+		action: "patch",
+		skill: "deploy-checks",
+		old_string: "# Deploy checks\n\n",
+		new_string: "# Deploy checks\n\nDeploy staging from the `release` branch.\n\n",
+	}),
 	{ text: "Added to deploy-checks: staging deploys from the `release` branch." },
 ];
 
@@ -101,8 +116,18 @@ interface Block {
 	arguments?: unknown;
 }
 
-const indent = (text: string, prefix: string) => text.split("\n").map((line) => `${prefix}${line}`).join("\n");
-const textOf = (content: unknown) => (Array.isArray(content) ? (content as Block[]).filter((b) => b.type === "text").map((b) => b.text ?? "").join("\n") : String(content ?? ""));
+const indent = (text: string, prefix: string) =>
+	text
+		.split("\n")
+		.map((line) => `${prefix}${line}`)
+		.join("\n");
+const textOf = (content: unknown) =>
+	Array.isArray(content)
+		? (content as Block[])
+				.filter((b) => b.type === "text")
+				.map((b) => b.text ?? "")
+				.join("\n")
+		: String(content ?? "");
 
 function heading(title: string): void {
 	console.log(`\n━━ ${title}`);
@@ -136,14 +161,18 @@ function writeScript(env: TempEnv, name: string, steps: FauxStep[]): Record<stri
 }
 
 function check(result: PiCliResult, what: string): PiCliResult {
-	if (result.exitCode !== 0) throw new Error(`${what} failed (exit ${result.exitCode}):\n${result.stdout}\n${result.stderr}`);
+	if (result.exitCode !== 0)
+		throw new Error(`${what} failed (exit ${result.exitCode}):\n${result.stdout}\n${result.stderr}`);
 	return result;
 }
 
 function capturedSystemPrompts(env: TempEnv, name: string): string[] {
 	const path = join(env.root, `${name}.capture.jsonl`);
 	if (!existsSync(path)) return [];
-	return readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { systemPrompt: string }).systemPrompt);
+	return readFileSync(path, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((line) => (JSON.parse(line) as { systemPrompt: string }).systemPrompt);
 }
 
 const between = (text: string, open: string, close: string) => {
@@ -157,7 +186,9 @@ const printed = (result: PiCliResult) => `${result.stdout}${result.stderr}`.trim
 
 /** Prints each command of a print-mode run with its own output (each output starts a known way). */
 function printCommands(commands: readonly string[], output: string): void {
-	const outputs = output.split(/\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed|\d+ pending proposal|No proposal is pending|proposal p-|approved p-)/);
+	const outputs = output.split(
+		/\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed|\d+ pending proposal|No proposal is pending|proposal p-|approved p-)/,
+	);
 	commands.forEach((command, i) => {
 		console.log(`\n${command}`);
 		console.log(indent((outputs[i] ?? "(no output!)").trimEnd(), "    "));
@@ -167,8 +198,11 @@ function printCommands(commands: readonly string[], output: string): void {
 async function demo(env: TempEnv): Promise<void> {
 	const { line, cliPath, nodeBinary } = getPiLineInfo();
 	const pi = (args: string[], extraEnv?: Record<string, string>) => runPiCli(args, { env, extraEnv });
-	const runtime = nodeBinary === process.execPath ? `node ${process.version}` : nodeBinary.replace(`${REPO_ROOT}/`, "");
-	console.log(`This demo runs the real pi ${line} CLI (${cliPath.replace(`${REPO_ROOT}/`, "")} on ${runtime}) offline with a scripted model, in the temp dir ${env.root} (deleted at the end).`);
+	const runtime =
+		nodeBinary === process.execPath ? `node ${process.version}` : nodeBinary.replace(`${REPO_ROOT}/`, "");
+	console.log(
+		`This demo runs the real pi ${line} CLI (${cliPath.replace(`${REPO_ROOT}/`, "")} on ${runtime}) offline with a scripted model, in the temp dir ${env.root} (deleted at the end).`,
+	);
 
 	heading(`pi install ${REPO_ROOT}`);
 	const install = await piInstall(env, REPO_ROOT);
@@ -182,25 +216,41 @@ async function demo(env: TempEnv): Promise<void> {
 
 	heading("the agent: a deploy, a gap in its skill found and fixed, a new routine saved (pi -p --mode json)");
 	const session = check(
-		await pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, ...PROMPTS], writeScript(env, "session", agentSteps(env))),
+		await pi(
+			["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, ...PROMPTS],
+			writeScript(env, "session", agentSteps(env)),
+		),
 		"agent session",
 	);
 	printTranscript(session.stdout);
 	const prompts = capturedSystemPrompts(env, "session");
-	console.log(`\nEvery model call of the session carried the standing rules: ${prompts.filter((p) => p.includes("<selfskills-rules>")).length} of ${prompts.length} calls.`);
+	console.log(
+		`\nEvery model call of the session carried the standing rules: ${prompts.filter((p) => p.includes("<selfskills-rules>")).length} of ${prompts.length} calls.`,
+	);
 	console.log("From the second prompt on, before any /reload, the system prompt named the new skill:");
-	console.log(indent(between(prompts.at(-1) ?? "", "<selfskills-changed>", "</selfskills-changed>") || "(missing!)", "    │ "));
+	console.log(
+		indent(between(prompts.at(-1) ?? "", "<selfskills-changed>", "</selfskills-changed>") || "(missing!)", "    │ "),
+	);
 
 	heading("deploy-checks on disk after the session");
 	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
-	console.log(`audit log: ${readFileSync(join(env.agentDir, "selfskills", "audit.jsonl"), "utf8").trim().split("\n").length} line(s) in ${join(env.agentDir, "selfskills", "audit.jsonl")}`);
+	console.log(
+		`audit log: ${
+			readFileSync(join(env.agentDir, "selfskills", "audit.jsonl"), "utf8")
+				.trim()
+				.split("\n").length
+		} line(s) in ${join(env.agentDir, "selfskills", "audit.jsonl")}`,
+	);
 
 	// The human reviews in one pi process (print mode takes several messages); a fresh process (what
 	// /reload does) runs beside it to show pi listing the new skill itself.
 	const review = ["/selfskills", "/selfskills history deploy-checks"];
 	const [reviewed, next] = await Promise.all([
 		pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...review]),
-		pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, "Which skills do you have for staging?"], writeScript(env, "reload", AFTER_RELOAD_STEPS)),
+		pi(
+			["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, "Which skills do you have for staging?"],
+			writeScript(env, "reload", AFTER_RELOAD_STEPS),
+		),
 	]);
 	heading(`the human reviews what changed: pi -p ${review.map((c) => `"${c}"`).join(" ")}`);
 	printCommands(review, printed(check(reviewed, "/selfskills review")));
@@ -209,9 +259,16 @@ async function demo(env: TempEnv): Promise<void> {
 	const restore = /^Restore one \(.*\): (\/selfskills restore .+)$/m.exec(printed(reviewed))?.[1];
 	if (!restore) throw new Error("/selfskills history named no restore command");
 	const undo = ["/selfskills restore deploy-checks", restore];
-	heading(`a week later the team deploys from main again; the human undoes the release-branch step: pi -p ${undo.map((c) => `"${c}"`).join(" ")}`);
-	console.log("(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, and the command copied from history restores; in the TUI the first one asks with the diff)");
-	printCommands(undo, printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...undo]), "/selfskills restore")));
+	heading(
+		`a week later the team deploys from main again; the human undoes the release-branch step: pi -p ${undo.map((c) => `"${c}"`).join(" ")}`,
+	);
+	console.log(
+		"(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, and the command copied from history restores; in the TUI the first one asks with the diff)",
+	);
+	printCommands(
+		undo,
+		printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...undo]), "/selfskills restore")),
+	);
 	console.log("\ndeploy-checks on disk now (the build fix kept, the release-branch line gone):");
 	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
 
@@ -220,17 +277,32 @@ async function demo(env: TempEnv): Promise<void> {
 	const settings = JSON.parse(readFileSync(settingsPath, "utf8")) as Record<string, unknown>;
 	writeFileSync(settingsPath, `${JSON.stringify({ ...settings, selfskills: { approval: "propose" } }, null, 2)}\n`);
 	const before = readFileSync(join(skillDir, "SKILL.md"), "utf8");
-	printTranscript(check(await pi(["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, REVIEW_PROMPT], writeScript(env, "propose", PROPOSE_STEPS)), "proposal session").stdout);
+	printTranscript(
+		check(
+			await pi(
+				["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, REVIEW_PROMPT],
+				writeScript(env, "propose", PROPOSE_STEPS),
+			),
+			"proposal session",
+		).stdout,
+	);
 	if (readFileSync(join(skillDir, "SKILL.md"), "utf8") !== before) throw new Error("a proposal changed the skill");
 	const pendingCommand = ["/selfskills pending"];
 	heading(`the person reviews the proposal: pi -p "${pendingCommand[0]}"`);
-	const pendingOutput = printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...pendingCommand]), "/selfskills pending"));
+	const pendingOutput = printed(
+		check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...pendingCommand]), "/selfskills pending"),
+	);
 	printCommands(pendingCommand, pendingOutput);
 	const id = /p-[0-9a-f]{8}/.exec(pendingOutput)?.[0];
 	if (!id) throw new Error("/selfskills pending listed no proposal");
 	const decide = [`/selfskills show ${id}`, `/selfskills approve ${id} --yes`];
-	heading(`and approves it (in the TUI approve asks with the diff; print mode takes --yes): pi -p ${decide.map((c) => `"${c}"`).join(" ")}`);
-	printCommands(decide, printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...decide]), "/selfskills approve")));
+	heading(
+		`and approves it (in the TUI approve asks with the diff; print mode takes --yes): pi -p ${decide.map((c) => `"${c}"`).join(" ")}`,
+	);
+	printCommands(
+		decide,
+		printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...decide]), "/selfskills approve")),
+	);
 	console.log("\ndeploy-checks on disk now (the approved step landed, backed up first):");
 	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
 
@@ -246,7 +318,7 @@ try {
 	await demo(env);
 	console.log(`\nDemo finished in ${((Date.now() - started) / 1000).toFixed(1)} s; removing ${env.root}.`);
 } catch (error) {
-	console.error(`\nDemo FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+	console.error(`\nDemo FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
 	process.exitCode = 1;
 } finally {
 	env.cleanup({ keep: process.env.SELFSKILLS_KEEP_TMP === "1" });

@@ -14,17 +14,30 @@ import { writeJson, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 
-const PATCH = { action: "patch", skill: "deploy-checks", old_string: "Run the build.", new_string: "Run make.", reason: "the build target moved to make" };
+const PATCH = {
+	action: "patch",
+	skill: "deploy-checks",
+	old_string: "Run the build.",
+	new_string: "Run make.",
+	reason: "the build target moved to make",
+};
 
 describe("hardening: the person's gates (pins and approval)", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-human-" });
 	let env: TempEnv;
 	let skillFile: string;
-	const settings = (selfskills: Record<string, unknown>) => writeJson(join(env.agentDir, "settings.json"), { selfskills });
+	const settings = (selfskills: Record<string, unknown>) =>
+		writeJson(join(env.agentDir, "settings.json"), { selfskills });
 	const backups = () => existsSync(join(env.agentDir, "selfskills", "backups"));
 	const audit = () => {
 		const path = join(env.agentDir, "selfskills", "audit.jsonl");
-		return existsSync(path) ? readFileSync(path, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+		return existsSync(path)
+			? readFileSync(path, "utf8")
+					.trim()
+					.split("\n")
+					.filter(Boolean)
+					.map((l) => JSON.parse(l) as Record<string, unknown>)
+			: [];
 	};
 
 	beforeEach(function () {
@@ -39,11 +52,20 @@ describe("hardening: the person's gates (pins and approval)", function () {
 		expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
 		for (const args of [
 			{ action: "patch", skill: "deploy-checks", old_string: "Run the build.", new_string: "Run make." },
-			{ action: "patch", skill: "deploy-checks", old_string: "Run the build.", new_string: "Run make.", dry_run: true },
+			{
+				action: "patch",
+				skill: "deploy-checks",
+				old_string: "Run the build.",
+				new_string: "Run make.",
+				dry_run: true,
+			},
 			{ action: "write", skill: "deploy-checks", file: "references/x.md", content: "x\n" },
 			{ action: "delete", skill: "deploy-checks" },
 			{ action: "create", name: "deploy-more", description: "Use when deploying more.", body: "# More\n" },
-			{ action: "operations", operations: [{ action: "write", skill: "deploy-checks", file: "references/y.md", content: "y\n" }] },
+			{
+				action: "operations",
+				operations: [{ action: "write", skill: "deploy-checks", file: "references/y.md", content: "y\n" }],
+			},
 		]) {
 			const r = await tool.call(args);
 			expectRefused(r, "pinned");
@@ -68,20 +90,33 @@ describe("hardening: the person's gates (pins and approval)", function () {
 		expect(first.details).to.include({ proposed: true, alreadyPending: false });
 		const id = String(first.details.proposal);
 		expect(id).to.match(/^p-[0-9a-f]{8}$/);
-		expect(first.text).to.contain(`proposal ${id}`).and.contain("Do not retry this change or make it another way").and.contain("+1. Run make.");
+		expect(first.text)
+			.to.contain(`proposal ${id}`)
+			.and.contain("Do not retry this change or make it another way")
+			.and.contain("+1. Run make.");
 		expect(readFileSync(skillFile, "utf8")).to.equal(before);
 		expect(backups()).to.equal(false);
 		expect(audit()).to.deep.equal([]);
 		expect(tool.events).to.deep.equal([]);
 		const [proposal] = listProposals(tool.fs, env.agentDir);
-		expect(proposal).to.include({ id, action: "patch", reason: PATCH.reason, mode: "propose", cwd: env.projectDir, added: 1, removed: 1 });
+		expect(proposal).to.include({
+			id,
+			action: "patch",
+			reason: PATCH.reason,
+			mode: "propose",
+			cwd: env.projectDir,
+			added: 1,
+			removed: 1,
+		});
 		expect(proposal.targets).to.have.length(1);
 		expect(proposal.targets[0]).to.include({ path: skillFile, skill: "deploy-checks", file: "SKILL.md" });
 		expect(proposal.args).to.deep.include({ action: "patch", old_string: "Run the build.", new_string: "Run make." });
 		// The same change again (another reason) is the same proposal.
 		const again = await tool.call({ ...PATCH, reason: "retrying" });
 		expect(again.details).to.include({ proposed: true, proposal: id, alreadyPending: true });
-		expect(readdirSync(join(env.agentDir, "selfskills", "proposals")).filter((f) => f.endsWith(".json"))).to.deep.equal([`${id}.json`]);
+		expect(
+			readdirSync(join(env.agentDir, "selfskills", "proposals")).filter((f) => f.endsWith(".json")),
+		).to.deep.equal([`${id}.json`]);
 		const list = await tool.call({ action: "list" });
 		expect(list.text).to.match(new RegExp(`deploy-checks — .*awaiting the person's review: ${id}`));
 		expect((list.details.skills as Array<Record<string, unknown>>)[0].pending).to.deep.equal([id]);
@@ -91,7 +126,14 @@ describe("hardening: the person's gates (pins and approval)", function () {
 		settings({ approval: "propose" });
 		const tool = createHarness(env);
 		expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
-		const batch = await tool.call({ action: "operations", reason: "two gaps", operations: [{ action: "write", skill: "deploy-checks", file: "references/a.md", content: "a\n" }, { action: "patch", skill: "deploy-checks", old_string: "Check the page.", new_string: "Check /healthz." }] });
+		const batch = await tool.call({
+			action: "operations",
+			reason: "two gaps",
+			operations: [
+				{ action: "write", skill: "deploy-checks", file: "references/a.md", content: "a\n" },
+				{ action: "patch", skill: "deploy-checks", old_string: "Check the page.", new_string: "Check /healthz." },
+			],
+		});
 		expectOk(batch);
 		expect(existsSync(join(env.agentDir, "skills", "deploy-checks", "references"))).to.equal(false);
 		const [proposal] = listProposals(tool.fs, env.agentDir);
@@ -101,7 +143,14 @@ describe("hardening: the person's gates (pins and approval)", function () {
 
 	it("decides per origin: under { own: propose, others: auto } a person's skill lands, the package's own is proposed", async function () {
 		const tool = createHarness(env);
-		expectOk(await tool.call({ action: "create", name: "release-notes", description: "Use when writing release notes.", body: "# Notes\n\n1. List the changes.\n" }));
+		expectOk(
+			await tool.call({
+				action: "create",
+				name: "release-notes",
+				description: "Use when writing release notes.",
+				body: "# Notes\n\n1. List the changes.\n",
+			}),
+		);
 		settings({ approval: { own: "propose", others: "auto" } });
 		const next = createHarness(env);
 		expectOk(await next.call({ action: "read", skill: "deploy-checks" }));
@@ -111,9 +160,19 @@ describe("hardening: the person's gates (pins and approval)", function () {
 		expect(readFileSync(skillFile, "utf8")).to.contain("Run make.");
 		expect(audit().at(-1)).to.include({ action: "patch", skill: "deploy-checks", reason: PATCH.reason });
 		expectOk(await next.call({ action: "read", skill: "release-notes" }));
-		const own = await next.call({ action: "patch", skill: "release-notes", old_string: "List the changes.", new_string: "List every change." });
+		const own = await next.call({
+			action: "patch",
+			skill: "release-notes",
+			old_string: "List the changes.",
+			new_string: "List every change.",
+		});
 		expect(own.details).to.include({ proposed: true });
-		const created = await next.call({ action: "create", name: "another", description: "Use when testing.", body: "# Another\n" });
+		const created = await next.call({
+			action: "create",
+			name: "another",
+			description: "Use when testing.",
+			body: "# Another\n",
+		});
 		expect(created.details).to.include({ proposed: true });
 		expect(existsSync(join(env.agentDir, "skills", "another"))).to.equal(false);
 	});
@@ -136,7 +195,10 @@ describe("hardening: the person's gates (pins and approval)", function () {
 			}
 		}
 		expect(listProposals(tool.fs, env.agentDir).map((p) => p.id)).to.deep.equal([id]);
-		expect(JSON.parse(readFileSync(settingsFile, "utf8")).selfskills).to.deep.equal({ approval: "propose", pinned: ["x-*"] });
+		expect(JSON.parse(readFileSync(settingsFile, "utf8")).selfskills).to.deep.equal({
+			approval: "propose",
+			pinned: ["x-*"],
+		});
 	});
 
 	describe("ask", function () {
@@ -151,14 +213,24 @@ describe("hardening: the person's gates (pins and approval)", function () {
 					select: async (title: string, options: string[]) => {
 						asked.push(title);
 						const answer = answers.select.shift();
-						if (answer !== undefined && !options.includes(answer)) throw new Error(`no option "${answer}" in ${options.join(" | ")}`);
+						if (answer !== undefined && !options.includes(answer))
+							throw new Error(`no option "${answer}" in ${options.join(" | ")}`);
 						return answer;
 					},
 					input: async () => answers.input?.shift(),
 				},
 			} as unknown as ExtensionContext;
 			const call = async (args: Record<string, unknown>) => {
-				const r = await executeSkillManage({ agentDir: () => env.agentDir, fs: harness.fs, state: harness.state, effects: { onLanded: (record) => harness.events.push(record) } }, normalizeArguments(args), ctx);
+				const r = await executeSkillManage(
+					{
+						agentDir: () => env.agentDir,
+						fs: harness.fs,
+						state: harness.state,
+						effects: { onLanded: (record) => harness.events.push(record) },
+					},
+					normalizeArguments(args),
+					ctx,
+				);
 				return { ...r, text: textOf(r) };
 			};
 			return { call, asked, harness };
@@ -171,10 +243,18 @@ describe("hardening: the person's gates (pins and approval)", function () {
 			expectOk(await ui.call({ action: "read", skill: "deploy-checks" }));
 			const r = await ui.call(PATCH);
 			expectOk(r);
-			expect(ui.asked[0]).to.contain("skill_manage wants to patch deploy-checks").and.contain(`Reason: ${PATCH.reason}`).and.contain("+1. Run make.");
+			expect(ui.asked[0])
+				.to.contain("skill_manage wants to patch deploy-checks")
+				.and.contain(`Reason: ${PATCH.reason}`)
+				.and.contain("+1. Run make.");
 			expect(readFileSync(skillFile, "utf8")).to.contain("Run make.");
 			expect(audit().at(-1)).to.include({ allowed: "once", reason: PATCH.reason });
-			const second = await ui.call({ action: "patch", skill: "deploy-checks", old_string: "Check the page.", new_string: "Check /healthz." });
+			const second = await ui.call({
+				action: "patch",
+				skill: "deploy-checks",
+				old_string: "Check the page.",
+				new_string: "Check /healthz.",
+			});
 			expectRefused(second, "denied");
 			expect(ui.asked).to.have.length(2);
 		});
@@ -183,7 +263,14 @@ describe("hardening: the person's gates (pins and approval)", function () {
 			const ui = withUi({ select: [allowSessionLabel(["deploy-checks"])] });
 			expectOk(await ui.call({ action: "read", skill: "deploy-checks" }));
 			expectOk(await ui.call(PATCH));
-			expectOk(await ui.call({ action: "patch", skill: "deploy-checks", old_string: "Check the page.", new_string: "Check /healthz." }));
+			expectOk(
+				await ui.call({
+					action: "patch",
+					skill: "deploy-checks",
+					old_string: "Check the page.",
+					new_string: "Check /healthz.",
+				}),
+			);
 			expect(ui.asked).to.have.length(1);
 			expect(audit().map((a) => a.allowed)).to.deep.equal(["session", undefined]);
 		});
@@ -194,7 +281,9 @@ describe("hardening: the person's gates (pins and approval)", function () {
 			const before = readFileSync(skillFile, "utf8");
 			const r = await ui.call(PATCH);
 			expectRefused(r, "denied");
-			expect(r.text).to.contain('saying: "keep the build step, make is only for CI"').and.contain("Do not retry it or make the change another way");
+			expect(r.text)
+				.to.contain('saying: "keep the build step, make is only for CI"')
+				.and.contain("Do not retry it or make the change another way");
 			expect(r.details.words).to.equal("keep the build step, make is only for CI");
 			expect(readFileSync(skillFile, "utf8")).to.equal(before);
 			expect(backups()).to.equal(false);
@@ -218,7 +307,12 @@ describe("hardening: the person's gates (pins and approval)", function () {
 					input: async () => undefined,
 				},
 			} as unknown as ExtensionContext;
-			const deps = { agentDir: () => env.agentDir, fs: harness.fs, state: harness.state, effects: { onLanded: () => undefined } };
+			const deps = {
+				agentDir: () => env.agentDir,
+				fs: harness.fs,
+				state: harness.state,
+				effects: { onLanded: () => undefined },
+			};
 			await executeSkillManage(deps, normalizeArguments({ action: "read", skill: "deploy-checks" }), ctx);
 			const edited = readFileSync(skillFile, "utf8");
 			const r = await executeSkillManage(deps, normalizeArguments(PATCH), ctx);

@@ -28,9 +28,27 @@ describe("proposals (src/proposals.ts)", function () {
 	let file: string;
 	const OLD = "old text\n";
 	const NEW = "new text\n";
-	const target = (): ProposalTarget => ({ path: file, skill: "s", file: "SKILL.md", before: sha256(OLD), after: sha256(NEW) });
-	const file1 = (args: Record<string, unknown> = { action: "patch", skill: "s", old_string: "old", new_string: "new" }) =>
-		fileProposal(realFs, env.agentDir, { cwd: env.projectDir, action: "patch", skills: ["s"], args, targets: [target()], diff: "-old\n+new\n", added: 1, removed: 1, mode: "propose" });
+	const target = (): ProposalTarget => ({
+		path: file,
+		skill: "s",
+		file: "SKILL.md",
+		before: sha256(OLD),
+		after: sha256(NEW),
+	});
+	const file1 = (
+		args: Record<string, unknown> = { action: "patch", skill: "s", old_string: "old", new_string: "new" },
+	) =>
+		fileProposal(realFs, env.agentDir, {
+			cwd: env.projectDir,
+			action: "patch",
+			skills: ["s"],
+			args,
+			targets: [target()],
+			diff: "-old\n+new\n",
+			added: 1,
+			removed: 1,
+			mode: "propose",
+		});
 
 	beforeEach(function () {
 		env = getEnv();
@@ -41,7 +59,9 @@ describe("proposals (src/proposals.ts)", function () {
 
 	it("keys a call by what it changes, not by its reason", function () {
 		const args = { action: "patch", skill: "s", old_string: "a", new_string: "b" };
-		expect(proposalKey({ ...args, reason: "x" }, [target()])).to.equal(proposalKey({ ...args, reason: "y" }, [target()]));
+		expect(proposalKey({ ...args, reason: "x" }, [target()])).to.equal(
+			proposalKey({ ...args, reason: "y" }, [target()]),
+		);
 		expect(proposalKey(args, [target()])).to.not.equal(proposalKey({ ...args, new_string: "c" }, [target()]));
 		expect(proposalKey(args, [target()])).to.not.equal(proposalKey(args, [{ ...target(), before: sha256("other") }]));
 	});
@@ -51,9 +71,15 @@ describe("proposals (src/proposals.ts)", function () {
 		expect(existed).to.equal(false);
 		expect(proposal.id).to.match(/^p-[0-9a-f]{8}$/);
 		const path = join(env.agentDir, "selfskills", "proposals", `${proposal.id}.json`);
-		expect(JSON.parse(readFileSync(path, "utf8"))).to.deep.include({ id: proposal.id, action: "patch", cwd: env.projectDir });
+		expect(JSON.parse(readFileSync(path, "utf8"))).to.deep.include({
+			id: proposal.id,
+			action: "patch",
+			cwd: env.projectDir,
+		});
 		expect(realFs.lstat(path).mode & 0o777).to.equal(0o600);
-		expect(file1({ action: "patch", skill: "s", old_string: "old", new_string: "new", reason: "again" })).to.deep.include({ existed: true });
+		expect(
+			file1({ action: "patch", skill: "s", old_string: "old", new_string: "new", reason: "again" }),
+		).to.deep.include({ existed: true });
 		expect(listProposals(realFs, env.agentDir)).to.have.length(1);
 		decideProposal(realFs, env.agentDir, proposal, "rejected", "no");
 		const next = file1();
@@ -99,7 +125,9 @@ describe("proposals (src/proposals.ts)", function () {
 			writeFileSync(file, NEW);
 			expect(sweepProposals(realFs, env.agentDir)[0]).to.contain("landed");
 			expect(readProposal(realFs, env.agentDir, m.id)).to.equal(undefined);
-			expect(takeDecisions(realFs, env.agentDir, env.projectDir).map((d) => [d.id, d.verdict, d.words])).to.deep.equal([[m.id, "approved", "ok"]]);
+			expect(
+				takeDecisions(realFs, env.agentDir, env.projectDir).map((d) => [d.id, d.verdict, d.words]),
+			).to.deep.equal([[m.id, "approved", "ok"]]);
 			expect(sweepProposals(realFs, env.agentDir)).to.deep.equal([]);
 		});
 
@@ -107,7 +135,17 @@ describe("proposals (src/proposals.ts)", function () {
 			const { proposal } = file1();
 			const decided = join(env.agentDir, "selfskills", "proposals", "decided");
 			mkdirSync(decided, { recursive: true });
-			writeFileSync(join(decided, `${proposal.id}.json`), JSON.stringify({ id: proposal.id, verdict: "rejected", cwd: env.projectDir, time: new Date().toISOString(), action: "patch", skills: ["s"] }));
+			writeFileSync(
+				join(decided, `${proposal.id}.json`),
+				JSON.stringify({
+					id: proposal.id,
+					verdict: "rejected",
+					cwd: env.projectDir,
+					time: new Date().toISOString(),
+					action: "patch",
+					skills: ["s"],
+				}),
+			);
 			sweepProposals(realFs, env.agentDir);
 			expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
 		});

@@ -22,34 +22,61 @@ describe("skill_manage actions", function () {
 	let dir: string;
 	beforeEach(function () {
 		const env = getEnv();
-		dir = dirname(writeSkill(join(env.agentDir, "skills"), "alpha", ALPHA, { "references/api.md": "API notes\nline two\n" }));
+		dir = dirname(
+			writeSkill(join(env.agentDir, "skills"), "alpha", ALPHA, { "references/api.md": "API notes\nline two\n" }),
+		);
 		tool = createHarness(env);
 	});
 	const skillFile = () => join(dir, "SKILL.md");
 
 	describe("patch", function () {
 		it("refuses before a read with not_read, then lands after one", async function () {
-			const refused = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			const refused = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
 			expect(refused.code).to.equal("not_read");
 			expect(readFileSync(skillFile(), "utf8")).to.contain("Step one.");
 			await tool.call({ action: "read", skill: "alpha" });
-			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			const landed = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
 			expect(landed.ok, landed.text).to.equal(true);
 			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA.replace("Step one.", "Step 1."));
 		});
 
 		it("lets a second patch land without a re-read", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
-			expect((await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." })).ok).to.equal(true);
-			const second = await tool.call({ action: "patch", skill: "alpha", old_string: "Step 1.", new_string: "Step 1, checked." });
+			expect(
+				(await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." })).ok,
+			).to.equal(true);
+			const second = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step 1.",
+				new_string: "Step 1, checked.",
+			});
 			expect(second.ok, second.text).to.equal(true);
 			expect(readFileSync(skillFile(), "utf8")).to.contain("Step 1, checked.");
 		});
 
 		it("refuses with stale and both hashes when the file changed on disk after the read", async function () {
 			const read = await tool.call({ action: "read", skill: "alpha" });
-			writeFileSync(skillFile(), skillText("alpha", "# alpha\n\nStep one.\nEdited elsewhere.\n", "Use when testing alpha."));
-			const refused = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			writeFileSync(
+				skillFile(),
+				skillText("alpha", "# alpha\n\nStep one.\nEdited elsewhere.\n", "Use when testing alpha."),
+			);
+			const refused = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
 			expect(refused.code).to.equal("stale");
 			expect(refused.details.readHash).to.equal(read.details.hash);
 			expect(refused.details.currentHash).to.be.a("string").and.not.equal(read.details.hash);
@@ -59,7 +86,13 @@ describe("skill_manage actions", function () {
 		it("returns the diff and writes nothing on a dry run", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
 			const before = readFileSync(skillFile());
-			const dry = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1.", dry_run: true });
+			const dry = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+				dry_run: true,
+			});
 			expect(dry.ok).to.equal(true);
 			expect(dry.details.dryRun).to.equal(true);
 			expect(String(dry.details.diff)).to.contain("-Step one.").and.contain("+Step 1.");
@@ -70,16 +103,34 @@ describe("skill_manage actions", function () {
 		it("backs up the old bytes before the write, restorable by `cp`", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
 			const before = readFileSync(skillFile());
-			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			const landed = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
 			const change = (landed.details.changes as Array<{ backup: string }>)[0];
-			expect(readFileSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "SKILL.md", change.backup)).equals(before)).to.equal(true);
+			expect(
+				readFileSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "SKILL.md", change.backup)).equals(before),
+			).to.equal(true);
 		});
 
 		it("keeps the old bytes as a private copy, never a hard link of the skill file, and lands the new bytes as a new file", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
 			const old = statSync(skillFile());
-			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
-			const backup = statSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup));
+			const landed = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
+			const backup = statSync(
+				join(
+					skillBackupDir(getEnv().agentDir, "alpha"),
+					"SKILL.md",
+					(landed.details.changes as Array<{ backup: string }>)[0].backup,
+				),
+			);
 			expect(backup.ino, "a copy: an in-place edit of the skill file can never change it").to.not.equal(old.ino);
 			expect([backup.nlink, backup.mode & 0o777]).to.deep.equal([1, 0o600]);
 			expect(statSync(skillFile()).ino).to.not.equal(old.ino);
@@ -91,8 +142,17 @@ describe("skill_manage actions", function () {
 			linkSync(skillFile(), other);
 			await tool.call({ action: "read", skill: "alpha" });
 			const before = readFileSync(skillFile());
-			const landed = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
-			const backupPath = join(skillBackupDir(getEnv().agentDir, "alpha"), "SKILL.md", (landed.details.changes as Array<{ backup: string }>)[0].backup);
+			const landed = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
+			const backupPath = join(
+				skillBackupDir(getEnv().agentDir, "alpha"),
+				"SKILL.md",
+				(landed.details.changes as Array<{ backup: string }>)[0].backup,
+			);
 			expect(statSync(backupPath).ino).to.not.equal(statSync(other).ino);
 			writeFileSync(other, "edited through the other name\n");
 			expect(readFileSync(backupPath).equals(before)).to.equal(true);
@@ -100,7 +160,12 @@ describe("skill_manage actions", function () {
 
 		it("refuses a patch that breaks the frontmatter with invalid_skill and a corrected frontmatter", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
-			const refused = await tool.call({ action: "patch", skill: "alpha", old_string: "description: Use when testing alpha.", new_string: "description: Use when: testing alpha" });
+			const refused = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "description: Use when testing alpha.",
+				new_string: "description: Use when: testing alpha",
+			});
 			expect(refused.code).to.equal("invalid_skill");
 			expect(refused.details.suggestion).to.equal('---\nname: alpha\ndescription: "Use when: testing alpha"\n---');
 			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
@@ -108,7 +173,12 @@ describe("skill_manage actions", function () {
 
 		it("refuses hidden bidi characters in new_string with unsafe_content", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
-			const refused = await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step \u202Eone." });
+			const refused = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step \u202Eone.",
+			});
 			expect(refused.code).to.equal("unsafe_content");
 		});
 
@@ -116,7 +186,12 @@ describe("skill_manage actions", function () {
 			const env = getEnv();
 			writeSkill(join(env.home, ".agents", "skills"), "shared");
 			await tool.call({ action: "read", skill: "shared" });
-			const refused = await tool.call({ action: "patch", skill: "shared", old_string: "Step one.", new_string: "Step 1." });
+			const refused = await tool.call({
+				action: "patch",
+				skill: "shared",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
 			expect(refused.code).to.equal("not_writable");
 			expect(String(refused.details.reason)).to.contain("~/.agents/skills");
 			expect(refused.details.writableRoots).to.include(join(env.agentDir, "skills"));
@@ -143,11 +218,20 @@ describe("skill_manage actions", function () {
 	describe("create", function () {
 		it("creates <skillsDir>/<name>/SKILL.md whose frontmatter survives colons, quotes and newlines", async function () {
 			const description = 'Use when: the "deploy" fails; it\'s #1.\nSecond line: with - dash';
-			const created = await tool.call({ action: "create", name: "new-skill", description, body: "# New\n\nDo it.\n" });
+			const created = await tool.call({
+				action: "create",
+				name: "new-skill",
+				description,
+				body: "# New\n\nDo it.\n",
+			});
 			expect(created.ok, created.text).to.equal(true);
 			const file = join(getEnv().agentDir, "skills", "new-skill", "SKILL.md");
 			const text = readFileSync(file, "utf8");
-			expect(checkSkillContent(text, "new-skill")).to.deep.equal({ name: "new-skill", description, diagnostics: [] });
+			expect(checkSkillContent(text, "new-skill")).to.deep.equal({
+				name: "new-skill",
+				description,
+				diagnostics: [],
+			});
 			expect(parseFrontmatter<{ description: string }>(text).frontmatter.description).to.equal(description);
 			expect(statSync(file).mode & 0o777).to.equal(0o644);
 		});
@@ -162,11 +246,19 @@ describe("skill_manage actions", function () {
 		});
 
 		it("refuses a bad name with invalid_name", async function () {
-			expect((await tool.call({ action: "create", name: "Bad_Name", description: "d", body: "b" })).code).to.equal("invalid_name");
+			expect((await tool.call({ action: "create", name: "Bad_Name", description: "d", body: "b" })).code).to.equal(
+				"invalid_name",
+			);
 		});
 
 		it("writes nothing on a dry run", async function () {
-			const dry = await tool.call({ action: "create", name: "dry-skill", description: "d", body: "b", dry_run: true });
+			const dry = await tool.call({
+				action: "create",
+				name: "dry-skill",
+				description: "d",
+				body: "b",
+				dry_run: true,
+			});
 			expect(dry.ok).to.equal(true);
 			expect(existsSync(join(getEnv().agentDir, "skills", "dry-skill"))).to.equal(false);
 		});
@@ -175,13 +267,22 @@ describe("skill_manage actions", function () {
 	describe("write", function () {
 		it("refuses SKILL.md with patch_only", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
-			expect((await tool.call({ action: "write", skill: "alpha", file: "SKILL.md", content: "x" })).code).to.equal("patch_only");
+			expect((await tool.call({ action: "write", skill: "alpha", file: "SKILL.md", content: "x" })).code).to.equal(
+				"patch_only",
+			);
 		});
 
 		it("creates a new bundled file non-executable once SKILL.md was read", async function () {
-			expect((await tool.call({ action: "write", skill: "alpha", file: "scripts/run.sh", content: "#!/bin/sh\n" })).code).to.equal("not_read");
+			expect(
+				(await tool.call({ action: "write", skill: "alpha", file: "scripts/run.sh", content: "#!/bin/sh\n" })).code,
+			).to.equal("not_read");
 			await tool.call({ action: "read", skill: "alpha" });
-			const written = await tool.call({ action: "write", skill: "alpha", file: "scripts/run.sh", content: "#!/bin/sh\n" });
+			const written = await tool.call({
+				action: "write",
+				skill: "alpha",
+				file: "scripts/run.sh",
+				content: "#!/bin/sh\n",
+			});
 			expect(written.ok, written.text).to.equal(true);
 			expect(statSync(join(dir, "scripts", "run.sh")).mode & 0o777).to.equal(0o644);
 		});
@@ -189,20 +290,33 @@ describe("skill_manage actions", function () {
 		it("needs the bundled file read before overwriting it, backs it up and keeps an executable mode", async function () {
 			chmodSync(join(dir, "references", "api.md"), 0o755);
 			await tool.call({ action: "read", skill: "alpha" });
-			expect((await tool.call({ action: "write", skill: "alpha", file: "references/api.md", content: "new\n" })).code).to.equal("not_read");
+			expect(
+				(await tool.call({ action: "write", skill: "alpha", file: "references/api.md", content: "new\n" })).code,
+			).to.equal("not_read");
 			await tool.call({ action: "read", skill: "alpha", file: "references/api.md" });
-			const written = await tool.call({ action: "write", skill: "alpha", file: "references/api.md", content: "new\n" });
+			const written = await tool.call({
+				action: "write",
+				skill: "alpha",
+				file: "references/api.md",
+				content: "new\n",
+			});
 			expect(written.ok, written.text).to.equal(true);
 			expect(statSync(join(dir, "references", "api.md")).mode & 0o777).to.equal(0o755);
 			const backups = readdirSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md"));
 			expect(backups).to.have.length(1);
-			expect(readFileSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md", backups[0]), "utf8")).to.equal("API notes\nline two\n");
+			expect(
+				readFileSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md", backups[0]), "utf8"),
+			).to.equal("API notes\nline two\n");
 		});
 
 		it("refuses empty content with empty_content and a bad path with bad_file_path", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
-			expect((await tool.call({ action: "write", skill: "alpha", file: "notes.md", content: "" })).code).to.equal("empty_content");
-			expect((await tool.call({ action: "write", skill: "alpha", file: "../escape.md", content: "x" })).code).to.equal("bad_file_path");
+			expect((await tool.call({ action: "write", skill: "alpha", file: "notes.md", content: "" })).code).to.equal(
+				"empty_content",
+			);
+			expect(
+				(await tool.call({ action: "write", skill: "alpha", file: "../escape.md", content: "x" })).code,
+			).to.equal("bad_file_path");
 			expect(existsSync(join(getEnv().agentDir, "skills", "escape.md"))).to.equal(false);
 		});
 	});
@@ -210,7 +324,9 @@ describe("skill_manage actions", function () {
 	describe("delete and restore", function () {
 		it("refuses deleting SKILL.md alone with invalid_arguments", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
-			expect((await tool.call({ action: "delete", skill: "alpha", file: "SKILL.md" })).code).to.equal("invalid_arguments");
+			expect((await tool.call({ action: "delete", skill: "alpha", file: "SKILL.md" })).code).to.equal(
+				"invalid_arguments",
+			);
 		});
 
 		it("deletes a bundled file after backing it up, and restore brings it back", async function () {
@@ -266,7 +382,11 @@ describe("skill_manage actions", function () {
 			const restored = await tool.call({ action: "restore", skill: "alpha", backup: oldest.replace(/\.md$/, "") });
 			expect(restored.ok, restored.text).to.equal(true);
 			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
-			const missing = await tool.call({ action: "restore", skill: "alpha", backup: "20000101-000000.000-0000000000" });
+			const missing = await tool.call({
+				action: "restore",
+				skill: "alpha",
+				backup: "20000101-000000.000-0000000000",
+			});
 			expect(missing.code).to.equal("no_backup");
 		});
 
@@ -302,7 +422,12 @@ describe("skill_manage actions", function () {
 			};
 			const faultyTool = createHarness(env, faulty);
 			await faultyTool.call({ action: "read", skill: "alpha" });
-			const refused = await faultyTool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+			const refused = await faultyTool.call({
+				action: "patch",
+				skill: "alpha",
+				old_string: "Step one.",
+				new_string: "Step 1.",
+			});
 			expect(garbled).to.equal(true);
 			expect(refused.code, refused.text).to.equal("invalid_skill");
 			expect(refused.text).to.contain("rolled back");
@@ -315,7 +440,10 @@ describe("skill_manage actions", function () {
 			writeSkill(join(getEnv().home, ".agents", "skills"), "shared");
 			const listed = await tool.call({ action: "list" });
 			const skills = listed.details.skills as Array<{ name: string; patchable: boolean; reason?: string }>;
-			expect(skills.map((s) => [s.name, s.patchable])).to.deep.equal([["alpha", true], ["shared", false]]);
+			expect(skills.map((s) => [s.name, s.patchable])).to.deep.equal([
+				["alpha", true],
+				["shared", false],
+			]);
 			expect(listed.text).to.contain("patchable: no (user-level ~/.agents/skills");
 		});
 
@@ -323,7 +451,17 @@ describe("skill_manage actions", function () {
 			const read = await tool.call({ action: "read", skill: "alpha", file: "references/api.md" });
 			expect(read.ok).to.equal(true);
 			expect(read.text).to.contain("API notes");
-			expect((await tool.call({ action: "patch", skill: "alpha", file: "references/api.md", old_string: "API", new_string: "Api" })).code).to.equal("not_read");
+			expect(
+				(
+					await tool.call({
+						action: "patch",
+						skill: "alpha",
+						file: "references/api.md",
+						old_string: "API",
+						new_string: "Api",
+					})
+				).code,
+			).to.equal("not_read");
 		});
 	});
 });

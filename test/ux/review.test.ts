@@ -21,13 +21,25 @@ import { commandOutputs } from "./ux-support.ts";
 const REASON = "the build script is npm run build now";
 const PROPOSE_STEPS = [
 	call({ action: "read", skill: "deploy-checks" }),
-	call({ action: "patch", skill: "deploy-checks", old_string: "npm build", new_string: "npm run build", reason: REASON }),
+	call({
+		action: "patch",
+		skill: "deploy-checks",
+		old_string: "npm build",
+		new_string: "npm run build",
+		reason: REASON,
+	}),
 	{ text: "proposed" },
 ];
 
 function auditLines(env: TempEnv): Array<Record<string, unknown>> {
 	const path = join(env.agentDir, "selfskills", "audit.jsonl");
-	return existsSync(path) ? readFileSync(path, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+	return existsSync(path)
+		? readFileSync(path, "utf8")
+				.trim()
+				.split("\n")
+				.filter(Boolean)
+				.map((l) => JSON.parse(l))
+		: [];
 }
 
 describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
@@ -36,7 +48,12 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 	let skillFile: string;
 	const sessions: PiSession[] = [];
 	const open = async (ui: UiScript | false, approval: unknown = "propose") => {
-		const pi = await createPiSession({ env, packageDir: sessions.length === 0 ? REPO_ROOT : undefined, ui, settings: { selfskills: { approval } } });
+		const pi = await createPiSession({
+			env,
+			packageDir: sessions.length === 0 ? REPO_ROOT : undefined,
+			ui,
+			settings: { selfskills: { approval } },
+		});
 		sessions.push(pi);
 		return pi;
 	};
@@ -66,16 +83,31 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 		sessions.splice(0);
 		const pi = await open({ confirm: true });
 		await pi.runCommand("/selfskills pending");
-		expect(last(pi)).to.contain("1 pending proposal(s)").and.contain(id).and.contain("deploy-checks").and.contain("+1 −1").and.contain(REASON);
+		expect(last(pi))
+			.to.contain("1 pending proposal(s)")
+			.and.contain(id)
+			.and.contain("deploy-checks")
+			.and.contain("+1 −1")
+			.and.contain(REASON);
 		await pi.runCommand(`/selfskills show ${id}`);
-		expect(last(pi)).to.contain(`proposal ${id}: patch of deploy-checks`).and.contain("+").and.contain("npm run build");
+		expect(last(pi))
+			.to.contain(`proposal ${id}: patch of deploy-checks`)
+			.and.contain("+")
+			.and.contain("npm run build");
 		await pi.runCommand(`/selfskills approve ${id}`);
 		expect(last(pi)).to.contain(`approved ${id}`).and.contain("Backup: SKILL.md ->");
 		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
 		expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
-		expect(auditLines(env).at(-1)).to.include({ action: "patch", skill: "deploy-checks", approved: id, reason: REASON });
+		expect(auditLines(env).at(-1)).to.include({
+			action: "patch",
+			skill: "deploy-checks",
+			approved: id,
+			reason: REASON,
+		});
 		const next = await pi.run("anything new?", [{ text: "ok" }, { text: "ok" }]);
-		expect(next.calls[0].systemPrompt).to.contain("<selfskills-reviewed>").and.contain(`${id} (patch of deploy-checks): approved`);
+		expect(next.calls[0].systemPrompt)
+			.to.contain("<selfskills-reviewed>")
+			.and.contain(`${id} (patch of deploy-checks): approved`);
 		const after = await pi.run("and now?", [{ text: "ok" }]);
 		expect(after.calls[0].systemPrompt).to.not.contain(id);
 	});
@@ -88,7 +120,9 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
 		const next = await pi.run("go on", [{ text: "ok" }]);
-		expect(next.calls[0].systemPrompt).to.contain(`${id} (patch of deploy-checks): rejected, saying: "keep npm build, the alias exists"`);
+		expect(next.calls[0].systemPrompt).to.contain(
+			`${id} (patch of deploy-checks): rejected, saying: "keep npm build, the alias exists"`,
+		);
 		await pi.runCommand(`/selfskills approve ${id}`);
 		expect(last(pi)).to.contain("unknown_proposal");
 	});
@@ -121,7 +155,13 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 
 	it("under ask shows a dialog: allowing for the session lands this and the next change unasked; deny refuses with the words", async function () {
 		const titles: string[] = [];
-		const pi = await open({ select: (title) => (titles.push(title), titles.length === 1 ? allowSessionLabel(["deploy-checks"]) : DENY), input: "not now" }, "ask");
+		const pi = await open(
+			{
+				select: (title) => (titles.push(title), titles.length === 1 ? allowSessionLabel(["deploy-checks"]) : DENY),
+				input: "not now",
+			},
+			"ask",
+		);
 		const run = await pi.run("fix it", [
 			...PROPOSE_STEPS.slice(0, 2),
 			call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" }),
@@ -137,10 +177,23 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 	it("completes pending proposal ids after show, approve and reject, and the pins after unpin", async function () {
 		const pi = await open(false);
 		const id = await propose(pi);
-		writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ ...JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")), selfskills: { approval: "propose", pinned: ["deploy-*"] } }));
-		const deps: CommandDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded() {} }, knownSkills: [] };
+		writeFileSync(
+			join(env.agentDir, "settings.json"),
+			JSON.stringify({
+				...JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")),
+				selfskills: { approval: "propose", pinned: ["deploy-*"] },
+			}),
+		);
+		const deps: CommandDeps = {
+			agentDir: () => env.agentDir,
+			fs: realFs,
+			state: createSessionState(),
+			effects: { onLanded() {} },
+			knownSkills: [],
+		};
 		expect(await completeArguments(deps, "ap")).to.deep.equal([{ value: "approve ", label: "approve" }]);
-		for (const sub of ["show", "approve"]) expect(await completeArguments(deps, `${sub} p-`)).to.deep.equal([{ value: `${sub} ${id}`, label: id }]);
+		for (const sub of ["show", "approve"])
+			expect(await completeArguments(deps, `${sub} p-`)).to.deep.equal([{ value: `${sub} ${id}`, label: id }]);
 		expect(await completeArguments(deps, "reject ")).to.deep.equal([{ value: `reject ${id} `, label: id }]);
 		expect(await completeArguments(deps, "unpin ")).to.deep.equal([{ value: "unpin deploy-*", label: "deploy-*" }]);
 	});
