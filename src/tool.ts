@@ -24,7 +24,10 @@ import type { SessionState } from "./session-state.ts";
 
 export const TOOL_NAME = "skill_manage";
 
-/** A field's description, or none: batch items repeat the top-level fields, and every character is paid on each request. */
+/**
+ * A field's description, or none: batch items repeat the top-level fields, and every character is
+ * paid on each request.
+ */
 const note = (described: boolean, description: string) => (described ? { description } : {});
 
 const targetFields = (d: boolean) => ({
@@ -57,7 +60,10 @@ export const skillManageSchema = Type.Object({
 });
 
 export const TOOL_DESCRIPTION =
-	"Manage your pi skills: list, read, patch, create, write bundled files, delete, restore, history, batch. A change needs the skill read this session and unchanged since, stays in writable skill folders, matches old_string once, must still load in pi and is backed up first. Refusals start with a code and name the next call.";
+	"Manage your pi skills: list, read, patch, create, write bundled files, delete, restore, history, batch. " +
+	"A change needs the skill read this session and unchanged since, stays in writable skill folders, " +
+	"matches old_string once, must still load in pi and is backed up first. " +
+	"Refusals start with a code and name the next call.";
 
 export const PROMPT_SNIPPET = "Read, patch or create your own pi skills safely (backed up, validated, restorable)";
 
