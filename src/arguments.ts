@@ -170,7 +170,8 @@ function checkFields(args: Record<string, unknown>, action: Action): Refusal | u
 	if (extra.length > 0) {
 		return refusals.invalidArguments(
 			action,
-			`${extra.map((k) => `"${k}"`).join(", ")} ${extra.length === 1 ? "does" : "do"} not belong to this action; it takes ${ACCEPTS[action].join(", ") || "no other field"}`,
+			`${extra.map((k) => `"${k}"`).join(", ")} ${extra.length === 1 ? "does" : "do"} not belong to this action; ` +
+				`it takes ${ACCEPTS[action].join(", ") || "no other field"}`,
 			{ extra },
 		);
 	}

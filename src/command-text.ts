@@ -12,7 +12,10 @@ const quoted = (items: readonly unknown[]) => items.map((i) => `"${String(i)}"`)
 const str = (value: unknown): string => (typeof value === "string" ? value : "");
 const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
-/** `/selfskills restore <skill> <file> <backup>`: the file is always named, so the backup id cannot be taken for one. */
+/**
+ * `/selfskills restore <skill> <file> <backup>`: the file is always named, so the backup id cannot
+ * be taken for one.
+ */
 export function restoreCommand(skill: string, file: string, backup: string): string {
 	return `/selfskills restore ${skill}${file === "" ? "" : ` ${file}`} ${backup}`;
 }
@@ -34,7 +37,8 @@ export interface HistoryView {
 export function historyText(view: HistoryView): string {
 	const { skill, file, backups } = view;
 	const lines = [
-		`${backups.length} backup(s) of ${skill}/${file}, newest first${backups.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
+		`${backups.length} backup(s) of ${skill}/${file}, newest first` +
+			`${backups.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
 		...backups.map(
 			(e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`,
 		),
@@ -43,7 +47,8 @@ export function historyText(view: HistoryView): string {
 		lines.push(`Other file with backups: ${other} (${historyCommand(skill, other)})`);
 	for (const s of view.snapshots)
 		lines.push(
-			`Whole-skill snapshot: ${s.id} of ${s.originDir ?? "(origin unknown)"} (${restoreCommand(skill, "", s.id)} recreates it)`,
+			`Whole-skill snapshot: ${s.id} of ${s.originDir ?? "(origin unknown)"} ` +
+				`(${restoreCommand(skill, "", s.id)} recreates it)`,
 		);
 	if (view.next)
 		lines.push(`Restore one (you see the change and confirm first): ${restoreCommand(skill, file, view.next)}`);
@@ -66,16 +71,19 @@ export function restoreQuestion(view: RestoreView): string {
 /** Without a UI pi cannot ask, so a restore named by skill alone only shows what it would do. */
 export function restorePreviewText(view: RestoreView, diff: string): string {
 	return [
-		`Would restore ${what(view)} to backup ${view.backup}, the newest that differs from it now. The change it would make (- now, + after):`,
+		`Would restore ${what(view)} to backup ${view.backup}, the newest that differs from it now. ` +
+			"The change it would make (- now, + after):",
 		diff,
-		`Nothing was restored: without a UI pi cannot ask you first. To restore it, name the backup: ${restoreCommand(view.skill, view.file, view.backup)}`,
+		"Nothing was restored: without a UI pi cannot ask you first. " +
+			`To restore it, name the backup: ${restoreCommand(view.skill, view.file, view.backup)}`,
 		`Other backups: ${historyCommand(view.skill, view.file || undefined)}`,
 	].join("\n");
 }
 
 export function restoreDoneText(view: RestoreView, replacedBy: string | undefined, diff: string): string {
 	const undo = replacedBy
-		? `The version it replaced is backup ${replacedBy}; ${restoreCommand(view.skill, view.file, replacedBy)} puts it back.`
+		? `The version it replaced is backup ${replacedBy}; ` +
+			`${restoreCommand(view.skill, view.file, replacedBy)} puts it back.`
 		: "pi lists it again after /reload.";
 	return [`restore landed: ${what(view)} is back to backup ${view.backup}.`, undo, diff].filter(Boolean).join("\n");
 }
@@ -84,19 +92,29 @@ export const RESTORE_CANCELLED = "restore cancelled; nothing changed";
 
 /** What the model is told of a restore the human made: the file changed outside its reads. */
 export function restoreNoteForModel(view: RestoreView): string {
-	return `[selfskills] The user restored ${what(view)} to backup ${view.backup} with /selfskills restore. Its content changed since you last read it: read it again before you patch it, and do not redo the change they undid.`;
+	return (
+		`[selfskills] The user restored ${what(view)} to backup ${view.backup} with /selfskills restore. ` +
+		"Its content changed since you last read it: read it again before you patch it, " +
+		"and do not redo the change they undid."
+	);
 }
 
 /** Where pi has project trust of its own (1.6), /selfskills trust defers to pi's command for it. */
 export function piTrustText(trusted: boolean): string {
-	return `This pi decides project trust itself (now: ${trusted ? "trusted" : "untrusted"}). Change it with pi's own /trust command, which saves the decision for later sessions; for one run, start pi with --approve or --no-approve.`;
+	return (
+		`This pi decides project trust itself (now: ${trusted ? "trusted" : "untrusted"}). ` +
+		"Change it with pi's own /trust command, which saves the decision for later sessions; " +
+		"for one run, start pi with --approve or --no-approve."
+	);
 }
 
 /** What the model is told of a trust change the human made: which skill folders it may now write. */
 export function trustNoteForModel(projectRoot: string, trusted: boolean): string {
 	return trusted
-		? `[selfskills] The user trusted the project ${projectRoot} with /selfskills trust: its .pi/skills and .agents/skills are writable for skill_manage now.`
-		: `[selfskills] The user stopped trusting the project ${projectRoot} with /selfskills untrust: its .pi/skills and .agents/skills are read-only for skill_manage now.`;
+		? `[selfskills] The user trusted the project ${projectRoot} with /selfskills trust: ` +
+				"its .pi/skills and .agents/skills are writable for skill_manage now."
+		: `[selfskills] The user stopped trusting the project ${projectRoot} with /selfskills untrust: ` +
+				"its .pi/skills and .agents/skills are read-only for skill_manage now.";
 }
 
 /**
@@ -108,7 +126,10 @@ export function refusalForHuman(refusal: Refusal): string {
 	switch (refusal.code) {
 		case "unknown_skill": {
 			const near = list(d.nearNames);
-			return `unknown_skill: no skill is named "${str(d.skill)}".${near.length > 0 ? ` Did you mean ${quoted(near)}?` : ""} /selfskills lists every skill pi found.`;
+			return (
+				`unknown_skill: no skill is named "${str(d.skill)}".` +
+				`${near.length > 0 ? ` Did you mean ${quoted(near)}?` : ""} /selfskills lists every skill pi found.`
+			);
 		}
 		case "no_backup": {
 			const available = list(d.available);
@@ -117,7 +138,11 @@ export function refusalForHuman(refusal: Refusal): string {
 			const file = str(d.file);
 			const which = backup ? `backup "${backup}"` : "backup";
 			const where = file === "(whole skill)" ? `${skill} (whole skill)` : `${skill}/${file}`;
-			return `no_backup: there is no ${which} of ${where}.${available.length > 0 ? ` Available: ${available.slice(0, 10).join(", ")}.` : ""} ${historyCommand(skill, file === "(whole skill)" ? undefined : file)} lists them.`;
+			return (
+				`no_backup: there is no ${which} of ${where}.` +
+				`${available.length > 0 ? ` Available: ${available.slice(0, 10).join(", ")}.` : ""} ` +
+				`${historyCommand(skill, file === "(whole skill)" ? undefined : file)} lists them.`
+			);
 		}
 		case "no_change": {
 			if (!("backup" in d)) return "no_change: the file already holds that content; nothing changed.";
@@ -127,27 +152,46 @@ export function refusalForHuman(refusal: Refusal): string {
 			const next = other
 				? ` The newest backup that differs: ${restoreCommand(skill, file, other)}`
 				: ` No backup differs from it (${historyCommand(skill, file)}).`;
-			return `no_change: ${skill}/${file} already holds backup ${str(d.backup)}, so restoring it changes nothing.${next}`;
+			return (
+				`no_change: ${skill}/${file} already holds backup ${str(d.backup)}, ` +
+				`so restoring it changes nothing.${next}`
+			);
 		}
 		case "backup_corrupt":
-			return `backup_corrupt: backup ${str(d.path)} no longer matches its hash (its name says ${str(d.expected)}); it was changed after it was taken. Pick another backup from /selfskills history <skill>.`;
+			return (
+				`backup_corrupt: backup ${str(d.path)} no longer matches its hash (its name says ${str(d.expected)}); ` +
+				"it was changed after it was taken. Pick another backup from /selfskills history <skill>."
+			);
 		case "not_writable": {
 			const folder = str(d.folder);
 			const fix = folder
 				? ` Make that folder writable (chmod u+w "${folder}"), then run the command again.`
 				: " /selfskills lists the writable folders.";
-			return `not_writable: ${str(d.path)} is read-only: ${str(d.reason)}${folder ? ` (${folder}, ${str(d.errno)})` : ""}.${fix}`;
+			return (
+				`not_writable: ${str(d.path)} is read-only: ${str(d.reason)}` +
+				`${folder ? ` (${folder}, ${str(d.errno)})` : ""}.${fix}`
+			);
 		}
 		case "exists":
-			return `exists: ${str(d.where)} is there already, so the deleted skill "${str(d.name)}" cannot be recreated in its place. Move that folder away, then run the command again.`;
+			return (
+				`exists: ${str(d.where)} is there already, ` +
+				`so the deleted skill "${str(d.name)}" cannot be recreated in its place. ` +
+				"Move that folder away, then run the command again."
+			);
 		case "invalid_skill": {
 			const found = Array.isArray(d.diagnostics)
 				? d.diagnostics.map((x: { message?: unknown }) => str(x.message)).join("; ")
 				: "";
-			return `invalid_skill: that backup would not load as a skill in this pi (${found}); nothing was restored. Pick another backup from /selfskills history <skill>.`;
+			return (
+				`invalid_skill: that backup would not load as a skill in this pi (${found}); nothing was restored. ` +
+				"Pick another backup from /selfskills history <skill>."
+			);
 		}
 		case "conflict":
-			return `conflict: ${str(d.path)} changed while the restore was being written (${str(d.detail)}); nothing was kept. Run the command again.`;
+			return (
+				`conflict: ${str(d.path)} changed while the restore was being written (${str(d.detail)}); ` +
+				"nothing was kept. Run the command again."
+			);
 		default:
 			return refusal.message;
 	}
@@ -188,9 +232,13 @@ export function pendingText(proposals: readonly ProposalView[], now = Date.now()
 	if (proposals.length === 0) return "No proposal is pending.";
 	const lines = proposals.map(
 		(p) =>
-			`  ${p.id}  ${ageText(p.time, now)}  ${p.skills.join(", ")}  ${p.action}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`,
+			`  ${p.id}  ${ageText(p.time, now)}  ${p.skills.join(", ")}  ` +
+			`${p.action}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`,
 	);
-	return `${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}\nReview one with /selfskills show <id>, then /selfskills approve <id> or /selfskills reject <id> [reason].`;
+	return (
+		`${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}\n` +
+		"Review one with /selfskills show <id>, then /selfskills approve <id> or /selfskills reject <id> [reason]."
+	);
 }
 
 /** The proposal in full; `changed` names files that changed since (an approval replays the change on them). */
@@ -218,7 +266,11 @@ export function approveQuestion(id: string, replayedOn: readonly string[]): stri
 export function approvePreviewText(id: string, replayedOn: readonly string[], diff: string, flags: string): string {
 	const replayed =
 		replayedOn.length > 0
-			? `The files changed since the proposal (${replayedOn.join(", ")}); the change replayed on their new text is:\n`
+			? `The files changed since the proposal (${replayedOn.join(", ")}); ` +
+				"the change replayed on their new text is:\n"
 			: "The change is:\n";
-	return `${replayed}${diff.trimEnd()}\nNothing changed: without a UI nobody can be asked. To approve it, run: /selfskills approve ${id} ${flags}`;
+	return (
+		`${replayed}${diff.trimEnd()}\nNothing changed: without a UI nobody can be asked. ` +
+		`To approve it, run: /selfskills approve ${id} ${flags}`
+	);
 }

@@ -175,7 +175,9 @@ async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 	);
 	output(
 		ctx,
-		`${stale.length} of ${names.length} skills not used in the last ${days} days:\n${lines.join("\n")}\nNothing is moved or archived; delete one you no longer want with skill_manage or by hand (a whole-skill delete is snapshotted first).`,
+		`${stale.length} of ${names.length} skills not used in the last ${days} days:\n${lines.join("\n")}\n` +
+			"Nothing is moved or archived; delete one you no longer want with skill_manage or by hand " +
+			"(a whole-skill delete is snapshotted first).",
 	);
 }
 
@@ -192,17 +194,22 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 	const s = report.settings;
 	const lines = [
 		`selfskills: enabled ${s.enabled}, inject ${s.inject}`,
-		`project ${trust.projectRoot}: ${trust.trusted ? "trusted" : "untrusted"} (${trust.source === "pi" ? "pi's own trust" : "selfskills.trustedProjects"})`,
+		`project ${trust.projectRoot}: ${trust.trusted ? "trusted" : "untrusted"} ` +
+			`(${trust.source === "pi" ? "pi's own trust" : "selfskills.trustedProjects"})`,
 		`settings from: ${report.source ?? "defaults"}`,
 		`skills dir (create): ${s.skillsDir}`,
 		`writable roots:\n${formatRoots(callCtx.discovery.roots)}`,
 		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
 		...skills.map(
 			(k) =>
-				`  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}${useLine(usage.get(k.name), changes.get(k.name))}`,
+				`  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}` +
+				`${useLine(usage.get(k.name), changes.get(k.name))}`,
 		),
 		`backups: ${backups.files} file(s), ${backups.bytes} bytes in ${callCtx.store.root}`,
-		`approval: ${typeof s.approval === "string" ? s.approval : `own ${s.approval.own}, others ${s.approval.others}`}; pinned: ${s.pinned.join(", ") || "(none)"}; pending proposals: ${proposals.length}${proposals.length > 0 ? " (/selfskills pending)" : ""}`,
+		"approval: " +
+			`${typeof s.approval === "string" ? s.approval : `own ${s.approval.own}, others ${s.approval.others}`}; ` +
+			`pinned: ${s.pinned.join(", ") || "(none)"}; ` +
+			`pending proposals: ${proposals.length}${proposals.length > 0 ? " (/selfskills pending)" : ""}`,
 	];
 	if (report.problems.length > 0) lines.push(`settings problems:\n${report.problems.map((p) => `  ${p}`).join("\n")}`);
 	if (journals.length > 0)
@@ -306,7 +313,8 @@ async function trust(
 		);
 	const verb = trusted ? "Trust" : "Stop trusting";
 	const effect = trusted
-		? "Its .pi/settings.json then configures selfskills, and the .pi/skills and .agents/skills folders of it and of every folder below it become writable by the agent."
+		? "Its .pi/settings.json then configures selfskills, and the .pi/skills and .agents/skills folders " +
+			"of it and of every folder below it become writable by the agent."
 		: "The agent can then no longer change its .pi/skills and .agents/skills, nor those of any folder below it.";
 	const question = `${verb} ${current.projectRoot} and every folder below it? ${effect}`;
 	if (ctx.hasUI) {
@@ -314,14 +322,16 @@ async function trust(
 	} else if (!args.includes(CONFIRM_FLAG)) {
 		return output(
 			ctx,
-			`${question}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${trusted ? "trust" : "untrust"} ${CONFIRM_FLAG}`,
+			`${question}\nNothing changed: without a UI nobody can be asked. ` +
+				`To confirm, run: /selfskills ${trusted ? "trust" : "untrust"} ${CONFIRM_FLAG}`,
 			"warning",
 		);
 	}
 	const list = setListedTrust(deps.agentDir(), current.projectRoot, trusted, deps.fs);
 	output(
 		ctx,
-		`${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\nselfskills.trustedProjects: ${list.join(", ") || "(empty)"}`,
+		`${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\n` +
+			`selfskills.trustedProjects: ${list.join(", ") || "(empty)"}`,
 	);
 }
 
@@ -394,7 +404,9 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 	const backups = changes.filter((c) => c.backup).map((c) => `${c.file} -> ${c.backup}`);
 	output(
 		ctx,
-		`approved ${proposal.id}: ${proposal.action} of ${proposal.skills.join(", ")} landed${replayedOn.length > 0 ? " (replayed on the changed files)" : ""}.${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${preview.diff.trimEnd()}`,
+		`approved ${proposal.id}: ${proposal.action} of ${proposal.skills.join(", ")} landed` +
+			`${replayedOn.length > 0 ? " (replayed on the changed files)" : ""}.` +
+			`${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${preview.diff.trimEnd()}`,
 	);
 }
 
@@ -416,14 +428,16 @@ async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 	} else if (!args.includes(CONFIRM_FLAG)) {
 		return output(
 			ctx,
-			`Nothing changed: without a UI nobody can be asked. To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`,
+			"Nothing changed: without a UI nobody can be asked. " +
+				`To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`,
 			"warning",
 		);
 	}
 	rejectProposal(reviewDeps(deps), proposal, words);
 	output(
 		ctx,
-		`rejected ${proposal.id} (${proposal.action} of ${proposal.skills.join(", ")})${words ? `: "${words}"` : ""}; nothing was written. The agent is told at its next prompt.`,
+		`rejected ${proposal.id} (${proposal.action} of ${proposal.skills.join(", ")})${words ? `: "${words}"` : ""}; ` +
+			"nothing was written. The agent is told at its next prompt.",
 	);
 }
 
@@ -464,7 +478,8 @@ async function pin(
 	} else if (!args.includes(CONFIRM_FLAG)) {
 		return output(
 			ctx,
-			`${effect}\nNothing changed: without a UI nobody can be asked. To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`,
+			`${effect}\nNothing changed: without a UI nobody can be asked. ` +
+				`To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`,
 			"warning",
 		);
 	}

@@ -76,10 +76,10 @@ export function unknownSkill(name: string, nearNames: readonly string[]): Refusa
 	const hint = nearNames.length > 0 ? `Did you mean ${nearNames.map((n) => `"${n}"`).join(", ")}?` : "";
 	return refusal(
 		"unknown_skill",
-		`no discovered skill matches ${quote(name)}. ${hint} Call skill_manage {"action":"list"} to see every skill and its name.`.replace(
-			"  ",
-			" ",
-		),
+		(
+			`no discovered skill matches ${quote(name)}. ${hint} ` +
+			`Call skill_manage {"action":"list"} to see every skill and its name.`
+		).replace("  ", " "),
 		{ skill: name, nearNames },
 	);
 }
@@ -103,7 +103,8 @@ export function stale(
 	const args = file ? `{"action":"read","skill":"${skill}","file":"${file}"}` : `{"action":"read","skill":"${skill}"}`;
 	return refusal(
 		"stale",
-		`${path} changed since you read it (read ${readHash.slice(0, 12)}, now ${currentHash.slice(0, 12)}). Call skill_manage ${args} again and retry with the current text.`,
+		`${path} changed since you read it (read ${readHash.slice(0, 12)}, now ${currentHash.slice(0, 12)}). ` +
+			`Call skill_manage ${args} again and retry with the current text.`,
 		{ path, readHash, currentHash },
 	);
 }
@@ -111,7 +112,8 @@ export function stale(
 export function notWritable(path: string, reason: string, writableRoots: readonly string[]): Refusal {
 	return refusal(
 		"not_writable",
-		`${path} is read-only: ${reason}. Writable roots: ${listOr(writableRoots, "(none)")}. Leave this skill as it is, or create a skill of your own with {"action":"create"}.`,
+		`${path} is read-only: ${reason}. Writable roots: ${listOr(writableRoots, "(none)")}. ` +
+			`Leave this skill as it is, or create a skill of your own with {"action":"create"}.`,
 		{ path, reason, writableRoots },
 	);
 }
@@ -126,7 +128,8 @@ export function emptyOldString(): Refusal {
 export function noChange(what: string): Refusal {
 	return refusal(
 		"no_change",
-		`${what} is identical to the current content, so there is nothing to write. Make new_string/content differ, or skip this call.`,
+		`${what} is identical to the current content, so there is nothing to write. ` +
+			"Make new_string/content differ, or skip this call.",
 	);
 }
 
@@ -140,7 +143,8 @@ export function notFound(path: string, oldString: string, closest: readonly Near
 	const tail = closest.length > 0 ? `\nClosest lines:\n${near}` : "";
 	return refusal(
 		"not_found",
-		`old_string ${quote(oldString)} does not occur in ${path}. Copy old_string exactly (whitespace included) from the file; re-read it if unsure.${tail}`,
+		`old_string ${quote(oldString)} does not occur in ${path}. ` +
+			`Copy old_string exactly (whitespace included) from the file; re-read it if unsure.${tail}`,
 		{ path, closest },
 	);
 }
@@ -148,7 +152,10 @@ export function notFound(path: string, oldString: string, closest: readonly Near
 export function notUnique(path: string, count: number, lines: readonly number[]): Refusal {
 	return refusal(
 		"not_unique",
-		`old_string occurs ${count} times in ${path} (${lines.length < count ? `first ${lines.length} at lines` : "lines"} ${lines.join(", ")}). Add surrounding lines to old_string so it matches once, or pass "replace_all": true to change every occurrence.`,
+		`old_string occurs ${count} times in ${path} ` +
+			`(${lines.length < count ? `first ${lines.length} at lines` : "lines"} ${lines.join(", ")}). ` +
+			"Add surrounding lines to old_string so it matches once, " +
+			'or pass "replace_all": true to change every occurrence.',
 		{ path, count, lines },
 	);
 }
@@ -173,7 +180,8 @@ export function invalidSkill(path: string, diagnostics: readonly SkillDiagnostic
 export function patchOnly(skill: string): Refusal {
 	return refusal(
 		"patch_only",
-		`SKILL.md cannot be written whole. Change it with {"action":"patch","skill":"${skill}","old_string":…,"new_string":…}.`,
+		"SKILL.md cannot be written whole. " +
+			`Change it with {"action":"patch","skill":"${skill}","old_string":…,"new_string":…}.`,
 		{ skill },
 	);
 }
@@ -181,7 +189,8 @@ export function patchOnly(skill: string): Refusal {
 export function badFilePath(file: string, reason: string): Refusal {
 	return refusal(
 		"bad_file_path",
-		`file ${quote(file)} is not allowed: ${reason}. Use a relative path inside the skill folder such as "references/notes.md".`,
+		`file ${quote(file)} is not allowed: ${reason}. ` +
+			'Use a relative path inside the skill folder such as "references/notes.md".',
 		{ file, reason },
 	);
 }
@@ -208,7 +217,8 @@ export function tooLarge(what: string, size: number, limit: number): Refusal {
 export function emptyContent(file: string): Refusal {
 	return refusal(
 		"empty_content",
-		`content for ${quote(file)} is empty. To remove the file call {"action":"delete","file":${quote(file)}}; otherwise pass the text.`,
+		`content for ${quote(file)} is empty. ` +
+			`To remove the file call {"action":"delete","file":${quote(file)}}; otherwise pass the text.`,
 		{ file },
 	);
 }
@@ -224,7 +234,8 @@ export function exists(name: string, where: string): Refusal {
 export function invalidName(name: string, problems: readonly string[]): Refusal {
 	return refusal(
 		"invalid_name",
-		`skill name ${quote(name)} is not allowed (${problems.join("; ")}). Use 1-64 lowercase letters, digits and single hyphens, e.g. "deploy-checks".`,
+		`skill name ${quote(name)} is not allowed (${problems.join("; ")}). ` +
+			'Use 1-64 lowercase letters, digits and single hyphens, e.g. "deploy-checks".',
 		{ name, problems },
 	);
 }
@@ -238,7 +249,8 @@ export function noBackup(
 	const which = backup ? `backup ${quote(backup)}` : "backup";
 	return refusal(
 		"no_backup",
-		`there is no ${which} of ${skill}/${file}. Available: ${listOr(available.slice(0, 10), "none")}. Call {"action":"history","skill":"${skill}"} to list them.`,
+		`there is no ${which} of ${skill}/${file}. Available: ${listOr(available.slice(0, 10), "none")}. ` +
+			`Call {"action":"history","skill":"${skill}"} to list them.`,
 		{ skill, file, backup, available },
 	);
 }
@@ -246,7 +258,8 @@ export function noBackup(
 export function backupCorrupt(path: string, expected: string, actual: string): Refusal {
 	return refusal(
 		"backup_corrupt",
-		`backup ${path} no longer matches its hash (name says ${expected}, content is ${actual.slice(0, 10)}); it was changed after it was taken. Restore another backup id from {"action":"history"}.`,
+		`backup ${path} no longer matches its hash (name says ${expected}, content is ${actual.slice(0, 10)}); ` +
+			'it was changed after it was taken. Restore another backup id from {"action":"history"}.',
 		{ path, expected, actual },
 	);
 }
@@ -254,7 +267,8 @@ export function backupCorrupt(path: string, expected: string, actual: string): R
 export function conflict(path: string, detail: string): Refusal {
 	return refusal(
 		"conflict",
-		`${path} changed while the change was being written (${detail}); nothing of this call was kept. Read the file again and retry.`,
+		`${path} changed while the change was being written (${detail}); nothing of this call was kept. ` +
+			"Read the file again and retry.",
 		{ path, detail },
 	);
 }
@@ -262,7 +276,8 @@ export function conflict(path: string, detail: string): Refusal {
 export function unsafeContent(what: string, found: readonly string[]): Refusal {
 	return refusal(
 		"unsafe_content",
-		`${what} carries invisible or direction-changing characters (${found.join(", ")}), the usual way to hide instructions. Remove them and call again.`,
+		`${what} carries invisible or direction-changing characters (${found.join(", ")}), ` +
+			"the usual way to hide instructions. Remove them and call again.",
 		{ what, found },
 	);
 }
@@ -325,7 +340,9 @@ export function forOperation(index: number, inner: Refusal): Refusal {
 export function deletedInBatch(what: string, deletedBy: number, action: string): Refusal {
 	return refusal(
 		"deleted_in_batch",
-		`${what} is deleted by operations[${deletedBy}] earlier in this batch, so a ${action} after it has nothing to work on. Move this op before operations[${deletedBy}], or drop one of the two.`,
+		`${what} is deleted by operations[${deletedBy}] earlier in this batch, ` +
+			`so a ${action} after it has nothing to work on. ` +
+			`Move this op before operations[${deletedBy}], or drop one of the two.`,
 		{ what, deletedBy, action },
 	);
 }
@@ -360,16 +377,24 @@ export function folderNotWritable(
 ): Refusal {
 	return refusal(
 		"not_writable",
-		`${path} is read-only: folder not writable by you (${folder}, ${errno}). Nothing was changed. Only the user can fix this: tell them that folder must be writable by them (e.g. chmod u+w ${JSON.stringify(folder)}), and do not retry this call until they have.`,
+		`${path} is read-only: folder not writable by you (${folder}, ${errno}). Nothing was changed. ` +
+			"Only the user can fix this: tell them that folder must be writable by them " +
+			`(e.g. chmod u+w ${JSON.stringify(folder)}), and do not retry this call until they have.`,
 		{ path, reason: "folder not writable by you", folder, errno, writableRoots },
 	);
 }
 
-/** The package's own folder under the agent dir (backups, journal, audit) cannot be written: nothing may land unbacked. */
+/**
+ * The package's own folder under the agent dir (backups, journal, audit) cannot be written:
+ * nothing may land unbacked.
+ */
 export function storeNotWritable(folder: string, errno: string): Refusal {
 	return refusal(
 		"io_error",
-		`the backup store ${folder} is not writable by you (${errno}); every change is backed up there before it lands, so nothing was changed. The user must make that folder writable (e.g. chmod u+w ${JSON.stringify(folder)}), then retry the same call.`,
+		`the backup store ${folder} is not writable by you (${errno}); ` +
+			"every change is backed up there before it lands, so nothing was changed. " +
+			`The user must make that folder writable (e.g. chmod u+w ${JSON.stringify(folder)}), ` +
+			"then retry the same call.",
 		{ path: folder, folder, errno },
 	);
 }
@@ -378,7 +403,10 @@ export function storeNotWritable(folder: string, errno: string): Refusal {
 export function lockFolderUnusable(folder: string, problem: string, errno: string): Refusal {
 	return refusal(
 		"io_error",
-		`the lock folder ${folder} ${problem}; pi-selfskills serialises every writer there and uses it only when it is a private folder of yours (mode 0700, not a symbolic link). Nothing was changed. The user must remove or fix that folder (or point XDG_RUNTIME_DIR at a private folder), then retry the same call.`,
+		`the lock folder ${folder} ${problem}; pi-selfskills serialises every writer there ` +
+			"and uses it only when it is a private folder of yours (mode 0700, not a symbolic link). " +
+			"Nothing was changed. The user must remove or fix that folder " +
+			"(or point XDG_RUNTIME_DIR at a private folder), then retry the same call.",
 		{ path: folder, folder, problem, errno },
 	);
 }
@@ -387,7 +415,8 @@ export function lockFolderUnusable(folder: string, problem: string, errno: strin
 export function lockBusy(path: string, waitedMs: number): Refusal {
 	return refusal(
 		"io_error",
-		`${path} stayed locked by another pi process for ${Math.round(waitedMs / 1000)} s; nothing was changed. Retry the same call in a moment.`,
+		`${path} stayed locked by another pi process for ${Math.round(waitedMs / 1000)} s; nothing was changed. ` +
+			"Retry the same call in a moment.",
 		{ path, errno: "ELOCKED", waitedMs },
 	);
 }
@@ -395,7 +424,10 @@ export function lockBusy(path: string, waitedMs: number): Refusal {
 export function pinned(skill: string, pin: string): Refusal {
 	return refusal(
 		"pinned",
-		`skill "${skill}" is pinned (selfskills.pinned: "${pin}"): it may be read, never changed, and nothing was written. Do not make the change another way; tell the person the change you would make. Only they can unpin it (/selfskills unpin ${skill}).`,
+		`skill "${skill}" is pinned (selfskills.pinned: "${pin}"): it may be read, never changed, ` +
+			"and nothing was written. Do not make the change another way; " +
+			"tell the person the change you would make. " +
+			`Only they can unpin it (/selfskills unpin ${skill}).`,
 		{ skill, pin },
 	);
 }
@@ -405,7 +437,9 @@ export function denied(action: string, skills: readonly string[], words: string 
 	const said = words ? `, saying: "${words}"` : " (no reason given)";
 	return refusal(
 		"denied",
-		`the person denied this ${action} of ${skills.map((s) => `"${s}"`).join(", ")}${said}. Nothing was written. Do not retry it or make the change another way (no edit, write or bash on those files); carry on without it, or ask the person what they want instead.`,
+		`the person denied this ${action} of ${skills.map((s) => `"${s}"`).join(", ")}${said}. Nothing was written. ` +
+			"Do not retry it or make the change another way (no edit, write or bash on those files); " +
+			"carry on without it, or ask the person what they want instead.",
 		{ action, skills, ...(words ? { words } : {}) },
 	);
 }
@@ -414,7 +448,9 @@ export function denied(action: string, skills: readonly string[], words: string 
 export function proposalStale(id: string, files: readonly string[], detail: string): Refusal {
 	return refusal(
 		"stale",
-		`proposal ${id} no longer applies: ${files.join(", ")} changed since it was proposed, and ${detail}. Nothing was written and the proposal is still pending: reject it (/selfskills reject ${id}) and let the agent propose the change again on the current text.`,
+		`proposal ${id} no longer applies: ${files.join(", ")} changed since it was proposed, and ${detail}. ` +
+			`Nothing was written and the proposal is still pending: reject it (/selfskills reject ${id}) ` +
+			"and let the agent propose the change again on the current text.",
 		{ id, files },
 	);
 }
@@ -424,7 +460,8 @@ export function unknownProposal(id: string, pending: readonly string[]): Refusal
 	const listed = pending.length > 0 ? `pending: ${pending.join(", ")}` : "no proposal is pending";
 	return refusal(
 		"unknown_proposal",
-		`no pending proposal "${id}" (${listed}); it may have been approved or rejected already. Run /selfskills pending.`,
+		`no pending proposal "${id}" (${listed}); it may have been approved or rejected already. ` +
+			"Run /selfskills pending.",
 		{ id, pending },
 	);
 }

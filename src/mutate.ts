@@ -159,16 +159,21 @@ function describeOperations(reports: readonly OperationReport[], batch: boolean)
 	const fileLine = (f: OperationReport["files"][number]) => {
 		const old =
 			f.fate === "rollback_failed"
-				? ` — differs from before; ${f.backupPath ? `its old bytes are in ${f.backupPath}` : "it did not exist before"}`
+				? " — differs from before; " +
+					`${f.backupPath ? `its old bytes are in ${f.backupPath}` : "it did not exist before"}`
 				: "";
 		return `${f.path}: ${f.fate.replace("_", " ")}${old}`;
 	};
 	if (!batch)
-		return `What happened to each file:\n${reports.flatMap((r) => r.files.map((f) => `  ${fileLine(f)}`)).join("\n")}`;
+		return (
+			"What happened to each file:\n" +
+			`${reports.flatMap((r) => r.files.map((f) => `  ${fileLine(f)}`)).join("\n")}`
+		);
 	return `What happened to each operation:\n${reports
 		.map(
 			(r) =>
-				`  operations[${r.index}] ${r.action} ${r.skill}: ${r.fate.replace("_", " ")}${r.files.map((f) => `\n    ${fileLine(f)}`).join("")}`,
+				`  operations[${r.index}] ${r.action} ${r.skill}: ${r.fate.replace("_", " ")}` +
+				`${r.files.map((f) => `\n    ${fileLine(f)}`).join("")}`,
 		)
 		.join("\n")}`;
 }
@@ -185,13 +190,27 @@ function commitFailure(
 		batch && failedOp >= 0
 			? refusals.withHead(
 					outcome.refusal,
-					`operations[${failedOp}] failed at commit; ${broken.length > 0 ? "the rollback of the ops already written did NOT finish." : "every op already written was rolled back."}`,
+					`operations[${failedOp}] failed at commit; ${
+						broken.length > 0
+							? "the rollback of the ops already written did NOT finish."
+							: "every op already written was rolled back."
+					}`,
 				)
 			: outcome.refusal;
 	const notes = [
 		reports.length > 0 && outcome.fates.length > 0 ? describeOperations(reports, batch) : "",
 		broken.length > 0
-			? `The rollback could not finish: ${broken.map((f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`).join("; ")}.${planned.changes.length > 1 ? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left." : " Copy the old bytes back from the backup named here."}`
+			? "The rollback could not finish: " +
+				`${broken
+					.map(
+						(f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`,
+					)
+					.join("; ")}.` +
+				`${
+					planned.changes.length > 1
+						? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left."
+						: " Copy the old bytes back from the backup named here."
+				}`
 			: "",
 	].filter(Boolean);
 	const data = {
@@ -244,7 +263,10 @@ function operationRecords(
 	);
 }
 
-/** A landed create makes the skill the package's own (for approval per origin); a failure is reported like the audit's. */
+/**
+ * A landed create makes the skill the package's own (for approval per origin); a failure is reported
+ * like the audit's.
+ */
 function recordCreates(ctx: CallContext, plans: readonly Plan[]): Error | undefined {
 	try {
 		for (const plan of plans) {
@@ -324,8 +346,12 @@ function propose(
 			? "the person wants to be asked first and cannot be asked in this session"
 			: "the person reviews changes to this skill before they land";
 	const text = [
-		`proposed, not written: ${existed ? "the identical proposal" : "proposal"} ${proposal.id} (${action} of ${skills.join(", ")}) ${existed ? "is already pending" : "is filed"}; ${why}.`,
-		`Do not retry this change or make it another way (no edit, write or bash on these files). Carry on with the task; mention proposal ${proposal.id} in your answer. The person reviews it with /selfskills show ${proposal.id} and approves or rejects it, and you will be told which.`,
+		`proposed, not written: ${existed ? "the identical proposal" : "proposal"} ${proposal.id} ` +
+			`(${action} of ${skills.join(", ")}) ${existed ? "is already pending" : "is filed"}; ${why}.`,
+		"Do not retry this change or make it another way (no edit, write or bash on these files). " +
+			`Carry on with the task; mention proposal ${proposal.id} in your answer. ` +
+			`The person reviews it with /selfskills show ${proposal.id} and approves or rejects it, ` +
+			"and you will be told which.",
 		clipDiff(diff, 40),
 	].join("\n");
 	return {
@@ -357,7 +383,11 @@ async function planAndMaybeCommit(
 			const review =
 				decision === "auto"
 					? ""
-					: ` Without dry_run this change would be ${decision === "ask" ? "shown to the person, who decides" : "filed as a proposal for the person's review"}.`;
+					: ` Without dry_run this change would be ${
+							decision === "ask"
+								? "shown to the person, who decides"
+								: "filed as a proposal for the person's review"
+						}.`;
 			return {
 				text: `dry run: every gate passed, nothing was written.${review} The change would be:\n${diff}`,
 				details: {
@@ -451,7 +481,8 @@ async function commitPlanned(
 	const notes = planned.plans.map((p) => p.note).filter(Boolean);
 	const skills = [...new Set(outcome.landed.map((c) => c.skill))].join(", ");
 	const summary = options.batch
-		? `operations landed: ${planned.plans.length} operation(s), ${outcome.landed.length} file(s) changed in ${skills}.`
+		? `operations landed: ${planned.plans.length} operation(s), ` +
+			`${outcome.landed.length} file(s) changed in ${skills}.`
 		: `${action} landed: ${outcome.landed.length} file(s) changed in ${skills}.`;
 	const text = [
 		summary,

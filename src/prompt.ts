@@ -5,13 +5,15 @@
 import type { Decision } from "./proposals.ts";
 import type { ChangedSkill } from "./session-state.ts";
 
-export const STANDING_RULES = `<selfskills-rules>
-Keep your skills true with skill_manage, but most tasks end with no skill write.
-- Patch only when a skill you used proved wrong or incomplete in this task, in the turn it surfaced.
-- Read first; change only the wrong lines, never rewrite a whole skill to fix one.
-- Create a skill only for a procedure that will recur. Never record one-off stories, failures of this machine, unverified fixes or secrets.
-- Refusals name their fix; restore undoes a change. The selfskills skill has the long form.
-</selfskills-rules>`;
+export const STANDING_RULES =
+	"<selfskills-rules>\n" +
+	"Keep your skills true with skill_manage, but most tasks end with no skill write.\n" +
+	"- Patch only when a skill you used proved wrong or incomplete in this task, in the turn it surfaced.\n" +
+	"- Read first; change only the wrong lines, never rewrite a whole skill to fix one.\n" +
+	"- Create a skill only for a procedure that will recur. " +
+	"Never record one-off stories, failures of this machine, unverified fixes or secrets.\n" +
+	"- Refusals name their fix; restore undoes a change. The selfskills skill has the long form.\n" +
+	"</selfskills-rules>";
 
 const escape = (text: string) => text.replace(/[<>&]/g, (c) => (c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&amp;"));
 
@@ -23,7 +25,11 @@ export function formatChangedSkills(changed: Iterable<ChangedSkill>): string {
 			? `- ${s.name}: deleted (was ${escape(s.path)})`
 			: `- ${s.name} (${s.action}): ${escape(s.description)} — ${escape(s.path)}`,
 	);
-	return `<selfskills-changed>\nSkills created or changed this session; pi lists new ones only after /reload, so read them from these paths:\n${lines.join("\n")}\n</selfskills-changed>`;
+	return (
+		"<selfskills-changed>\n" +
+		"Skills created or changed this session; pi lists new ones only after /reload, so read them from these paths:\n" +
+		`${lines.join("\n")}\n</selfskills-changed>`
+	);
 }
 
 /** The person's verdicts on the agent's proposals since the last prompt, each named once. */
@@ -36,7 +42,10 @@ export function formatDecisions(decisions: readonly Decision[]): string {
 			? `- ${what}: approved${said}; it has landed, so read the skill again before changing it further.`
 			: `- ${what}: rejected${said}; do not propose it again unless the person asks for it.`;
 	});
-	return `<selfskills-reviewed>\nThe person reviewed your skill proposals:\n${lines.join("\n")}\n</selfskills-reviewed>`;
+	return (
+		"<selfskills-reviewed>\nThe person reviewed your skill proposals:\n" +
+		`${lines.join("\n")}\n</selfskills-reviewed>`
+	);
 }
 
 export function buildInjectedBlock(changed: Iterable<ChangedSkill>, decisions: readonly Decision[] = []): string {

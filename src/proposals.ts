@@ -5,12 +5,13 @@
 //                                                        base and planned sha256, the diff, the reason
 //   <agentDir>/selfskills/proposals/decided/p-3f2a9c0b.json   approved or rejected, until the model is told
 //
-// Its key is a hash of the call and the bytes it was planned on, so an identical pending proposal is
-// never filed twice; its id is new each time (a decided id is never reused). An approval marks the proposal `approving` (with the hashes it will write)
-// before its commit; the sweep, run after the journal's recovery, finishes or clears such a mark
-// left by a killed process: the change landed (every target holds its new hash) and the proposal
-// goes, or it did not and the proposal stays pending. So a kill never lands a change twice nor
-// leaves a proposal that can no longer be approved or rejected.
+// Its key is a hash of the call and the bytes it was planned on, so an identical pending proposal
+// is never filed twice; its id is new each time (a decided id is never reused). An approval marks
+// the proposal `approving` (with the hashes it will write) before its commit; the sweep, run after
+// the journal's recovery, finishes or clears such a mark left by a killed process: the change
+// landed (every target holds its new hash) and the proposal goes, or it did not and the proposal
+// stays pending. So a kill never lands a change twice nor leaves a proposal that can no longer be
+// approved or rejected.
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";

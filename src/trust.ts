@@ -61,7 +61,8 @@ function settingsWriteTarget(fs: FsOps, path: string): string {
 		return fs.realpath(path);
 	} catch {
 		throw new Error(
-			`${path} is a symbolic link to a missing file; fix the link or replace it with a file, then run the command again`,
+			`${path} is a symbolic link to a missing file; ` +
+				"fix the link or replace it with a file, then run the command again",
 		);
 	}
 }

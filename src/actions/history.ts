@@ -25,7 +25,8 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 		.trackedFiles("code" in found ? name : skillKey(found.name, found.filePath))
 		.filter((f) => f !== relPath);
 	const lines = [
-		`${entries.length} backup(s) of ${name}/${relPath}, newest first${entries.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
+		`${entries.length} backup(s) of ${name}/${relPath}, newest first` +
+			`${entries.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
 		...entries.map(
 			(e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`,
 		),
@@ -39,7 +40,8 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 	const next = "code" in found ? entries[0] : newestDiffering(entries, currentBytes(ctx, found, relPath));
 	if (next)
 		lines.push(
-			`Restore one: {"action":"restore","skill":"${name}"${relPath === SKILL_FILE ? "" : `,"file":"${relPath}"`},"backup":"${next.id}"}`,
+			`Restore one: {"action":"restore","skill":"${name}"` +
+				`${relPath === SKILL_FILE ? "" : `,"file":"${relPath}"`},"backup":"${next.id}"}`,
 		);
 	return {
 		text: lines.join("\n"),

@@ -19,13 +19,16 @@ export function listSkills(ctx: CallContext, filter: string | undefined): Action
 		for (const skill of p.skills) proposed.set(skill, [...(proposed.get(skill) ?? []), p.id]);
 	const pendingNote = (name: string) =>
 		proposed.has(name) ? ` — awaiting the person's review: ${proposed.get(name)?.join(", ")} (do not redo)` : "";
-	const head = `${skills.length} skill(s)${wanted ? ` matching "${escapeControls(clip(filter ?? "", 100))}"` : ""}, ${writable} patchable.`;
+	const head =
+		`${skills.length} skill(s)` +
+		`${wanted ? ` matching "${escapeControls(clip(filter ?? "", 100))}"` : ""}, ${writable} patchable.`;
 	const lines = [head];
 	let size = head.length;
 	let shown = 0;
 	for (const s of skills) {
 		const line = escapeControls(
-			`${s.name} — ${clip(s.description.replace(/\s+/g, " "), 100)} — ${s.filePath} — patchable: ${s.patchable ? "yes" : `no (${s.reason})`}${pendingNote(s.name)}`,
+			`${s.name} — ${clip(s.description.replace(/\s+/g, " "), 100)} — ${s.filePath} — ` +
+				`patchable: ${s.patchable ? "yes" : `no (${s.reason})`}${pendingNote(s.name)}`,
 		);
 		if (size + line.length + 1 > READ_CHAR_LIMIT) break;
 		lines.push(line);
@@ -34,23 +37,22 @@ export function listSkills(ctx: CallContext, filter: string | undefined): Action
 	}
 	if (shown < skills.length)
 		lines.push(
-			`[${skills.length - shown} more skill(s) not shown; pass {"action":"list","skill":"<part of a name>"} to filter]`,
+			`[${skills.length - shown} more skill(s) not shown; ` +
+				'pass {"action":"list","skill":"<part of a name>"} to filter]',
 		);
 	return {
 		text: lines.join("\n"),
 		details: {
 			ok: true,
 			action: "list",
-			skills: skills
-				.slice(0, shown)
-				.map((s) => ({
-					name: s.name,
-					description: s.description,
-					path: s.filePath,
-					patchable: s.patchable,
-					reason: s.reason,
-					...(proposed.has(s.name) ? { pending: proposed.get(s.name) } : {}),
-				})),
+			skills: skills.slice(0, shown).map((s) => ({
+				name: s.name,
+				description: s.description,
+				path: s.filePath,
+				patchable: s.patchable,
+				reason: s.reason,
+				...(proposed.has(s.name) ? { pending: proposed.get(s.name) } : {}),
+			})),
 			...(shown < skills.length ? { total: skills.length } : {}),
 		},
 	};
