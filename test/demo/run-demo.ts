@@ -39,7 +39,9 @@ const WEBAPP_PACKAGE = {
 };
 
 const PROMPTS = [
-	"Deploy the web app to staging, following your deploy checks. And: after every staging deploy we run the smoke tests (npm run smoke:staging) and post the result in #deploys. Keep that as a skill.",
+	"Deploy the web app to staging, following your deploy checks. " +
+		"And: after every staging deploy we run the smoke tests (npm run smoke:staging) " +
+		"and post the result in #deploys. Keep that as a skill.",
 	"Run the smoke tests now, please.",
 	"From now on we deploy staging from the release branch. Add that to the deploy checks.",
 ];
@@ -67,16 +69,23 @@ const agentSteps = (env: TempEnv): FauxStep[] => [
 		action: "create",
 		name: "staging-smoke-test",
 		description: "Use after every staging deploy: runs the smoke tests and posts the result in #deploys.",
-		body: "# Staging smoke test\n\n1. Run `npm run smoke:staging`.\n2. Post its last line in #deploys, passed or failed.\n",
+		body:
+			"# Staging smoke test\n\n1. Run `npm run smoke:staging`.\n" +
+			"2. Post its last line in #deploys, passed or failed.\n",
 	}),
 	{
-		text: "Deployed build 42 to staging; health answers 200 OK. deploy-checks said `npm build`, which npm does not know (it pointed to `npm run build`, which works), so I corrected both mentions in the skill. The smoke-test routine is the new skill staging-smoke-test.",
+		text:
+			"Deployed build 42 to staging; health answers 200 OK. deploy-checks said `npm build`, " +
+			"which npm does not know (it pointed to `npm run build`, which works), " +
+			"so I corrected both mentions in the skill. The smoke-test routine is the new skill staging-smoke-test.",
 	},
 	// prompt 2: the new skill is named in the system prompt before any /reload, with its path
 	{ toolCall: { name: "read", arguments: { path: join(env.agentDir, "skills", "staging-smoke-test", "SKILL.md") } } },
 	bash("npm run smoke:staging"),
 	{
-		text: 'Smoke tests on staging: 3 of 3 passed. I cannot post in #deploys from here; the line for it: "staging build 42: smoke 3/3 passed".',
+		text:
+			"Smoke tests on staging: 3 of 3 passed. I cannot post in #deploys from here; " +
+			'the line for it: "staging build 42: smoke 3/3 passed".',
 	},
 	// prompt 3: a change the user asks for, as one added line
 	call({
@@ -187,7 +196,10 @@ const printed = (result: PiCliResult) => `${result.stdout}${result.stderr}`.trim
 /** Prints each command of a print-mode run with its own output (each output starts a known way). */
 function printCommands(commands: readonly string[], output: string): void {
 	const outputs = output.split(
-		/\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed|\d+ pending proposal|No proposal is pending|proposal p-|approved p-)/,
+		new RegExp(
+			String.raw`\n(?=selfskills: enabled|\d+ backup\(s\) of|Would restore|restore landed|` +
+				String.raw`\d+ pending proposal|No proposal is pending|proposal p-|approved p-)`,
+		),
 	);
 	commands.forEach((command, i) => {
 		console.log(`\n${command}`);
@@ -201,7 +213,8 @@ async function demo(env: TempEnv): Promise<void> {
 	const runtime =
 		nodeBinary === process.execPath ? `node ${process.version}` : nodeBinary.replace(`${REPO_ROOT}/`, "");
 	console.log(
-		`This demo runs the real pi ${line} CLI (${cliPath.replace(`${REPO_ROOT}/`, "")} on ${runtime}) offline with a scripted model, in the temp dir ${env.root} (deleted at the end).`,
+		`This demo runs the real pi ${line} CLI (${cliPath.replace(`${REPO_ROOT}/`, "")} on ${runtime}) ` +
+			`offline with a scripted model, in the temp dir ${env.root} (deleted at the end).`,
 	);
 
 	heading(`pi install ${REPO_ROOT}`);
@@ -225,12 +238,12 @@ async function demo(env: TempEnv): Promise<void> {
 	printTranscript(session.stdout);
 	const prompts = capturedSystemPrompts(env, "session");
 	console.log(
-		`\nEvery model call of the session carried the standing rules: ${prompts.filter((p) => p.includes("<selfskills-rules>")).length} of ${prompts.length} calls.`,
+		"\nEvery model call of the session carried the standing rules: " +
+			`${prompts.filter((p) => p.includes("<selfskills-rules>")).length} of ${prompts.length} calls.`,
 	);
 	console.log("From the second prompt on, before any /reload, the system prompt named the new skill:");
-	console.log(
-		indent(between(prompts.at(-1) ?? "", "<selfskills-changed>", "</selfskills-changed>") || "(missing!)", "    │ "),
-	);
+	const changedBlock = between(prompts.at(-1) ?? "", "<selfskills-changed>", "</selfskills-changed>");
+	console.log(indent(changedBlock || "(missing!)", "    │ "));
 
 	heading("deploy-checks on disk after the session");
 	console.log(indent(readFileSync(join(skillDir, "SKILL.md"), "utf8").trimEnd(), "    │ "));
@@ -260,10 +273,12 @@ async function demo(env: TempEnv): Promise<void> {
 	if (!restore) throw new Error("/selfskills history named no restore command");
 	const undo = ["/selfskills restore deploy-checks", restore];
 	heading(
-		`a week later the team deploys from main again; the human undoes the release-branch step: pi -p ${undo.map((c) => `"${c}"`).join(" ")}`,
+		"a week later the team deploys from main again; the human undoes the release-branch step: " +
+			`pi -p ${undo.map((c) => `"${c}"`).join(" ")}`,
 	);
 	console.log(
-		"(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, and the command copied from history restores; in the TUI the first one asks with the diff)",
+		"(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, " +
+			"and the command copied from history restores; in the TUI the first one asks with the diff)",
 	);
 	printCommands(
 		undo,
@@ -297,7 +312,8 @@ async function demo(env: TempEnv): Promise<void> {
 	if (!id) throw new Error("/selfskills pending listed no proposal");
 	const decide = [`/selfskills show ${id}`, `/selfskills approve ${id} --yes`];
 	heading(
-		`and approves it (in the TUI approve asks with the diff; print mode takes --yes): pi -p ${decide.map((c) => `"${c}"`).join(" ")}`,
+		"and approves it (in the TUI approve asks with the diff; print mode takes --yes): " +
+			`pi -p ${decide.map((c) => `"${c}"`).join(" ")}`,
 	);
 	printCommands(
 		decide,

@@ -115,61 +115,73 @@ describe("skill_manage actions", function () {
 			).to.equal(true);
 		});
 
-		it("keeps the old bytes as a private copy, never a hard link of the skill file, and lands the new bytes as a new file", async function () {
-			await tool.call({ action: "read", skill: "alpha" });
-			const old = statSync(skillFile());
-			const landed = await tool.call({
-				action: "patch",
-				skill: "alpha",
-				old_string: "Step one.",
-				new_string: "Step 1.",
-			});
-			const backup = statSync(
-				join(
+		it(
+			"keeps the old bytes as a private copy, never a hard link of the skill file, " +
+				"and lands the new bytes as a new file",
+			async function () {
+				await tool.call({ action: "read", skill: "alpha" });
+				const old = statSync(skillFile());
+				const landed = await tool.call({
+					action: "patch",
+					skill: "alpha",
+					old_string: "Step one.",
+					new_string: "Step 1.",
+				});
+				const backup = statSync(
+					join(
+						skillBackupDir(getEnv().agentDir, "alpha"),
+						"SKILL.md",
+						(landed.details.changes as Array<{ backup: string }>)[0].backup,
+					),
+				);
+				expect(backup.ino, "a copy: an in-place edit of the skill file can never change it").to.not.equal(old.ino);
+				expect([backup.nlink, backup.mode & 0o777]).to.deep.equal([1, 0o600]);
+				expect(statSync(skillFile()).ino).to.not.equal(old.ino);
+				expect(statSync(skillFile()).mode & 0o777).to.equal(old.mode & 0o777);
+			},
+		);
+
+		it(
+			"copies instead when SKILL.md has another name, " + "which keeps the old bytes and never shares the backup",
+			async function () {
+				const other = join(getEnv().projectDir, "elsewhere.md");
+				linkSync(skillFile(), other);
+				await tool.call({ action: "read", skill: "alpha" });
+				const before = readFileSync(skillFile());
+				const landed = await tool.call({
+					action: "patch",
+					skill: "alpha",
+					old_string: "Step one.",
+					new_string: "Step 1.",
+				});
+				const backupPath = join(
 					skillBackupDir(getEnv().agentDir, "alpha"),
 					"SKILL.md",
 					(landed.details.changes as Array<{ backup: string }>)[0].backup,
-				),
-			);
-			expect(backup.ino, "a copy: an in-place edit of the skill file can never change it").to.not.equal(old.ino);
-			expect([backup.nlink, backup.mode & 0o777]).to.deep.equal([1, 0o600]);
-			expect(statSync(skillFile()).ino).to.not.equal(old.ino);
-			expect(statSync(skillFile()).mode & 0o777).to.equal(old.mode & 0o777);
-		});
+				);
+				expect(statSync(backupPath).ino).to.not.equal(statSync(other).ino);
+				writeFileSync(other, "edited through the other name\n");
+				expect(readFileSync(backupPath).equals(before)).to.equal(true);
+			},
+		);
 
-		it("copies instead when SKILL.md has another name, which keeps the old bytes and never shares the backup", async function () {
-			const other = join(getEnv().projectDir, "elsewhere.md");
-			linkSync(skillFile(), other);
-			await tool.call({ action: "read", skill: "alpha" });
-			const before = readFileSync(skillFile());
-			const landed = await tool.call({
-				action: "patch",
-				skill: "alpha",
-				old_string: "Step one.",
-				new_string: "Step 1.",
-			});
-			const backupPath = join(
-				skillBackupDir(getEnv().agentDir, "alpha"),
-				"SKILL.md",
-				(landed.details.changes as Array<{ backup: string }>)[0].backup,
-			);
-			expect(statSync(backupPath).ino).to.not.equal(statSync(other).ino);
-			writeFileSync(other, "edited through the other name\n");
-			expect(readFileSync(backupPath).equals(before)).to.equal(true);
-		});
-
-		it("refuses a patch that breaks the frontmatter with invalid_skill and a corrected frontmatter", async function () {
-			await tool.call({ action: "read", skill: "alpha" });
-			const refused = await tool.call({
-				action: "patch",
-				skill: "alpha",
-				old_string: "description: Use when testing alpha.",
-				new_string: "description: Use when: testing alpha",
-			});
-			expect(refused.code).to.equal("invalid_skill");
-			expect(refused.details.suggestion).to.equal('---\nname: alpha\ndescription: "Use when: testing alpha"\n---');
-			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
-		});
+		it(
+			"refuses a patch that breaks the frontmatter " + "with invalid_skill and a corrected frontmatter",
+			async function () {
+				await tool.call({ action: "read", skill: "alpha" });
+				const refused = await tool.call({
+					action: "patch",
+					skill: "alpha",
+					old_string: "description: Use when testing alpha.",
+					new_string: "description: Use when: testing alpha",
+				});
+				expect(refused.code).to.equal("invalid_skill");
+				expect(refused.details.suggestion).to.equal(
+					'---\nname: alpha\ndescription: "Use when: testing alpha"\n---',
+				);
+				expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
+			},
+		);
 
 		it("refuses hidden bidi characters in new_string with unsafe_content", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
@@ -216,25 +228,28 @@ describe("skill_manage actions", function () {
 	});
 
 	describe("create", function () {
-		it("creates <skillsDir>/<name>/SKILL.md whose frontmatter survives colons, quotes and newlines", async function () {
-			const description = 'Use when: the "deploy" fails; it\'s #1.\nSecond line: with - dash';
-			const created = await tool.call({
-				action: "create",
-				name: "new-skill",
-				description,
-				body: "# New\n\nDo it.\n",
-			});
-			expect(created.ok, created.text).to.equal(true);
-			const file = join(getEnv().agentDir, "skills", "new-skill", "SKILL.md");
-			const text = readFileSync(file, "utf8");
-			expect(checkSkillContent(text, "new-skill")).to.deep.equal({
-				name: "new-skill",
-				description,
-				diagnostics: [],
-			});
-			expect(parseFrontmatter<{ description: string }>(text).frontmatter.description).to.equal(description);
-			expect(statSync(file).mode & 0o777).to.equal(0o644);
-		});
+		it(
+			"creates <skillsDir>/<name>/SKILL.md whose frontmatter survives colons, " + "quotes and newlines",
+			async function () {
+				const description = 'Use when: the "deploy" fails; it\'s #1.\nSecond line: with - dash';
+				const created = await tool.call({
+					action: "create",
+					name: "new-skill",
+					description,
+					body: "# New\n\nDo it.\n",
+				});
+				expect(created.ok, created.text).to.equal(true);
+				const file = join(getEnv().agentDir, "skills", "new-skill", "SKILL.md");
+				const text = readFileSync(file, "utf8");
+				expect(checkSkillContent(text, "new-skill")).to.deep.equal({
+					name: "new-skill",
+					description,
+					diagnostics: [],
+				});
+				expect(parseFrontmatter<{ description: string }>(text).frontmatter.description).to.equal(description);
+				expect(statSync(file).mode & 0o777).to.equal(0o644);
+			},
+		);
 
 		it("refuses a name that exists anywhere pi looks with exists, naming where", async function () {
 			const env = getEnv();
@@ -287,27 +302,33 @@ describe("skill_manage actions", function () {
 			expect(statSync(join(dir, "scripts", "run.sh")).mode & 0o777).to.equal(0o644);
 		});
 
-		it("needs the bundled file read before overwriting it, backs it up and keeps an executable mode", async function () {
-			chmodSync(join(dir, "references", "api.md"), 0o755);
-			await tool.call({ action: "read", skill: "alpha" });
-			expect(
-				(await tool.call({ action: "write", skill: "alpha", file: "references/api.md", content: "new\n" })).code,
-			).to.equal("not_read");
-			await tool.call({ action: "read", skill: "alpha", file: "references/api.md" });
-			const written = await tool.call({
-				action: "write",
-				skill: "alpha",
-				file: "references/api.md",
-				content: "new\n",
-			});
-			expect(written.ok, written.text).to.equal(true);
-			expect(statSync(join(dir, "references", "api.md")).mode & 0o777).to.equal(0o755);
-			const backups = readdirSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md"));
-			expect(backups).to.have.length(1);
-			expect(
-				readFileSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md", backups[0]), "utf8"),
-			).to.equal("API notes\nline two\n");
-		});
+		it(
+			"needs the bundled file read before overwriting it, " + "backs it up and keeps an executable mode",
+			async function () {
+				chmodSync(join(dir, "references", "api.md"), 0o755);
+				await tool.call({ action: "read", skill: "alpha" });
+				expect(
+					(await tool.call({ action: "write", skill: "alpha", file: "references/api.md", content: "new\n" })).code,
+				).to.equal("not_read");
+				await tool.call({ action: "read", skill: "alpha", file: "references/api.md" });
+				const written = await tool.call({
+					action: "write",
+					skill: "alpha",
+					file: "references/api.md",
+					content: "new\n",
+				});
+				expect(written.ok, written.text).to.equal(true);
+				expect(statSync(join(dir, "references", "api.md")).mode & 0o777).to.equal(0o755);
+				const backups = readdirSync(join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md"));
+				expect(backups).to.have.length(1);
+				expect(
+					readFileSync(
+						join(skillBackupDir(getEnv().agentDir, "alpha"), "references", "api.md", backups[0]),
+						"utf8",
+					),
+				).to.equal("API notes\nline two\n");
+			},
+		);
 
 		it("refuses empty content with empty_content and a bad path with bad_file_path", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
@@ -339,25 +360,30 @@ describe("skill_manage actions", function () {
 			expect(readFileSync(join(dir, "references", "api.md"), "utf8")).to.equal("API notes\nline two\n");
 		});
 
-		it("snapshots a whole skill under __deleted__/<stamp>/ and restore recreates the tree byte for byte", async function () {
-			chmodSync(join(dir, "references", "api.md"), 0o755);
-			await tool.call({ action: "read", skill: "alpha" });
-			const deleted = await tool.call({ action: "delete", skill: "alpha" });
-			expect(deleted.ok, deleted.text).to.equal(true);
-			expect(existsSync(dir)).to.equal(false);
-			const snapshots = join(skillBackupDir(getEnv().agentDir, "alpha"), "__deleted__");
-			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
-			expect(stamp).to.match(/^\d{8}-\d{6}\.\d{3}$/);
-			expect(readFileSync(join(snapshots, stamp, "SKILL.md"), "utf8")).to.equal(ALPHA);
-			expect(readFileSync(join(snapshots, stamp, "references", "api.md"), "utf8")).to.equal("API notes\nline two\n");
-			const history = await tool.call({ action: "history", skill: "alpha" });
-			expect(history.text).to.contain(stamp);
-			const restored = await tool.call({ action: "restore", skill: "alpha" });
-			expect(restored.ok, restored.text).to.equal(true);
-			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
-			expect(readFileSync(join(dir, "references", "api.md"), "utf8")).to.equal("API notes\nline two\n");
-			expect(statSync(join(dir, "references", "api.md")).mode & 0o777).to.equal(0o755);
-		});
+		it(
+			"snapshots a whole skill under __deleted__/<stamp>/ " + "and restore recreates the tree byte for byte",
+			async function () {
+				chmodSync(join(dir, "references", "api.md"), 0o755);
+				await tool.call({ action: "read", skill: "alpha" });
+				const deleted = await tool.call({ action: "delete", skill: "alpha" });
+				expect(deleted.ok, deleted.text).to.equal(true);
+				expect(existsSync(dir)).to.equal(false);
+				const snapshots = join(skillBackupDir(getEnv().agentDir, "alpha"), "__deleted__");
+				const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
+				expect(stamp).to.match(/^\d{8}-\d{6}\.\d{3}$/);
+				expect(readFileSync(join(snapshots, stamp, "SKILL.md"), "utf8")).to.equal(ALPHA);
+				expect(readFileSync(join(snapshots, stamp, "references", "api.md"), "utf8")).to.equal(
+					"API notes\nline two\n",
+				);
+				const history = await tool.call({ action: "history", skill: "alpha" });
+				expect(history.text).to.contain(stamp);
+				const restored = await tool.call({ action: "restore", skill: "alpha" });
+				expect(restored.ok, restored.text).to.equal(true);
+				expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
+				expect(readFileSync(join(dir, "references", "api.md"), "utf8")).to.equal("API notes\nline two\n");
+				expect(statSync(join(dir, "references", "api.md")).mode & 0o777).to.equal(0o755);
+			},
+		);
 
 		it("backs up the current content before a restore, so a restore of the restore undoes it", async function () {
 			await tool.call({ action: "read", skill: "alpha" });
@@ -371,24 +397,31 @@ describe("skill_manage actions", function () {
 			expect(readFileSync(skillFile(), "utf8")).to.equal(patched);
 		});
 
-		it("restores a named backup given without its extension, and refuses an unknown one with no_backup", async function () {
-			await tool.call({ action: "read", skill: "alpha" });
-			await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
-			await tool.call({ action: "patch", skill: "alpha", old_string: "Step 1.", new_string: "Step I." });
-			const history = await tool.call({ action: "history", skill: "alpha" });
-			const ids = (history.details.backups as Array<{ id: string }>).map((b) => b.id);
-			expect(ids).to.have.length(2);
-			const oldest = ids[1];
-			const restored = await tool.call({ action: "restore", skill: "alpha", backup: oldest.replace(/\.md$/, "") });
-			expect(restored.ok, restored.text).to.equal(true);
-			expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
-			const missing = await tool.call({
-				action: "restore",
-				skill: "alpha",
-				backup: "20000101-000000.000-0000000000",
-			});
-			expect(missing.code).to.equal("no_backup");
-		});
+		it(
+			"restores a named backup given without its extension, " + "and refuses an unknown one with no_backup",
+			async function () {
+				await tool.call({ action: "read", skill: "alpha" });
+				await tool.call({ action: "patch", skill: "alpha", old_string: "Step one.", new_string: "Step 1." });
+				await tool.call({ action: "patch", skill: "alpha", old_string: "Step 1.", new_string: "Step I." });
+				const history = await tool.call({ action: "history", skill: "alpha" });
+				const ids = (history.details.backups as Array<{ id: string }>).map((b) => b.id);
+				expect(ids).to.have.length(2);
+				const oldest = ids[1];
+				const restored = await tool.call({
+					action: "restore",
+					skill: "alpha",
+					backup: oldest.replace(/\.md$/, ""),
+				});
+				expect(restored.ok, restored.text).to.equal(true);
+				expect(readFileSync(skillFile(), "utf8")).to.equal(ALPHA);
+				const missing = await tool.call({
+					action: "restore",
+					skill: "alpha",
+					backup: "20000101-000000.000-0000000000",
+				});
+				expect(missing.code).to.equal("no_backup");
+			},
+		);
 
 		it("refuses a restore with no backup at all with no_backup", async function () {
 			expect((await tool.call({ action: "restore", skill: "alpha" })).code).to.equal("no_backup");

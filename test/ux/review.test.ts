@@ -75,42 +75,46 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 		for (const pi of sessions.splice(0)) pi.dispose();
 	});
 
-	it("files a proposal that survives a restart; approve lands it backed up and audited, and the next prompt names it once", async function () {
-		const first = await open({ confirm: true });
-		const id = await propose(first);
-		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
-		first.dispose();
-		sessions.splice(0);
-		const pi = await open({ confirm: true });
-		await pi.runCommand("/selfskills pending");
-		expect(last(pi))
-			.to.contain("1 pending proposal(s)")
-			.and.contain(id)
-			.and.contain("deploy-checks")
-			.and.contain("+1 −1")
-			.and.contain(REASON);
-		await pi.runCommand(`/selfskills show ${id}`);
-		expect(last(pi))
-			.to.contain(`proposal ${id}: patch of deploy-checks`)
-			.and.contain("+")
-			.and.contain("npm run build");
-		await pi.runCommand(`/selfskills approve ${id}`);
-		expect(last(pi)).to.contain(`approved ${id}`).and.contain("Backup: SKILL.md ->");
-		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
-		expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
-		expect(auditLines(env).at(-1)).to.include({
-			action: "patch",
-			skill: "deploy-checks",
-			approved: id,
-			reason: REASON,
-		});
-		const next = await pi.run("anything new?", [{ text: "ok" }, { text: "ok" }]);
-		expect(next.calls[0].systemPrompt)
-			.to.contain("<selfskills-reviewed>")
-			.and.contain(`${id} (patch of deploy-checks): approved`);
-		const after = await pi.run("and now?", [{ text: "ok" }]);
-		expect(after.calls[0].systemPrompt).to.not.contain(id);
-	});
+	it(
+		"files a proposal that survives a restart; approve lands it backed up and audited, " +
+			"and the next prompt names it once",
+		async function () {
+			const first = await open({ confirm: true });
+			const id = await propose(first);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+			first.dispose();
+			sessions.splice(0);
+			const pi = await open({ confirm: true });
+			await pi.runCommand("/selfskills pending");
+			expect(last(pi))
+				.to.contain("1 pending proposal(s)")
+				.and.contain(id)
+				.and.contain("deploy-checks")
+				.and.contain("+1 −1")
+				.and.contain(REASON);
+			await pi.runCommand(`/selfskills show ${id}`);
+			expect(last(pi))
+				.to.contain(`proposal ${id}: patch of deploy-checks`)
+				.and.contain("+")
+				.and.contain("npm run build");
+			await pi.runCommand(`/selfskills approve ${id}`);
+			expect(last(pi)).to.contain(`approved ${id}`).and.contain("Backup: SKILL.md ->");
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
+			expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
+			expect(auditLines(env).at(-1)).to.include({
+				action: "patch",
+				skill: "deploy-checks",
+				approved: id,
+				reason: REASON,
+			});
+			const next = await pi.run("anything new?", [{ text: "ok" }, { text: "ok" }]);
+			expect(next.calls[0].systemPrompt)
+				.to.contain("<selfskills-reviewed>")
+				.and.contain(`${id} (patch of deploy-checks): approved`);
+			const after = await pi.run("and now?", [{ text: "ok" }]);
+			expect(after.calls[0].systemPrompt).to.not.contain(id);
+		},
+	);
 
 	it("reject drops it with the person's words, which the model reads once; the file is untouched", async function () {
 		const pi = await open({ confirm: true });
@@ -127,23 +131,27 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 		expect(last(pi)).to.contain("unknown_proposal");
 	});
 
-	it("replays the patch on a file that changed since and shows the new diff first; fails stale when it no longer applies", async function () {
-		const dialogs: string[] = [];
-		const pi = await open({ confirm: (title, message) => (dialogs.push(`${title}\n${message}`), true) });
-		const id = await propose(pi);
-		const edited = DEPLOY_SKILL.replace("health page", "health endpoint");
-		writeFileSync(skillFile, edited);
-		await pi.runCommand(`/selfskills approve ${id}`);
-		expect(dialogs.at(-1)).to.contain("replayed on the changed deploy-checks/SKILL.md");
-		expect(readFileSync(skillFile, "utf8")).to.equal(edited.replace("npm build", "npm run build"));
-		writeFileSync(skillFile, DEPLOY_SKILL);
-		const second = await propose(pi);
-		writeFileSync(skillFile, DEPLOY_SKILL.replace("npm build", "make"));
-		await pi.runCommand(`/selfskills approve ${second}`);
-		expect(last(pi)).to.contain("stale").and.contain(`proposal ${second} no longer applies`);
-		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "make"));
-		expect(listProposals(realFs, env.agentDir).map((p) => p.id)).to.deep.equal([second]);
-	});
+	it(
+		"replays the patch on a file that changed since and shows the new diff first; " +
+			"fails stale when it no longer applies",
+		async function () {
+			const dialogs: string[] = [];
+			const pi = await open({ confirm: (title, message) => (dialogs.push(`${title}\n${message}`), true) });
+			const id = await propose(pi);
+			const edited = DEPLOY_SKILL.replace("health page", "health endpoint");
+			writeFileSync(skillFile, edited);
+			await pi.runCommand(`/selfskills approve ${id}`);
+			expect(dialogs.at(-1)).to.contain("replayed on the changed deploy-checks/SKILL.md");
+			expect(readFileSync(skillFile, "utf8")).to.equal(edited.replace("npm build", "npm run build"));
+			writeFileSync(skillFile, DEPLOY_SKILL);
+			const second = await propose(pi);
+			writeFileSync(skillFile, DEPLOY_SKILL.replace("npm build", "make"));
+			await pi.runCommand(`/selfskills approve ${second}`);
+			expect(last(pi)).to.contain("stale").and.contain(`proposal ${second} no longer applies`);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "make"));
+			expect(listProposals(realFs, env.agentDir).map((p) => p.id)).to.deep.equal([second]);
+		},
+	);
 
 	it("keeps a proposal pending when the person declines the approval dialog", async function () {
 		const pi = await open({ confirm: false });
@@ -153,26 +161,32 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 	});
 
-	it("under ask shows a dialog: allowing for the session lands this and the next change unasked; deny refuses with the words", async function () {
-		const titles: string[] = [];
-		const pi = await open(
-			{
-				select: (title) => (titles.push(title), titles.length === 1 ? allowSessionLabel(["deploy-checks"]) : DENY),
-				input: "not now",
-			},
-			"ask",
-		);
-		const run = await pi.run("fix it", [
-			...PROPOSE_STEPS.slice(0, 2),
-			call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" }),
-			{ text: "done" },
-		]);
-		for (const r of run.toolResults) expect(r.isError, r.text).to.equal(false);
-		expect(titles).to.have.length(1);
-		expect(titles[0]).to.contain("skill_manage wants to patch deploy-checks").and.contain(REASON);
-		expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
-		expect(auditLines(env).map((a) => a.allowed)).to.deep.equal(["session", undefined]);
-	});
+	it(
+		"under ask shows a dialog: allowing for the session lands this and the next change unasked; " +
+			"deny refuses with the words",
+		async function () {
+			const titles: string[] = [];
+			const pi = await open(
+				{
+					select: (title) => (
+						titles.push(title), titles.length === 1 ? allowSessionLabel(["deploy-checks"]) : DENY
+					),
+					input: "not now",
+				},
+				"ask",
+			);
+			const run = await pi.run("fix it", [
+				...PROPOSE_STEPS.slice(0, 2),
+				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" }),
+				{ text: "done" },
+			]);
+			for (const r of run.toolResults) expect(r.isError, r.text).to.equal(false);
+			expect(titles).to.have.length(1);
+			expect(titles[0]).to.contain("skill_manage wants to patch deploy-checks").and.contain(REASON);
+			expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
+			expect(auditLines(env).map((a) => a.allowed)).to.deep.equal(["session", undefined]);
+		},
+	);
 
 	it("completes pending proposal ids after show, approve and reject, and the pins after unpin", async function () {
 		const pi = await open(false);
