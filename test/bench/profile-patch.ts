@@ -1,11 +1,14 @@
 // `npm run profile:patch`: where one patch spends its time, per source file (a stage: discovery
 // cache, gates, commit, locks...) and per function, from V8's CPU profile of repeated patches on
 // tmpfs. Nothing in src knows it is profiled. PROFILE_SKILLS=10,10000 picks the installed counts,
-// PROFILE_BYTES the size of the patched SKILL.md (default 4096).
+// PROFILE_BYTES the size of the patched SKILL.md (default 4096). PROFILE_ACTION=first-list profiles
+// a session's first list instead (a new session each call: the fingerprint walk and pi's loader).
 
 import { Session } from "node:inspector/promises";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createSessionState } from "../../src/session-state.ts";
+import { executeSkillManage } from "../../src/tool.ts";
 import { createBenchEnv, expectOk, MARK_A, writeSkill, type BenchEnv } from "./fixtures.ts";
 import { fmtMs, summarize, timeOnce } from "./stats.ts";
 
@@ -13,6 +16,7 @@ interface ProfileNode {
 	id: number;
 	callFrame: { functionName: string; url: string; lineNumber: number };
 	hitCount?: number;
+	children?: number[];
 }
 
 interface Profile {
@@ -47,9 +51,25 @@ function selfTimes(profile: Profile, keyOf: (node: ProfileNode) => string): Map<
 	return out;
 }
 
+/**
+ * Each sample charged to the nearest frame in src/ or a package (who asked for the lstat, the
+ * readdir, the garbage): native and Node-internal frames pass their time up to their caller.
+ */
+function callerTimes(profile: Profile): Map<string, number> {
+	const parent = new Map<number, number>();
+	for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	const label = (n: ProfileNode) => `${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+	return selfTimes(profile, (node) => {
+		let at: ProfileNode | undefined = node;
+		while (at && /^\(native|^node internals/.test(where(at.callFrame.url))) at = byId.get(parent.get(at.id) ?? -1);
+		return at ? label(at) : label(node);
+	});
+}
+
 function printTop(title: string, times: Map<string, number>, calls: number, limit: number): void {
 	const total = [...times.values()].reduce((a, b) => a + b, 0);
-	console.log(`\n${title} (self time per patch; total ${(total / 1000 / calls).toFixed(2)} ms)`);
+	console.log(`\n${title} (self time per call; total ${(total / 1000 / calls).toFixed(2)} ms)`);
 	for (const [key, us] of [...times].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
 		console.log(`  ${(us / 1000 / calls).toFixed(3).padStart(8)} ms  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`);
 	}
@@ -78,16 +98,20 @@ async function profileAt(count: number, session: Session): Promise<void> {
 			current = `Marker: version ${++version}.`;
 			return expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: current });
 		};
-		for (let i = 0; i < 40; i++) await patch();
-		const calls = Number(process.env.PROFILE_CALLS ?? "200");
+		const firstList = process.env.PROFILE_ACTION === "first-list";
+		const run = firstList ? () => executeSkillManage({ ...bench.deps, state: createSessionState() }, { action: "list" }, bench.ctx) : patch;
+		for (let i = 0; i < (firstList ? 5 : 40); i++) await run();
+		const calls = Number(process.env.PROFILE_CALLS ?? (firstList ? "20" : "200"));
 		await session.post("Profiler.setSamplingInterval", { interval: 50 });
 		await session.post("Profiler.start");
 		const times: number[] = [];
-		for (let i = 0; i < calls; i++) times.push(await timeOnce(patch));
+		for (let i = 0; i < calls; i++) times.push(await timeOnce(run));
 		const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
-		console.log(`\n=== patch ${bytes / 1024} KiB, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`);
+		const what = firstList ? "a session's first list" : `patch ${bytes / 1024} KiB`;
+		console.log(`\n=== ${what}, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`);
 		printTop("per source file", selfTimes(profile, (n) => where(n.callFrame.url)), calls, 25);
 		printTop("per function", selfTimes(profile, (n) => `${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`), calls, 30);
+		printTop("per calling function (native and Node-internal time charged to its caller)", callerTimes(profile), calls, 25);
 	} finally {
 		bench.cleanup();
 	}
