@@ -32,9 +32,16 @@ import { pendingJournals } from "./journal.ts";
 import { runMutations, type MutationEffects } from "./mutate.ts";
 import type { SessionState } from "./session-state.ts";
 import { findSkill, resolveFileTarget } from "./target.ts";
-import { findProposal, landApproval, previewApproval, rejectProposal, type ReviewDeps } from "./review.ts";
+import {
+	findProposal,
+	finishInterrupted,
+	landApproval,
+	previewApproval,
+	rejectProposal,
+	type ReviewDeps,
+} from "./review.ts";
 import { findPin, getGlobalSettingsPath } from "./settings.ts";
-import { changedSince, listProposals, sweepProposals } from "./proposals.ts";
+import { changedSince, listProposals } from "./proposals.ts";
 import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "./trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "./usage.ts";
 
@@ -362,7 +369,7 @@ function reviewDeps(deps: CommandDeps): ReviewDeps {
 }
 
 function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
-	sweepProposals(deps.fs, deps.agentDir());
+	finishInterrupted(deps.fs, deps.agentDir());
 	output(ctx, pendingText(listProposals(deps.fs, deps.agentDir())));
 }
 

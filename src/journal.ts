@@ -64,7 +64,20 @@ export function writeJournal(fs: FsOps, agentDir: string, entries: readonly Jour
 	const path = join(dir, `${Date.now()}-${process.pid}-${sequence++}.json`);
 	const journal: Journal = { pid: process.pid, startedAt: new Date().toISOString(), entries };
 	active.add(path);
-	writeFileAtomic(fs, path, Buffer.from(JSON.stringify(journal)), { mode: 0o600, storeBase: agentDir });
+	try {
+		writeFileAtomic(fs, path, Buffer.from(JSON.stringify(journal)), { mode: 0o600, storeBase: agentDir });
+	} catch (error) {
+		// Nothing was written yet: a journal the rename put in place (a folder sync failed after it) must
+		// not outlive this failed commit, or a later recovery would roll back a later commit of the same
+		// files. One that cannot be removed is no longer ours: the next recovery finds its files untouched.
+		try {
+			fs.unlink(path);
+		} catch {
+			// absent, or left to the next recovery
+		}
+		active.delete(path);
+		throw error;
+	}
 	return path;
 }
 

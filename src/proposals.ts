@@ -192,6 +192,11 @@ export function markApproving(
 	return marked;
 }
 
+/** Stops owning an approval whose verdict could not be written: the next sweep judges it. */
+export function releaseApproving(id: string): void {
+	approvingHere.delete(id);
+}
+
 /** The approval did not land: the proposal is pending again, as it was. */
 export function clearApproving(fs: FsOps, agentDir: string, proposal: Proposal): void {
 	const { approving: _approving, ...pending } = proposal;

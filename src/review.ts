@@ -9,6 +9,7 @@ import { createCallContext, type CallContext, type PreparedMutation } from "./ca
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
+import { recoverJournals } from "./journal.ts";
 import { runMutations, type MutationEffects, type MutationResult } from "./mutate.ts";
 import { prepareCall } from "./prepare.ts";
 import {
@@ -18,6 +19,7 @@ import {
 	listProposals,
 	markApproving,
 	readProposal,
+	releaseApproving,
 	sweepProposals,
 	type Proposal,
 	type ProposalTarget,
@@ -33,9 +35,18 @@ export interface ReviewDeps {
 	readonly effects: MutationEffects;
 }
 
+/**
+ * Finishes what a killed process left, in order: a half-written commit is put back first (its files
+ * may hold the new bytes before its commit point), then an approval is judged landed or not.
+ */
+export function finishInterrupted(fs: FsOps, agentDir: string): void {
+	recoverJournals(fs, agentDir);
+	sweepProposals(fs, agentDir);
+}
+
 /** The pending proposal `id` (after finishing what a killed approval left), or unknown_proposal. */
 export function findProposal(deps: ReviewDeps, id: string): Proposal | Refusal {
-	sweepProposals(deps.fs, deps.agentDir());
+	finishInterrupted(deps.fs, deps.agentDir());
 	const proposal = readProposal(deps.fs, deps.agentDir(), id);
 	return (
 		proposal ??
@@ -158,7 +169,12 @@ export async function landApproval(
 		clearApproving(deps.fs, deps.agentDir(), marked);
 		return result;
 	}
-	decideProposal(deps.fs, deps.agentDir(), marked, "approved", words);
+	try {
+		decideProposal(deps.fs, deps.agentDir(), marked, "approved", words);
+	} catch {
+		// The change landed; the next sweep finds every target new and records the verdict.
+		releaseApproving(proposal.id);
+	}
 	return result;
 }
 

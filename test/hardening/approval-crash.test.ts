@@ -83,47 +83,50 @@ describe("hardening: crash safety of an approval", function () {
 		}
 	});
 
-	describe("in this process, every filesystem call from call N on fails (the process is dead from there)", function () {
-		for (const verdict of ["approve", "reject"] as const) {
-			for (const scenario of PROPOSALS) {
-				it(`${verdict} of a ${scenario.name}: the recovery leaves it pending or decided`, async function () {
-					const probe = await prepareCase(env.root, scenario);
-					const counted = faultyFs();
-					expect(await review(probe, verdict, counted)).to.deep.equal({ ok: true });
-					const calls = counted.log;
-					expect(await recoverAndCheck(probe, verdict, "no fault")).to.equal("decided");
-					// Every point (milliseconds each, in this process).
-					const points = calls.map((_, i) => i + 1);
-					const fates = { pending: 0, decided: 0, threw: 0 };
-					for (const point of points) {
-						const c = await prepareCase(env.root, scenario);
-						const dead = faultyFs(({ seq }) =>
-							seq >= point - 1 ? errno("EIO", "injected: the process is dead from here on") : undefined,
-						);
-						try {
-							await review(c, verdict, dead);
-						} catch {
-							fates.threw++;
+	describe(
+		"in this process, every filesystem call from call N on fails " + "(the process is dead from there)",
+		function () {
+			for (const verdict of ["approve", "reject"] as const) {
+				for (const scenario of PROPOSALS) {
+					it(`${verdict} of a ${scenario.name}: the recovery leaves it pending or decided`, async function () {
+						const probe = await prepareCase(env.root, scenario);
+						const counted = faultyFs();
+						expect(await review(probe, verdict, counted)).to.deep.equal({ ok: true });
+						const calls = counted.log;
+						expect(await recoverAndCheck(probe, verdict, "no fault")).to.equal("decided");
+						// Every point (milliseconds each, in this process).
+						const points = calls.map((_, i) => i + 1);
+						const fates = { pending: 0, decided: 0, threw: 0 };
+						for (const point of points) {
+							const c = await prepareCase(env.root, scenario);
+							const dead = faultyFs(({ seq }) =>
+								seq >= point - 1 ? errno("EIO", "injected: the process is dead from here on") : undefined,
+							);
+							try {
+								await review(c, verdict, dead);
+							} catch {
+								fates.threw++;
+							}
+							forgetApprovingHere(); // the dead process's approvals are no longer running
+							const call = calls[point - 1];
+							const what = `${call.op} ${String(call.args[0]).replace(c.agentDir, "<agent>")}`;
+							const where = `every call from ${point} of ${calls.length} (${what}) fails`;
+							fates[await recoverAndCheck(c, verdict, where, recoverAfterDeath)]++;
 						}
-						forgetApprovingHere(); // the dead process's approvals are no longer running
-						const call = calls[point - 1];
-						const what = `${call.op} ${String(call.args[0]).replace(c.agentDir, "<agent>")}`;
-						const where = `every call from ${point} of ${calls.length} (${what}) fails`;
-						fates[await recoverAndCheck(c, verdict, where, recoverAfterDeath)]++;
-					}
-					console.log(
-						`      ${verdict} of a ${scenario.name}: ${calls.length} fs calls, ` +
-							`failing from ${points.length} of them: ${fates.pending} pending, ${fates.decided} decided ` +
-							`(${fates.threw} threw)`,
-					);
-				});
+						console.log(
+							`      ${verdict} of a ${scenario.name}: ${calls.length} fs calls, ` +
+								`failing from ${points.length} of them: ${fates.pending} pending, ${fates.decided} decided ` +
+								`(${fates.threw} threw)`,
+						);
+					});
+				}
 			}
-		}
-	});
+		},
+	);
 
-	describe("defects found (skipped until src/ is fixed; each fails without its fix)", function () {
+	describe("defects the sweeps found (each test failed before its fix)", function () {
 		// src/review.ts findProposal sweeps proposals without recovering journals first.
-		it.skip(
+		it(
 			"a review in a live session sweeps a killed batch approval " + "only after its journal is recovered",
 			async function () {
 				// Another pi process approved the batch and was killed right before the commit point (the
@@ -146,7 +149,7 @@ describe("hardening: crash safety of an approval", function () {
 		);
 
 		// src/journal.ts writeJournal keeps a journal whose write failed after its rename (active, on disk).
-		it.skip(
+		it(
 			"a journal whose folder sync failed is not left " + "to undo a later approval in the next process",
 			async function () {
 				// A pi process approves: the journal is renamed into place, then its folder's fsync fails (EIO),
@@ -164,7 +167,7 @@ describe("hardening: crash safety of an approval", function () {
 		);
 
 		// src/review.ts landApproval leaves the proposal marked as approved here when decideProposal throws.
-		it.skip(
+		it(
 			"a verdict that failed to be written after the change landed " + "is finished by the same process",
 			async function () {
 				// The commit lands, then writing the decided record fails once (EIO): landApproval throws.
