@@ -444,11 +444,11 @@ export function denied(action: string, skills: readonly string[], words: string 
 	);
 }
 
-/** An approval found the proposal's files changed and could not replay the change on them. */
+/** An approval cannot land what was proposed: a file changed and the change cannot be replayed on it, or it drifted. */
 export function proposalStale(id: string, files: readonly string[], detail: string): Refusal {
 	return refusal(
 		"stale",
-		`proposal ${id} no longer applies: ${files.join(", ")} changed since it was proposed, and ${detail}. ` +
+		`proposal ${id} no longer applies to ${files.join(", ")}: ${detail}. ` +
 			`Nothing was written and the proposal is still pending: reject it (/selfskills reject ${id}) ` +
 			"and let the agent propose the change again on the current text.",
 		{ id, files },

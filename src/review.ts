@@ -112,7 +112,11 @@ export async function previewApproval(
 	const shown = changed.map((t) => `${t.skill}/${t.file}`);
 	if ("code" in prepared)
 		return changed.length > 0
-			? refusals.proposalStale(proposal.id, shown, `the call no longer resolves (${prepared.code})`)
+			? refusals.proposalStale(
+					proposal.id,
+					shown,
+					`it changed since the proposal, and the call no longer resolves (${prepared.code})`,
+				)
 			: prepared;
 	// Only an exact-text op (patch) can be replayed on new text; a write, delete or restore would land
 	// over bytes the person never saw proposed.
@@ -121,7 +125,7 @@ export async function previewApproval(
 		return refusals.proposalStale(
 			proposal.id,
 			notReplayable.map((t) => `${t.skill}/${t.file}`),
-			"only a patch can be replayed on a changed file",
+			"it changed since the proposal, and only a patch can be replayed on a changed file",
 		);
 	}
 	const preview = await runMutations(callCtx, prepared, {
@@ -134,11 +138,30 @@ export async function previewApproval(
 			? refusals.proposalStale(
 					proposal.id,
 					shown,
-					`the change does not apply to the new text (${preview.code}: ${preview.reason})`,
+					"it changed since the proposal, and the change does not apply to the new text " +
+						`(${preview.code}: ${preview.reason})`,
 				)
 			: preview;
 	}
 	const targets = (preview.details.targets ?? []) as ProposalTarget[];
+	// Where no file changed, the change must be the proposed one to the byte (a restore without a backup
+	// id, say, would now pick a newer backup): the person approves what was proposed, not something else.
+	const replayed = new Set(changed.map((t) => t.path));
+	const drifted =
+		targets.length !== proposal.targets.length
+			? targets
+			: targets.filter(
+					(t) =>
+						!replayed.has(t.path) &&
+						!proposal.targets.some((p) => p.path === t.path && p.before === t.before && p.after === t.after),
+				);
+	if (drifted.length > 0) {
+		return refusals.proposalStale(
+			proposal.id,
+			drifted.map((t) => `${t.skill}/${t.file}`),
+			"the change it would make now is not the one proposed (a restore would now put back another backup, say)",
+		);
+	}
 	return { proposal, ctx: callCtx, prepared, targets, diff: String(preview.details.diff ?? ""), replayedOn: shown };
 }
 
