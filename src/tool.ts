@@ -11,7 +11,7 @@ import { showHistory } from "./actions/history.ts";
 import { readSkillFile } from "./actions/read.ts";
 import { askPerson } from "./ask.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
-import { createCallContext, type ActionResult, type CallContext } from "./call-context.ts";
+import { createCallContext, targetsOf, type ActionResult, type CallContext } from "./call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
@@ -169,8 +169,6 @@ export async function executeSkillManage(
 ): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
-		// The cache's lighter check for calls that name their skill (targetsOf) is not used yet: it cannot
-		// see another skill's SKILL.md renamed in place into a twin of the target, a change that matters.
 		const callCtx = await createCallContext({
 			ctx,
 			agentDir: deps.agentDir(),
@@ -178,6 +176,9 @@ export async function executeSkillManage(
 			fs: deps.fs,
 			runtimeSkillFiles: deps.state.runtimeSkillFiles,
 			discoveryCache: deps.state.discoveryCache,
+			// The cache's lighter check for calls that name their skills: every skill's folder and SKILL.md
+			// are still compared (a twin renamed in place is seen); other skills' bundled files are not.
+			targets: targetsOf(args),
 			signal,
 		});
 		const ask = ctx.hasUI ? (request: AskRequest) => askPerson(ctx, request) : undefined;
