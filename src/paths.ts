@@ -7,8 +7,19 @@ import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
 
+/** An absolute POSIX path with no `.` or `..` segment, no doubled separator and no trailing one. */
+const NOT_NORMAL = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+const isNormalAbsolute = (path: string) => path.startsWith("/") && !NOT_NORMAL.test(path);
+
 /** True when `child` is `parent` or lies below it (segment-wise, never a string prefix). */
 export function isWithin(parent: string, child: string): boolean {
+	// Normal absolute paths (nearly every call): whole segments compared without path.relative, which
+	// resolves both paths again and was the largest cost of a first list of 1,000 skills.
+	if (sep === "/" && isNormalAbsolute(parent) && isNormalAbsolute(child)) {
+		if (child === parent) return true;
+		const base = parent === "/" ? "/" : `${parent}/`;
+		return child.startsWith(base) && !child.startsWith("..", base.length);
+	}
 	const rel = relative(parent, child);
 	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
