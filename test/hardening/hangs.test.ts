@@ -181,6 +181,27 @@ describe("hardening: hangs", function () {
 			);
 		});
 
+		it(
+			"answers old_strings of up to 250 characters (the engine's own search) " +
+				"of the worst shapes, against 1 MiB",
+			async function () {
+				this.timeout(60_000);
+				await readBundled("big.md", `${"a".repeat(MIB - 1)}\n`);
+				for (const [before, after] of [
+					[60, 3],
+					[96, 159],
+					[192, 7],
+					[249, 0],
+					[18, 231],
+				]) {
+					await expectBoundedRefusal(
+						{ file: "big.md", old_string: `${"a".repeat(before)}b${"a".repeat(after)}`, new_string: "x" },
+						"not_found",
+					);
+				}
+			},
+		);
+
 		it("counts many matches and lists a few of their lines", async function () {
 			this.timeout(30_000);
 			// A line number per match, each counted from the top, took minutes for 300,000 matches.

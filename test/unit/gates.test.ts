@@ -269,3 +269,41 @@ describe("gates", function () {
 		});
 	});
 });
+
+describe("gate 5's search (src/gates.ts checkUnique, replaceExact)", function () {
+	/** Every overlapping start index, the slow obvious way. */
+	function naiveHits(text: string, needle: string): number[] {
+		const hits: number[] = [];
+		for (let i = 0; i + needle.length <= text.length; i++) if (text.startsWith(needle, i)) hits.push(i);
+		return hits;
+	}
+
+	it(
+		"agrees with a naive search on 20,000 seeded random texts and needles, " + "short and past 250 characters",
+		function () {
+			let a = 11;
+			const next = (n: number) => {
+				a = (Math.imul(a, 1103515245) + 12345) & 0x7fffffff;
+				return a % n;
+			};
+			const word = (length: number) => Array.from({ length }, () => "ab\n"[next(3)]).join("");
+			for (let round = 0; round < 20_000; round++) {
+				const long = next(20) === 0;
+				const needle = long ? `${"a".repeat(240 + next(30))}${word(next(4))}` : word(1 + next(5));
+				const text = long
+					? `${word(next(40))}${next(2) ? needle : ""}${word(next(40))}${next(3) ? "" : needle}`
+					: word(next(60));
+				const hits = naiveHits(text, needle);
+				const refusal = checkUnique(text, needle, false, "/x");
+				const expected = hits.length === 0 ? "not_found" : hits.length > 1 ? "not_unique" : undefined;
+				expect(refusal?.code, JSON.stringify({ text, needle })).to.equal(expected);
+				if (refusal?.code === "not_unique") expect(refusal.data.count).to.equal(hits.length);
+				if (hits.length === 1) {
+					const replaced = `${text.slice(0, hits[0])}X${text.slice(hits[0] + needle.length)}`;
+					expect(replaceExact(text, needle, "X", false)).to.equal(replaced);
+				}
+				expect(checkUnique(text, needle, true, "/x")?.code).to.equal(hits.length === 0 ? "not_found" : undefined);
+			}
+		},
+	);
+});
