@@ -3,7 +3,8 @@
 // first 12 hex of sha256(name NUL folder), with a note beside it saying whose it is. A person
 // restores any backup with a plain `cp`:
 //
-//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1.json   {"name":"deploy-checks","dir":"/home/me/.pi/agent/skills/deploy-checks"}
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1.json
+//     {"name":"deploy-checks","dir":"/home/me/.pi/agent/skills/deploy-checks"}   (the note's content)
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/SKILL.md/20261202-094501.123-3f2a9c0b1d.md
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/references/api.md/20261202-094502.004-0be71c22aa.md
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/__deleted__/20261202-095000.000/SKILL.md   (whole tree)
@@ -91,11 +92,17 @@ export function skillFolderName(skill: string): string {
 
 export function formatStamp(date: Date): string {
 	const iso = date.toISOString(); // 2026-12-02T09:45:01.123Z
-	return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 23)}`;
+	return (
+		`${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-` +
+		`${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 23)}`
+	);
 }
 
 export function stampToIso(stamp: string): string {
-	return `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 19)}Z`;
+	return (
+		`${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T` +
+		`${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 19)}Z`
+	);
 }
 
 export interface BackupStore {
@@ -109,7 +116,11 @@ export interface BackupStore {
 	/** Reads a backup and checks its bytes still match the hash in its name. */
 	read(entry: BackupEntry): Buffer | Refusal;
 	/** Snapshots a whole skill tree under __deleted__/<stamp>/. */
-	snapshot(skill: string, originDir: string, files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>): SnapshotEntry;
+	snapshot(
+		skill: string,
+		originDir: string,
+		files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>,
+	): SnapshotEntry;
 	listSnapshots(skill: SkillRef): SnapshotEntry[];
 	/** Files of a snapshot: relPath -> bytes. */
 	readSnapshot(entry: SnapshotEntry): Array<{ relPath: string; bytes: Buffer; mode: number }>;
@@ -144,14 +155,17 @@ function fileDir(s: Store, key: SkillKey, relPath: string): string {
 }
 
 const nameOf = (ref: SkillRef): string => (typeof ref === "string" ? ref : ref.name);
-const byNewest = (a: { stamp: string; id: string }, b: { stamp: string; id: string }): number => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp));
+const byNewest = (a: { stamp: string; id: string }, b: { stamp: string; id: string }): number =>
+	a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp);
 
 function readNote(s: Store, path: string): SkillKey | undefined {
 	try {
 		if (!s.fs.lstat(path).isFile()) return undefined;
 		const note: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
 		if (typeof note !== "object" || note === null || !("name" in note) || !("dir" in note)) return undefined;
-		return typeof note.name === "string" && typeof note.dir === "string" ? { name: note.name, dir: note.dir } : undefined;
+		return typeof note.name === "string" && typeof note.dir === "string"
+			? { name: note.name, dir: note.dir }
+			: undefined;
 	} catch {
 		return undefined;
 	}
@@ -171,7 +185,10 @@ function keysNamed(s: Store, name: string): SkillKey[] {
 
 /** Folders that may hold a skill's backups: its own (by name: every one of that name), then the old per-name one. */
 function skillDirs(s: Store, ref: SkillRef): string[] {
-	return [...(typeof ref === "string" ? keysNamed(s, ref) : [ref]).map((key) => keyedDir(s, key)), join(s.root, skillFolderName(nameOf(ref)))];
+	return [
+		...(typeof ref === "string" ? keysNamed(s, ref) : [ref]).map((key) => keyedDir(s, key)),
+		join(s.root, skillFolderName(nameOf(ref))),
+	];
 }
 
 /** The skill's own folder, made (private, its note first) when missing; refuses one that is another skill's. */
@@ -180,8 +197,13 @@ function ensureKeyed(s: Store, key: SkillKey): string {
 	mkdirPrivate(s.fs, s.agentDir, s.root);
 	guard(s, `${dir}.json`);
 	const note = readNote(s, `${dir}.json`);
-	if (note === undefined) writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ name: key.name, dir: key.dir })}\n`), { mode: 0o600, storeBase: s.agentDir });
-	else if (note.name !== key.name || note.dir !== key.dir) throw Object.assign(new Error(`${dir} holds the backups of ${note.dir}, not of ${key.dir}`), { code: "EEXIST" });
+	if (note === undefined)
+		writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ name: key.name, dir: key.dir })}\n`), {
+			mode: 0o600,
+			storeBase: s.agentDir,
+		});
+	else if (note.name !== key.name || note.dir !== key.dir)
+		throw Object.assign(new Error(`${dir} holds the backups of ${note.dir}, not of ${key.dir}`), { code: "EEXIST" });
 	return dir;
 }
 
@@ -202,7 +224,15 @@ function readEntries(s: Store, dir: string, legacy: boolean): BackupEntry[] {
 		const path = join(dir, name);
 		const stat = s.fs.lstat(path);
 		if (!stat.isFile()) continue;
-		entries.push({ id: name, path, stamp: match[1], time: stampToIso(match[1]), hash: match[2], size: stat.size, legacy });
+		entries.push({
+			id: name,
+			path,
+			stamp: match[1],
+			time: stampToIso(match[1]),
+			hash: match[2],
+			size: stat.size,
+			legacy,
+		});
 	}
 	return entries;
 }
@@ -212,7 +242,11 @@ function readEntries(s: Store, dir: string, legacy: boolean): BackupEntry[] {
  * on every write, without a stat per backup (a folder squatting on a backup name is skipped
  * where it matters: it is never read as a duplicate nor unlinked).
  */
-function names(s: Store, key: SkillKey, relPath: string): Array<{ id: string; path: string; stamp: string; hash: string }> {
+function names(
+	s: Store,
+	key: SkillKey,
+	relPath: string,
+): Array<{ id: string; path: string; stamp: string; hash: string }> {
 	const dir = fileDir(s, key, relPath);
 	guard(s, dir);
 	return listDir(s.fs, dir)
@@ -268,14 +302,19 @@ function readModes(s: Store, folder: string): Record<string, number> {
 
 function writeModes(s: Store, folder: string, modes: Record<string, number>): void {
 	mkdirPrivate(s.fs, s.agentDir, folder);
-	writeFileAtomic(s.fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), { mode: 0o600, storeBase: s.agentDir });
+	writeFileAtomic(s.fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), {
+		mode: 0o600,
+		storeBase: s.agentDir,
+	});
 }
 
 function readOrigin(s: Store, path: string): string | undefined {
 	try {
 		if (!s.fs.lstat(path).isFile()) return undefined;
 		const note: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
-		return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string" ? note.originDir : undefined;
+		return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string"
+			? note.originDir
+			: undefined;
 	} catch {
 		return undefined;
 	}
@@ -304,7 +343,8 @@ function storeBackup(s: Store, key: SkillKey, relPath: string, bytes: Uint8Array
 function recordMode(s: Store, key: SkillKey, relPath: string, id: string, mode: number): void {
 	const folder = keyedDir(s, key);
 	const held = new Set(names(s, key, relPath).map((e) => `${relPath}/${e.id}`));
-	const stale = (key: string) => key.startsWith(`${relPath}/`) && !key.slice(relPath.length + 1).includes("/") && !held.has(key);
+	const stale = (key: string) =>
+		key.startsWith(`${relPath}/`) && !key.slice(relPath.length + 1).includes("/") && !held.has(key);
 	const modes = Object.fromEntries(Object.entries(readModes(s, folder)).filter(([key]) => !stale(key)));
 	writeModes(s, folder, { ...modes, [`${relPath}/${id}`]: mode & 0o777 });
 }
@@ -316,7 +356,12 @@ function readBackup(s: Store, entry: BackupEntry): Buffer | Refusal {
 	return actual.startsWith(entry.hash) ? bytes : refusals.backupCorrupt(entry.path, entry.hash, actual);
 }
 
-function takeSnapshot(s: Store, skill: string, originDir: string, files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>): SnapshotEntry {
+function takeSnapshot(
+	s: Store,
+	skill: string,
+	originDir: string,
+	files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>,
+): SnapshotEntry {
 	const key = { name: skill, dir: originDir };
 	const base = join(ensureKeyed(s, key), DELETED_DIR);
 	const existing = listSnapshots(s, key).map((snapshot) => ({ stamp: snapshot.id }));
@@ -333,7 +378,10 @@ function takeSnapshot(s: Store, skill: string, originDir: string, files: Readonl
 	const modes = readModes(s, folder);
 	for (const file of files) modes[`${DELETED_DIR}/${id}/${file.relPath}`] = file.mode & 0o777;
 	writeModes(s, folder, modes);
-	writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), { mode: 0o600, storeBase: s.agentDir });
+	writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), {
+		mode: 0o600,
+		storeBase: s.agentDir,
+	});
 	return { id, path: dir, time: stampToIso(id), originDir };
 }
 
@@ -344,7 +392,12 @@ function listSnapshots(s: Store, ref: SkillRef): SnapshotEntry[] {
 			guard(s, base);
 			return listDir(s.fs, base)
 				.filter((n) => SNAPSHOT.test(n))
-				.map((id) => ({ id, path: join(base, id), time: stampToIso(id), originDir: readOrigin(s, join(base, `${id}.json`)) }));
+				.map((id) => ({
+					id,
+					path: join(base, id),
+					time: stampToIso(id),
+					originDir: readOrigin(s, join(base, `${id}.json`)),
+				}));
 		})
 		.sort((a, b) => b.id.localeCompare(a.id));
 }
@@ -352,7 +405,11 @@ function listSnapshots(s: Store, ref: SkillRef): SnapshotEntry[] {
 function readSnapshot(s: Store, entry: SnapshotEntry): Array<{ relPath: string; bytes: Buffer; mode: number }> {
 	guard(s, entry.path);
 	const modes = readModes(s, join(entry.path, "..", ".."));
-	return walkTree(s.fs, entry.path, { strict: true }).files.map((f) => ({ relPath: f.relPath, bytes: s.fs.readFile(f.absPath), mode: modes[`${DELETED_DIR}/${entry.id}/${f.relPath}`] ?? f.stat.mode & 0o777 }));
+	return walkTree(s.fs, entry.path, { strict: true }).files.map((f) => ({
+		relPath: f.relPath,
+		bytes: s.fs.readFile(f.absPath),
+		mode: modes[`${DELETED_DIR}/${entry.id}/${f.relPath}`] ?? f.stat.mode & 0o777,
+	}));
 }
 
 function prune(s: Store, key: SkillKey, relPath: string, cap: number): string[] {
@@ -407,7 +464,10 @@ function skillNames(s: Store): string[] {
 function usage(s: Store): { files: number; bytes: number } {
 	guard(s, s.root);
 	// A backup is a file named <stamp>-<hash><ext>, or any file inside a deletion snapshot.
-	const inSnapshot = (relPath: string) => relPath.split("/").some((part, i, parts) => part === DELETED_DIR && SNAPSHOT.test(parts[i + 1] ?? "") && i + 2 < parts.length);
+	const inSnapshot = (relPath: string) =>
+		relPath
+			.split("/")
+			.some((part, i, parts) => part === DELETED_DIR && SNAPSHOT.test(parts[i + 1] ?? "") && i + 2 < parts.length);
 	const backups = walkTree(s.fs, s.root).files.filter((f) => inSnapshot(f.relPath) || ENTRY.test(basename(f.relPath)));
 	return { files: backups.length, bytes: backups.reduce((sum, f) => sum + f.stat.size, 0) };
 }
@@ -429,4 +489,3 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 		usage: () => usage(s),
 	};
 }
-

@@ -105,7 +105,8 @@ export function targetsOf(args: SkillManageArgs): string[] | undefined {
 	for (const op of ops) {
 		const name = typeof op.skill === "string" ? op.skill.trim() : "";
 		// A name no skill could have (control characters...) is refused with the nearest names of all.
-		if (!TARGETED.has(op.action) || !/^[\w.-]+$/.test(name) || (op.path !== undefined && op.path.trim() !== "")) return undefined;
+		if (!TARGETED.has(op.action) || !/^[\w.-]+$/.test(name) || (op.path !== undefined && op.path.trim() !== ""))
+			return undefined;
 		names.push(name);
 	}
 	return names;
@@ -115,8 +116,17 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 	const policy = loadPolicy(input.ctx, input.agentDir);
 	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
-	const options = { cwd, agentDir: input.agentDir, trusted: trust.trusted, settings: report.settings, runtimeSkillFiles: input.runtimeSkillFiles, fs: input.fs };
-	const discovery = await (input.discoveryCache ? input.discoveryCache.discover(options, input.targets) : discoverSkills(options));
+	const options = {
+		cwd,
+		agentDir: input.agentDir,
+		trusted: trust.trusted,
+		settings: report.settings,
+		runtimeSkillFiles: input.runtimeSkillFiles,
+		fs: input.fs,
+	};
+	const discovery = await (input.discoveryCache
+		? input.discoveryCache.discover(options, input.targets)
+		: discoverSkills(options));
 	return {
 		cwd,
 		agentDir: input.agentDir,

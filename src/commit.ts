@@ -13,7 +13,14 @@ import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type Jour
 import type { LockGuard } from "./locks.ts";
 import { createDiskView, hashOrNull, type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
-import { mkdirDurable, removeFileDurable, StoreLinkError, SymlinkTargetError, sweepTempFiles, writeFileAtomic } from "./writer.ts";
+import {
+	mkdirDurable,
+	removeFileDurable,
+	StoreLinkError,
+	SymlinkTargetError,
+	sweepTempFiles,
+	writeFileAtomic,
+} from "./writer.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
@@ -58,7 +65,12 @@ export interface FateReport {
 
 export type CommitOutcome =
 	| { readonly ok: true; readonly landed: readonly LandedChange[]; readonly snapshots: readonly SnapshotEntry[] }
-	| { readonly ok: false; readonly refusal: Refusal; readonly fates: readonly FateReport[]; readonly failedPath?: string };
+	| {
+			readonly ok: false;
+			readonly refusal: Refusal;
+			readonly fates: readonly FateReport[];
+			readonly failedPath?: string;
+	  };
 
 class VerifyError extends Error {
 	constructor(
@@ -103,11 +115,18 @@ function recheckOne(ctx: CommitContext, change: FileChange): Refusal | undefined
 		return refusals.ioError(change.absPath, error);
 	}
 	// The fresh bytes compared as bytes (no hash to compute); the hashes only name a difference.
-	if (bytes === null ? change.before === null : change.before !== null && bytes.equals(change.before)) return undefined;
+	if (bytes === null ? change.before === null : change.before !== null && bytes.equals(change.before))
+		return undefined;
 	const now = hashOrNull(bytes);
 	const planned = hashOrNull(change.before);
 	if (ctx.changedCode === "stale") {
-		return refusals.stale(change.absPath, planned ?? "(absent)", now ?? "(deleted)", change.skill, change.relPath === "SKILL.md" ? undefined : change.relPath);
+		return refusals.stale(
+			change.absPath,
+			planned ?? "(absent)",
+			now ?? "(deleted)",
+			change.skill,
+			change.relPath === "SKILL.md" ? undefined : change.relPath,
+		);
 	}
 	return refusals.conflict(change.absPath, "its content changed after the batch was planned");
 }
@@ -124,7 +143,12 @@ function diskHash(fs: FsOps, path: string): string | null | undefined {
 /** Folders a write of `dir` would create, deepest first (rolled back with the file). */
 function missingDirs(fs: FsOps, dir: string): string[] {
 	const missing: string[] = [];
-	for (let current = dir; fileMode(fs, current) === undefined && dirname(current) !== current; current = dirname(current)) missing.push(current);
+	for (
+		let current = dir;
+		fileMode(fs, current) === undefined && dirname(current) !== current;
+		current = dirname(current)
+	)
+		missing.push(current);
 	return missing;
 }
 
@@ -142,7 +166,12 @@ function applyChange(ctx: CommitContext, change: FileChange): void {
 		return;
 	}
 	mkdirDurable(ctx.fs, dirname(change.absPath));
-	const options = change.before === null ? { mode: change.mode ?? 0o644 } : change.restoreMode === undefined ? {} : { mode: change.restoreMode };
+	const options =
+		change.before === null
+			? { mode: change.mode ?? 0o644 }
+			: change.restoreMode === undefined
+				? {}
+				: { mode: change.restoreMode };
 	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: recheck });
 }
 
@@ -170,7 +199,9 @@ function verify(ctx: CommitContext, change: FileChange): void {
 
 /** The SKILL.md of the skill a change belongs to (its relPath is relative to the skill folder). */
 function skillFileOf(change: FileChange): string {
-	return change.relPath === "SKILL.md" ? change.absPath : join(change.absPath, ...change.relPath.split("/").map(() => ".."), "SKILL.md");
+	return change.relPath === "SKILL.md"
+		? change.absPath
+		: join(change.absPath, ...change.relPath.split("/").map(() => ".."), "SKILL.md");
 }
 
 /**
@@ -179,7 +210,9 @@ function skillFileOf(change: FileChange): string {
  */
 function checkSkills(ctx: CommitContext, plan: CommitPlan): void {
 	const deleted = new Set(plan.snapshots.map((s) => s.dir));
-	const checked = new Set(plan.changes.filter((c) => c.expectName !== undefined && c.after !== null).map((c) => c.absPath));
+	const checked = new Set(
+		plan.changes.filter((c) => c.expectName !== undefined && c.after !== null).map((c) => c.absPath),
+	);
 	for (const change of plan.changes) {
 		const skillFile = skillFileOf(change);
 		if (checked.has(skillFile)) continue;
@@ -188,7 +221,15 @@ function checkSkills(ctx: CommitContext, plan: CommitPlan): void {
 		if (deleted.has(dir)) {
 			if (fileMode(ctx.fs, dir) === undefined) continue;
 			const left = listDir(ctx.fs, dir);
-			throw new VerifyError(skillFile, [], refusals.conflict(dir, `the folder still holds ${left.join(", ") || "entries"} after the whole-skill delete, which the delete did not plan for; the skill was put back as it was`));
+			throw new VerifyError(
+				skillFile,
+				[],
+				refusals.conflict(
+					dir,
+					`the folder still holds ${left.join(", ") || "entries"} after the whole-skill delete, ` +
+						"which the delete did not plan for; the skill was put back as it was",
+				),
+			);
 		}
 		const landed = ctx.checkLanded(skillFile);
 		if (!landed.loaded) throw new VerifyError(skillFile, landed.diagnostics);
@@ -197,11 +238,19 @@ function checkSkills(ctx: CommitContext, plan: CommitPlan): void {
 
 function failureRefusal(error: unknown, change: FileChange | undefined): Refusal {
 	if (error instanceof ChangedError) return error.refusal;
-	if (error instanceof VerifyError) return error.refusal ?? refusals.invalidSkill(error.path, [...error.diagnostics, { type: "error", message: "the written file did not load again; it was rolled back" }]);
+	if (error instanceof VerifyError)
+		return (
+			error.refusal ??
+			refusals.invalidSkill(error.path, [
+				...error.diagnostics,
+				{ type: "error", message: "the written file did not load again; it was rolled back" },
+			])
+		);
 	if (error instanceof SymlinkTargetError) return refusals.conflict(error.path, "it became a symbolic link");
 	if (error instanceof StoreLinkError) return refusals.ioError(error.path, error);
 	const code = refusals.errnoCode(error);
-	if (code === "ECOMPROMISED") return refusals.conflict(change?.absPath ?? "(lock)", "the cross-process lock was lost");
+	if (code === "ECOMPROMISED")
+		return refusals.conflict(change?.absPath ?? "(lock)", "the cross-process lock was lost");
 	return refusals.ioError(change?.absPath ?? "(commit)", error);
 }
 
@@ -223,12 +272,21 @@ interface TakenSnapshot {
  * The backup of one file: its copy inside a whole-skill snapshot when that copy holds exactly the
  * old bytes (an earlier op of the batch may have changed the file before the delete), else its own.
  */
-function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly TakenSnapshot[]): { id: string | null; path: string | null; inSnapshot: boolean } {
+function takeBackup(
+	ctx: CommitContext,
+	change: FileChange,
+	snapshots: readonly TakenSnapshot[],
+): { id: string | null; path: string | null; inSnapshot: boolean } {
 	const before = change.before;
 	if (before === null) return { id: null, path: null, inSnapshot: false };
 	for (const { plan, entry } of snapshots) {
 		const file = plan.files.find((f) => join(plan.dir, ...f.relPath.split("/")) === change.absPath);
-		if (file && before.equals(file.bytes)) return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")), inSnapshot: true };
+		if (file && before.equals(file.bytes))
+			return {
+				id: `${DELETED_DIR}/${entry.id}`,
+				path: join(entry.path, ...file.relPath.split("/")),
+				inSnapshot: true,
+			};
 	}
 	const entry = ctx.store.store(skillKey(change.skill, change.absPath, change.relPath), change.relPath, before);
 	sweepTempFiles(ctx.fs, dirname(entry.path));
@@ -239,7 +297,8 @@ function takeBackup(ctx: CommitContext, change: FileChange, snapshots: readonly 
 /** The file's mode goes with its backup when it is not 0644, so a restore puts it back (a snapshot keeps its own). */
 function recordMode(ctx: CommitContext, change: FileChange, id: string): void {
 	const mode = fileMode(ctx.fs, change.absPath);
-	if (mode !== undefined && (mode & 0o777) !== 0o644) ctx.store.recordMode(skillKey(change.skill, change.absPath, change.relPath), change.relPath, id, mode);
+	if (mode !== undefined && (mode & 0o777) !== 0o644)
+		ctx.store.recordMode(skillKey(change.skill, change.absPath, change.relPath), change.relPath, id, mode);
 }
 
 interface Prepared {
@@ -261,15 +320,35 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
 		if (change.before !== null && !backup.inSnapshot) pruned.push(change);
 		const oldHash = hashOrNull(change.before);
 		const newHash = hashOrNull(change.after);
-		landed.push({ skill: change.skill, relPath: change.relPath, absPath: change.absPath, oldHash, newHash, backupId: backup.id, backupPath: backup.path, after: change.after });
+		landed.push({
+			skill: change.skill,
+			relPath: change.relPath,
+			absPath: change.absPath,
+			oldHash,
+			newHash,
+			backupId: backup.id,
+			backupPath: backup.path,
+			after: change.after,
+		});
 		const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
-		entries.push({ absPath: change.absPath, beforeHash: oldHash, afterHash: newHash, backupPath: backup.path, mode: fileMode(ctx.fs, change.absPath), ...(createdDirs.length > 0 ? { createdDirs } : {}) });
+		entries.push({
+			absPath: change.absPath,
+			beforeHash: oldHash,
+			afterHash: newHash,
+			backupPath: backup.path,
+			mode: fileMode(ctx.fs, change.absPath),
+			...(createdDirs.length > 0 ? { createdDirs } : {}),
+		});
 	}
 	return { landed, entries, snapshots: taken.map((t) => t.entry), pruned };
 }
 
 function notWritten(plan: CommitPlan, error: unknown): CommitOutcome {
-	return { ok: false, refusal: failureRefusal(error, undefined), fates: plan.changes.map((c) => ({ path: c.absPath, fate: "not_written", backupPath: null })) };
+	return {
+		ok: false,
+		refusal: failureRefusal(error, undefined),
+		fates: plan.changes.map((c) => ({ path: c.absPath, fate: "not_written", backupPath: null })),
+	};
 }
 
 /** Where a failed commit stopped: what was backed up, its journal, how many writes began, and why. */
@@ -290,7 +369,11 @@ interface Failure {
 function rollBack(ctx: CommitContext, plan: CommitPlan, failure: Failure): CommitOutcome {
 	const { prepared, journal, done, error } = failure;
 	const backupOf = (i: number) => prepared.landed[i].backupPath;
-	const fates: FateReport[] = plan.changes.map((c, i) => ({ path: c.absPath, fate: "not_written", backupPath: backupOf(i) }));
+	const fates: FateReport[] = plan.changes.map((c, i) => ({
+		path: c.absPath,
+		fate: "not_written",
+		backupPath: backupOf(i),
+	}));
 	const reached = done < plan.changes.length && !(error instanceof ChangedError) ? done + 1 : done;
 	for (let i = reached - 1; i >= 0; i--) {
 		const change = plan.changes[i];
@@ -299,12 +382,21 @@ function rollBack(ctx: CommitContext, plan: CommitPlan, failure: Failure): Commi
 			removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
 			continue;
 		}
-		fates[i] = { path: change.absPath, fate: undoChange(ctx, change, entry) ? "rolled_back" : "rollback_failed", backupPath: backupOf(i) };
+		fates[i] = {
+			path: change.absPath,
+			fate: undoChange(ctx, change, entry) ? "rolled_back" : "rollback_failed",
+			backupPath: backupOf(i),
+		};
 	}
 	if (journal && fates.every((f) => f.fate !== "rollback_failed")) forgetJournal(ctx, journal);
 	else if (journal) releaseJournal(journal);
 	const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
-	return { ok: false, refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined), fates, failedPath: error instanceof VerifyError ? error.path : failed?.absPath };
+	return {
+		ok: false,
+		refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined),
+		fates,
+		failedPath: error instanceof VerifyError ? error.path : failed?.absPath,
+	};
 }
 
 export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome {
@@ -338,6 +430,7 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	} catch (error) {
 		return rollBack(ctx, plan, { prepared, journal, done, error });
 	}
-	for (const change of prepared.pruned) ctx.store.prune(skillKey(change.skill, change.absPath, change.relPath), change.relPath, ctx.backupCap);
+	for (const change of prepared.pruned)
+		ctx.store.prune(skillKey(change.skill, change.absPath, change.relPath), change.relPath, ctx.backupCap);
 	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
 }

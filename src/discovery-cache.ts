@@ -7,7 +7,8 @@
 // removing or renaming an entry changes its folder's mtime; editing a file changes its own.
 // An entry changed shortly before it was stamped (200 ms on a filesystem with sub-second
 // timestamps, 3 s otherwise) could change again within the same clock tick and keep its mtime
-// ("racy git"), so for those the content (folder names, file hash) is compared as well. Any doubt means a fresh discovery: a miss costs time, never correctness.
+// ("racy git"), so for those the content (folder names, file hash) is compared as well. Any
+// doubt means a fresh discovery: a miss costs time, never correctness.
 // A call that names its skills (patch, write, delete, read, restore, history) checks the stamps
 // outside every skill folder, everything in its own skills' folders, and of every other skill the
 // two entries that decide whether and under which name pi loads it: its folder (a new ignore file
@@ -21,7 +22,13 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { LandedChange } from "./commit.ts";
 import { readRegularFile } from "./fs-ops.ts";
-import { createPackageManager, discoverSkills, shareNameIndex, type DiscoverOptions, type Discovery } from "./discovery.ts";
+import {
+	createPackageManager,
+	discoverSkills,
+	shareNameIndex,
+	type DiscoverOptions,
+	type Discovery,
+} from "./discovery.ts";
 import { sha256 } from "./read-ledger.ts";
 import { getUserAgentsSkillsDir } from "./roots.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
@@ -130,7 +137,14 @@ function statOf(path: string): Stats | undefined {
 function sigOf(stat: Stats | undefined, granularityMs: number): Sig | undefined {
 	if (!stat) return undefined;
 	const at = (t: number) => (granularityMs > 0 ? Math.floor(t / granularityMs) : t);
-	return { dev: stat.dev, ino: stat.ino, mode: stat.mode, size: stat.size, mtime: at(stat.mtimeMs), ctime: at(stat.ctimeMs) };
+	return {
+		dev: stat.dev,
+		ino: stat.ino,
+		mode: stat.mode,
+		size: stat.size,
+		mtime: at(stat.mtimeMs),
+		ctime: at(stat.ctimeMs),
+	};
 }
 
 /** Whether `stat` still says what `stamp` recorded (compared field by field: no string per stat). */
@@ -139,7 +153,14 @@ function sameSig(stat: Stats | undefined, stamp: Stamp, granularityMs: number): 
 	if (!stat || !sig) return !stat && !sig;
 	if (stamp.existenceOnly) return stat.isDirectory() === ((sig.mode & 0o170000) === 0o040000);
 	const at = (t: number) => (granularityMs > 0 ? Math.floor(t / granularityMs) : t);
-	return sig.ino === stat.ino && sig.size === stat.size && sig.mtime === at(stat.mtimeMs) && sig.ctime === at(stat.ctimeMs) && sig.mode === stat.mode && sig.dev === stat.dev;
+	return (
+		sig.ino === stat.ino &&
+		sig.size === stat.size &&
+		sig.mtime === at(stat.mtimeMs) &&
+		sig.ctime === at(stat.ctimeMs) &&
+		sig.mode === stat.mode &&
+		sig.dev === stat.dev
+	);
 }
 
 function namesOf(dir: string): string | undefined {
@@ -172,7 +193,12 @@ function racyWindow(stat: Stats, granularityMs: number): number {
 function stampOf(path: string, stat: Stats | undefined, granularityMs: number, since: number, names?: string): Stamp {
 	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - racyWindow(stat, granularityMs);
 	const isDir = stat?.isDirectory() === true;
-	return { sig: sigOf(stat, granularityMs), racy, names: isDir ? (names ?? namesOf(path)) : undefined, hash: racy && !isDir ? hashOf(path) : undefined };
+	return {
+		sig: sigOf(stat, granularityMs),
+		racy,
+		names: isDir ? (names ?? namesOf(path)) : undefined,
+		hash: racy && !isDir ? hashOf(path) : undefined,
+	};
 }
 
 /** Stamps `path` and, for a folder, everything under it pi could scan (not dot folders, not node_modules). */
@@ -191,7 +217,19 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 			return [];
 		}
 	})();
-	stamps.set(path, stampOf(path, stat, granularityMs, since, entries.map((e) => e.name).sort().join("\0")));
+	stamps.set(
+		path,
+		stampOf(
+			path,
+			stat,
+			granularityMs,
+			since,
+			entries
+				.map((e) => e.name)
+				.sort()
+				.join("\0"),
+		),
+	);
 	const id = `${stat.dev}:${stat.ino}`;
 	if (visited.has(id)) return; // A symlink loop.
 	visited.add(id);
@@ -199,7 +237,12 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 		const child = join(path, entry.name);
 		fingerprint.links.set(child, entry.isSymbolicLink());
 		if (WATCHED_FILE.test(entry.name) && !entry.isDirectory()) stampTree(child, fingerprint, since, visited);
-		else if (!entry.name.startsWith(".") && entry.name !== "node_modules" && (entry.isDirectory() || entry.isSymbolicLink())) stampTree(child, fingerprint, since, visited);
+		else if (
+			!entry.name.startsWith(".") &&
+			entry.name !== "node_modules" &&
+			(entry.isDirectory() || entry.isSymbolicLink())
+		)
+			stampTree(child, fingerprint, since, visited);
 	}
 }
 
@@ -213,7 +256,8 @@ function isFresh(fingerprint: Fingerprint, paths: Iterable<string> = fingerprint
 		if (!stamp.racy || !stat) continue;
 		if (stat.isDirectory() ? namesOf(path) !== stamp.names : hashOf(path) !== stamp.hash) return false;
 		// Same content, and its timestamp is now old enough that any later change must move it.
-		if (Math.max(stat.mtimeMs, stat.ctimeMs) < now - racyWindow(stat, fingerprint.granularityMs)) fingerprint.stamps.set(path, { ...stamp, racy: false });
+		if (Math.max(stat.mtimeMs, stat.ctimeMs) < now - racyWindow(stat, fingerprint.granularityMs))
+			fingerprint.stamps.set(path, { ...stamp, racy: false });
 	}
 	return true;
 }
@@ -247,19 +291,37 @@ function packagePlaces(root: string, places: Places): void {
 	places.trees.push(join(root, "package.json"), join(root, "skills"));
 	let entries: unknown;
 	try {
-		entries = (JSON.parse(readRegularFile(join(root, "package.json")).toString("utf8")) as { pi?: { skills?: unknown } }).pi?.skills;
+		entries = (
+			JSON.parse(readRegularFile(join(root, "package.json")).toString("utf8")) as { pi?: { skills?: unknown } }
+		).pi?.skills;
 	} catch {
 		return; // No manifest: pi uses the conventional folder only.
 	}
 	if (!Array.isArray(entries)) return;
-	for (const entry of entries) if (typeof entry === "string" && !/^[!+-]/.test(entry.trim())) places.trees.push(entryBase(entry, root));
+	for (const entry of entries)
+		if (typeof entry === "string" && !/^[!+-]/.test(entry.trim())) places.trees.push(entryBase(entry, root));
 }
 
-/** Every place pi's resolver could find a skill for these options; undefined when one cannot be known (a package not installed). */
-function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManager }: PackageManagers): Places | undefined {
+/**
+ * Every place pi's resolver could find a skill for these options; undefined when one cannot be
+ * known (a package not installed).
+ */
+
+function watchedPlaces(
+	options: DiscoverOptions,
+	{ settingsManager, packageManager }: PackageManagers,
+): Places | undefined {
 	const { cwd, agentDir } = options;
 	const places: Places = {
-		trees: [getGlobalSettingsPath(agentDir), getProjectSettingsPath(cwd), join(agentDir, "skills"), join(cwd, ".pi", "skills"), getUserAgentsSkillsDir(), options.settings.skillsDir, ...(options.runtimeSkillFiles ?? [])],
+		trees: [
+			getGlobalSettingsPath(agentDir),
+			getProjectSettingsPath(cwd),
+			join(agentDir, "skills"),
+			join(cwd, ".pi", "skills"),
+			getUserAgentsSkillsDir(),
+			options.settings.skillsDir,
+			...(options.runtimeSkillFiles ?? []),
+		],
 		folders: [],
 		markers: [],
 	};
@@ -285,12 +347,20 @@ function watchedPlaces(options: DiscoverOptions, { settingsManager, packageManag
 
 function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
 	const since = Date.now();
-	const fingerprint: Fingerprint = { stamps: new Map(), links: new Map(), places: new Set([...places.trees, ...places.folders]), granularityMs };
-	for (const marker of places.markers) fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs), racy: false, existenceOnly: true });
+	const fingerprint: Fingerprint = {
+		stamps: new Map(),
+		links: new Map(),
+		places: new Set([...places.trees, ...places.folders]),
+		granularityMs,
+	};
+	for (const marker of places.markers)
+		fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs), racy: false, existenceOnly: true });
 	const visited = new Set<string>();
 	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
 	// After the trees: a folder that is also a tree keeps its whole-tree stamps.
-	for (const folder of places.folders) if (!fingerprint.stamps.has(folder)) fingerprint.stamps.set(folder, stampOf(folder, statOf(folder), granularityMs, since));
+	for (const folder of places.folders)
+		if (!fingerprint.stamps.has(folder))
+			fingerprint.stamps.set(folder, stampOf(folder, statOf(folder), granularityMs, since));
 	return fingerprint;
 }
 
@@ -404,7 +474,10 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			// Stamped before pi reads anything: a change while pi reads moves a stamp (or, within one
 			// clock tick, a racy entry's content), so the next check misses. No second pass is needed.
 			const fingerprint = places && takeFingerprint(places, cacheOptions.timestampGranularityMs ?? 0);
-			const discovery = await discoverSkills({ ...options, isSymlinkHint: fingerprint && ((path) => fingerprint.links.get(path)) }, managers.packageManager);
+			const discovery = await discoverSkills(
+				{ ...options, isSymlinkHint: fingerprint && ((path) => fingerprint.links.get(path)) },
+				managers.packageManager,
+			);
 			const covered = fingerprint !== undefined && discovery.skills.every((s) => fingerprint.stamps.has(s.filePath));
 			if (fingerprint && covered) entry = { key, fingerprint, discovery };
 			else stats.unkept++;

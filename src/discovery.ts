@@ -6,7 +6,14 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
-import { getWritableRoots, findWritableRootOfReal, getProjectAgentsDirs, getUserAgentsSkillsDir, isInsideNodeModules, type WritableRoot } from "./roots.ts";
+import {
+	getWritableRoots,
+	findWritableRootOfReal,
+	getProjectAgentsDirs,
+	getUserAgentsSkillsDir,
+	isInsideNodeModules,
+	type WritableRoot,
+} from "./roots.ts";
 import { getForbiddenReason, getPiPlaces, isWithin, resolveReal, type PiPlaces } from "./paths.ts";
 import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
@@ -118,12 +125,22 @@ function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoo
 			// A path that is no symlink resolves to its folder's real path plus its own name: one
 			// lstat per skill folder and file instead of a realpath() walking every component.
 			const parent = dirname(path);
-			hit = parent !== path && !(options.isSymlinkHint?.(path) ?? isSymlink(path)) ? join(real(parent), basename(path)) : resolveReal(path);
+			hit =
+				parent !== path && !(options.isSymlinkHint?.(path) ?? isSymlink(path))
+					? join(real(parent), basename(path))
+					: resolveReal(path);
 			memo.set(path, hit);
 		}
 		return hit;
 	};
-	return { options, roots, real, userAgentsReal: real(getUserAgentsSkillsDir()), projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)), places: getPiPlaces(options.agentDir) };
+	return {
+		options,
+		roots,
+		real,
+		userAgentsReal: real(getUserAgentsSkillsDir()),
+		projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)),
+		places: getPiPlaces(options.agentDir),
+	};
 }
 
 /** "npm" or "git" for a package pi installed (its next update replaces the files), nothing for a local one. */
@@ -152,7 +169,8 @@ function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput)
 		return "user-level ~/.agents/skills is shared with other agents";
 	}
 	const inProjectAgents = input.projectAgentsDirs.some((dir) => isWithin(dir, resolve(filePath)));
-	if (inProjectAgents && !settings.patchProjectAgents) return "project .agents/skills are off (patchProjectAgents: false)";
+	if (inProjectAgents && !settings.patchProjectAgents)
+		return "project .agents/skills are off (patchProjectAgents: false)";
 	return undefined;
 }
 
@@ -170,13 +188,18 @@ function classify(filePath: string, dir: string | undefined, origin: SkillOrigin
 	// The policy allows it; the filesystem must too, or list would promise a write that fails.
 	const folder = dir ?? dirname(filePath);
 	const errno = folderWriteError(input.options.fs ?? realFs, folder);
-	if (errno) return { patchable: false, reason: `folder not writable by you: ${folder}`, writeDenied: { folder, errno } };
+	if (errno)
+		return { patchable: false, reason: `folder not writable by you: ${folder}`, writeDenied: { folder, errno } };
 	return { patchable: true, reason: undefined };
 }
 
 /** True when pi's own scan (agent skills, project .pi/skills and .agents/skills) already reaches `dir`. */
 export function isScannedByPi(dir: string, options: Pick<DiscoverOptions, "cwd" | "agentDir">): boolean {
-	const scanned = [join(options.agentDir, "skills"), join(options.cwd, ".pi", "skills"), ...getProjectAgentsDirs(options.cwd)];
+	const scanned = [
+		join(options.agentDir, "skills"),
+		join(options.cwd, ".pi", "skills"),
+		...getProjectAgentsDirs(options.cwd),
+	];
 	return scanned.some((root) => isWithin(resolveReal(root), resolveReal(dir)));
 }
 
@@ -211,10 +234,16 @@ export function shareNameIndex(from: readonly DiscoveredSkill[], to: readonly Di
 }
 
 /** pi's package manager over read-only settings: what pi itself would resolve for this project. */
-export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "agentDir" | "trusted">): { settingsManager: SettingsManager; packageManager: DefaultPackageManager } {
+export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "agentDir" | "trusted">): {
+	settingsManager: SettingsManager;
+	packageManager: DefaultPackageManager;
+} {
 	const { cwd, agentDir, trusted } = options;
 	// pi 1.6 takes the trust decision here too (0.73 ignores the extra argument).
-	const fromStorage = SettingsManager.fromStorage.bind(SettingsManager) as (storage: Storage, options?: { projectTrusted?: boolean }) => SettingsManager;
+	const fromStorage = SettingsManager.fromStorage.bind(SettingsManager) as (
+		storage: Storage,
+		options?: { projectTrusted?: boolean },
+	) => SettingsManager;
 	const settingsManager = fromStorage(createReadOnlyStorage(cwd, agentDir, trusted), { projectTrusted: trusted });
 	return { settingsManager, packageManager: new DefaultPackageManager({ cwd, agentDir, settingsManager }) };
 }
@@ -238,7 +267,10 @@ async function resolveUntrustedProject(options: DiscoverOptions): Promise<Map<st
 }
 
 /** `packageManager`: one made by createPackageManager for the same options (it caches `npm root -g`). */
-export async function discoverSkills(options: DiscoverOptions, packageManager = createPackageManager(options).packageManager): Promise<Discovery> {
+export async function discoverSkills(
+	options: DiscoverOptions,
+	packageManager = createPackageManager(options).packageManager,
+): Promise<Discovery> {
 	const { cwd, agentDir, trusted, settings } = options;
 	const resolved = await packageManager.resolve(async () => "skip");
 	const origins = new Map<string, SkillOrigin>();
@@ -248,14 +280,22 @@ export async function discoverSkills(options: DiscoverOptions, packageManager = 
 		const origin = originOf(resource.metadata);
 		origins.set(resolve(resource.path), origin);
 		const base = resource.metadata.baseDir;
-		if (origin.kind === "package" && base && !REMOTE_SOURCE.test(origin.packageSource ?? "")) localPackageDirs.add(base);
+		if (origin.kind === "package" && base && !REMOTE_SOURCE.test(origin.packageSource ?? ""))
+			localPackageDirs.add(base);
 	}
 	const extraPaths: string[] = [];
 	const skillsDirExtra = !isScannedByPi(settings.skillsDir, options);
 	if (skillsDirExtra) extraPaths.push(settings.skillsDir);
-	// pi lists the skillsDir's skills at run time too (handed over through resources_discover): they are the skillsDir's.
-	const unknown = (options.runtimeSkillFiles ?? []).filter((file) => !origins.has(resolve(file)) && !(skillsDirExtra && isWithin(resolveReal(settings.skillsDir), resolveReal(file))));
-	const projectOrigins = unknown.length > 0 && !trusted ? await resolveUntrustedProject(options) : new Map<string, SkillOrigin>();
+	// pi lists the skillsDir's skills at run time too (handed over through resources_discover):
+	// they are the skillsDir's.
+
+	const unknown = (options.runtimeSkillFiles ?? []).filter(
+		(file) =>
+			!origins.has(resolve(file)) &&
+			!(skillsDirExtra && isWithin(resolveReal(settings.skillsDir), resolveReal(file))),
+	);
+	const projectOrigins =
+		unknown.length > 0 && !trusted ? await resolveUntrustedProject(options) : new Map<string, SkillOrigin>();
 	for (const file of unknown) {
 		if (!origins.has(resolve(file))) {
 			origins.set(resolve(file), projectOrigins.get(resolve(file)) ?? { kind: "runtime", scope: "temporary" });
@@ -269,7 +309,14 @@ export async function discoverSkills(options: DiscoverOptions, packageManager = 
 		const filePath = resolve(skill.filePath);
 		const origin = origins.get(filePath) ?? { kind: "skills-dir", scope: "user" };
 		const dir = /(^|[\\/])SKILL\.md$/.test(filePath) ? dirname(filePath) : undefined;
-		return { name: skill.name, description: skill.description, filePath, dir, origin, ...classify(filePath, dir, origin, input) };
+		return {
+			name: skill.name,
+			description: skill.description,
+			filePath,
+			dir,
+			origin,
+			...classify(filePath, dir, origin, input),
+		};
 	});
 	return { skills, diagnostics: loaded.diagnostics, roots };
 }

@@ -73,7 +73,13 @@ export function createDiskView(fs: FsOps): FileView {
 		try {
 			return fs.readFile(absPath);
 		} catch (error) {
-			if (typeof error === "object" && error !== null && "code" in error && (error.code === "ENOENT" || error.code === "ENOTDIR")) return null;
+			if (
+				typeof error === "object" &&
+				error !== null &&
+				"code" in error &&
+				(error.code === "ENOENT" || error.code === "ENOTDIR")
+			)
+				return null;
 			throw error;
 		}
 	};

@@ -95,7 +95,11 @@ function checkSelectorText(selector: SkillSelector, names: () => readonly string
 /** Linux's PATH_MAX: no longer path names a file. */
 const MAX_USER_PATH = 4096;
 
-export function findSkill(skills: readonly DiscoveredSkill[], selector: SkillSelector, cwd: string): DiscoveredSkill | Refusal {
+export function findSkill(
+	skills: readonly DiscoveredSkill[],
+	selector: SkillSelector,
+	cwd: string,
+): DiscoveredSkill | Refusal {
 	// Every name is listed only for a refusal's nearest names; a name is found through the index.
 	const names = () => skills.map((s) => s.name);
 	const bad = checkSelectorText(selector, names);
@@ -103,16 +107,22 @@ export function findSkill(skills: readonly DiscoveredSkill[], selector: SkillSel
 	const name = (selector.skill ?? "").trim();
 	if (selector.path !== undefined && selector.path.trim() !== "") {
 		// Longer than any path the system resolves: resolving it segment by segment would take minutes.
-		if (selector.path.length > MAX_USER_PATH) return refusals.unknownSkill(selector.path.slice(0, 200), nearNames(basename(selector.path), names()));
+		if (selector.path.length > MAX_USER_PATH)
+			return refusals.unknownSkill(selector.path.slice(0, 200), nearNames(basename(selector.path), names()));
 		const wanted = normalizeUserPath(selector.path, cwd);
 		const wantedReal = resolveReal(wanted);
 		const hit = skills.find((s) => matchesPath(s, wanted, wantedReal));
-		if (!hit) return refusals.unknownSkill(selector.path, nearNames(basename(wanted) === SKILL_FILE ? basename(resolve(wanted, "..")) : basename(wanted), names()));
+		if (!hit)
+			return refusals.unknownSkill(
+				selector.path,
+				nearNames(basename(wanted) === SKILL_FILE ? basename(resolve(wanted, "..")) : basename(wanted), names()),
+			);
 		// Two arguments naming two skills: which one the model meant is a guess, so neither is taken.
 		if (name !== "" && name !== hit.name) {
 			return refusals.invalidArguments(
 				selector.action ?? "?",
-				`"skill" names "${name}" but "path" ${JSON.stringify(selector.path)} is the skill "${hit.name}"; pass only one of them ({"skill":"${hit.name}"} for the path's skill)`,
+				`"skill" names "${name}" but "path" ${JSON.stringify(selector.path)} is the skill "${hit.name}"; ` +
+					`pass only one of them ({"skill":"${hit.name}"} for the path's skill)`,
 				{ skill: name, path: selector.path, pathSkill: hit.name },
 			);
 		}
@@ -135,32 +145,51 @@ const MAX_PATH_CHARS = 512;
 export function checkFileArgument(file: string): string | Refusal {
 	if (file.includes("\0")) return refusals.badFilePath(file, "it contains a NUL byte");
 	const control = controlCharIn(file);
-	if (control) return refusals.badFilePath(escapeControls(file), `it contains the control character ${control}; file names are plain printable text`);
+	if (control)
+		return refusals.badFilePath(
+			escapeControls(file),
+			`it contains the control character ${control}; file names are plain printable text`,
+		);
 	if (file.includes("\\")) return refusals.badFilePath(file, "backslashes are not allowed; use /");
-	if (file.trim() === "" || file !== file.trim()) return refusals.badFilePath(file, "it is empty or has leading/trailing spaces");
-	if (file.startsWith("/") || /^[a-zA-Z]:/.test(file) || file.startsWith("~")) return refusals.badFilePath(file, "absolute paths are not allowed");
+	if (file.trim() === "" || file !== file.trim())
+		return refusals.badFilePath(file, "it is empty or has leading/trailing spaces");
+	if (file.startsWith("/") || /^[a-zA-Z]:/.test(file) || file.startsWith("~"))
+		return refusals.badFilePath(file, "absolute paths are not allowed");
 	if (file !== file.normalize("NFC")) return refusals.badFilePath(file, "the name is not in Unicode NFC form");
 	const segments = file.split("/").filter((s) => s !== "" && s !== ".");
 	if (segments.some((s) => s === "..")) return refusals.badFilePath(file, "'..' segments are not allowed");
-	if (segments.some((s) => s.startsWith("."))) return refusals.badFilePath(file, "hidden files and folders are not part of a skill");
-	if (segments.some((s) => s === "node_modules")) return refusals.badFilePath(file, "node_modules is not part of a skill");
+	if (segments.some((s) => s.startsWith(".")))
+		return refusals.badFilePath(file, "hidden files and folders are not part of a skill");
+	if (segments.some((s) => s === "node_modules"))
+		return refusals.badFilePath(file, "node_modules is not part of a skill");
 	if (segments.length === 0) return refusals.badFilePath(file, "it names the skill folder itself, not a file");
 	if (/\/\.?$/.test(file)) {
-		return refusals.badFilePath(file, `it ends with a separator, so it names a folder; name a file inside it, e.g. "${segments.join("/")}/notes.md"`);
+		return refusals.badFilePath(
+			file,
+			`it ends with a separator, so it names a folder; name a file inside it, e.g. "${segments.join("/")}/notes.md"`,
+		);
 	}
 	const rel = normalize(segments.join("/"));
 	if (rel !== SKILL_FILE && rel.toLowerCase() === SKILL_FILE.toLowerCase()) {
 		return refusals.badFilePath(file, "it differs from SKILL.md only in case; use exactly SKILL.md");
 	}
 	if (rel.length > MAX_PATH_CHARS || segments.some((s) => Buffer.byteLength(s) > MAX_NAME_BYTES)) {
-		return refusals.badFilePath(file, `the path is too long (at most ${MAX_NAME_BYTES} bytes per name, ${MAX_PATH_CHARS} characters in all)`);
+		return refusals.badFilePath(
+			file,
+			`the path is too long (at most ${MAX_NAME_BYTES} bytes per name, ${MAX_PATH_CHARS} characters in all)`,
+		);
 	}
 	return rel;
 }
 
 /** Why a path that is no regular file is refused, and the call that works instead. */
 export function notRegularReason(kind: string, rel: string, skill: string): string {
-	if (kind === "a folder") return `it is a folder; name a file inside it, e.g. "${rel}/notes.md" ({"action":"read","skill":"${skill}"} lists the bundled files)`;
+	if (kind === "a folder")
+		return (
+			`it is a folder; name a file inside it, e.g. "${rel}/notes.md" ` +
+			`({"action":"read","skill":"${skill}"} lists the bundled files)`
+		);
+
 	// Opening a FIFO for reading would block pi until a writer comes; a device may never end.
 	return `it is ${kind}, not a regular file; only regular files are read or changed, so leave it as it is`;
 }
@@ -173,7 +202,8 @@ export function resolveFileTarget(skill: DiscoveredSkill, file: string | undefin
 	const rel = checkFileArgument(file);
 	if (typeof rel !== "string") return rel;
 	if (rel === SKILL_FILE) return { skill, relPath: SKILL_FILE, absPath: skill.filePath, isSkillFile: true };
-	if (!skill.dir) return refusals.badFilePath(file, `"${skill.name}" is a single-file skill without a folder for bundled files`);
+	if (!skill.dir)
+		return refusals.badFilePath(file, `"${skill.name}" is a single-file skill without a folder for bundled files`);
 	const absPath = join(skill.dir, rel);
 	if (!isWithin(resolveReal(skill.dir), resolveReal(absPath))) {
 		return refusals.badFilePath(file, "it resolves (through a symlink) outside the skill folder");

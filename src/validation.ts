@@ -47,7 +47,8 @@ function createScratchRoot(): string {
 	const base = scratchBase();
 	for (const name of readdirSync(base)) {
 		const pid = Number(/^selfskills-validate-(\d+)-/.exec(name)?.[1]);
-		if (pid && pid !== process.pid && !isProcessAlive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+		if (pid && pid !== process.pid && !isProcessAlive(pid))
+			rmSync(join(base, name), { recursive: true, force: true });
 	}
 	const root = mkdtempSync(join(base, `${SCRATCH_PREFIX}${process.pid}-`));
 	process.once("exit", () => rmSync(root, { recursive: true, force: true }));
@@ -79,7 +80,8 @@ export function nameProblems(name: string): string[] {
 	const problems: string[] = [];
 	if (name.length === 0) problems.push("it is empty");
 	if (name.length > MAX_NAME) problems.push(`it has ${name.length} characters, over ${MAX_NAME}`);
-	if (name.length > 0 && !NAME_PATTERN.test(name)) problems.push("only lowercase a-z, 0-9 and single inner hyphens are allowed");
+	if (name.length > 0 && !NAME_PATTERN.test(name))
+		problems.push("only lowercase a-z, 0-9 and single inner hyphens are allowed");
 	return problems;
 }
 
@@ -102,14 +104,22 @@ function strictDiagnostics(content: string, dirName: string): SkillDiagnostic[] 
 	if (name !== undefined && typeof name !== "string") out.push({ type: "warning", message: "name must be a string" });
 	if (typeof name === "string") {
 		for (const p of nameProblems(name)) out.push({ type: "warning", message: `name "${name}": ${p}` });
-		if (name !== dirName) out.push({ type: "warning", message: `name "${name}" does not match its folder "${dirName}"` });
+		if (name !== dirName)
+			out.push({ type: "warning", message: `name "${name}" does not match its folder "${dirName}"` });
 	}
-	if (description !== undefined && typeof description !== "string") out.push({ type: "warning", message: "description must be a string" });
+	if (description !== undefined && typeof description !== "string")
+		out.push({ type: "warning", message: "description must be a string" });
 	if (typeof description === "string" && description.length > MAX_DESCRIPTION) {
-		out.push({ type: "warning", message: `description exceeds ${MAX_DESCRIPTION} characters (${description.length})` });
+		out.push({
+			type: "warning",
+			message: `description exceeds ${MAX_DESCRIPTION} characters (${description.length})`,
+		});
 	}
 	if (typeof compatibility === "string" && compatibility.length > MAX_COMPATIBILITY) {
-		out.push({ type: "warning", message: `compatibility exceeds ${MAX_COMPATIBILITY} characters (${compatibility.length})` });
+		out.push({
+			type: "warning",
+			message: `compatibility exceeds ${MAX_COMPATIBILITY} characters (${compatibility.length})`,
+		});
 	}
 	out.push(...plainValueSurprises(content.replace(/^\uFEFF/, ""), fm));
 	return out;
@@ -133,7 +143,14 @@ function plainValueSurprises(content: string, fm: Record<string, unknown>): Skil
 		if (/^["'|>]/.test(written) || /^\s/.test(lines[i + 1] ?? "")) return [];
 		const parsed = fm[match[1]];
 		if (typeof parsed !== "string" || parsed === written) return [];
-		return [{ type: "warning", message: `${match[1]}: YAML reads ${JSON.stringify(written)} as ${JSON.stringify(parsed)} (" #" starts a comment, a leading & or ! is YAML syntax); quote the value` }];
+		return [
+			{
+				type: "warning",
+				message:
+					`${match[1]}: YAML reads ${JSON.stringify(written)} as ${JSON.stringify(parsed)} ` +
+					`(" #" starts a comment, a leading & or ! is YAML syntax); quote the value`,
+			},
+		];
 	});
 }
 
@@ -177,12 +194,17 @@ function loadScratchSkill(content: string, dirName: string): SkillCheck {
 	const { skills, diagnostics } = loadSkills({ cwd: dir, agentDir: dir, skillPaths: [file], includeDefaults: false });
 	const piDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
 	if (skills.length !== 1) piDiagnostics.push({ type: "error", message: "pi does not load it as a skill" });
-	const strict = strictDiagnostics(content, dirName).filter((s) => !piDiagnostics.some((p) => p.message === s.message));
+	const strict = strictDiagnostics(content, dirName).filter(
+		(s) => !piDiagnostics.some((p) => p.message === s.message),
+	);
 	return { name: skills[0]?.name, description: skills[0]?.description, diagnostics: [...piDiagnostics, ...strict] };
 }
 
 /** Diagnostics in `after` that `before` did not have (compared by message). */
-export function newDiagnostics(before: readonly SkillDiagnostic[], after: readonly SkillDiagnostic[]): SkillDiagnostic[] {
+export function newDiagnostics(
+	before: readonly SkillDiagnostic[],
+	after: readonly SkillDiagnostic[],
+): SkillDiagnostic[] {
 	const known = new Set(before.map((d) => d.message));
 	return after.filter((d) => !known.has(d.message));
 }
@@ -194,12 +216,19 @@ const TOP_LEVEL_SCALAR = /^([A-Za-z][\w-]*):[ \t]+(.+)$/;
  * A corrected frontmatter for the usual YAML pitfalls (tabs, an unquoted ": " or " #" in a
  * value, a missing description), or undefined when pi would still refuse it.
  */
-export function suggestFrontmatter(content: string, dirName: string, fallbackDescription: string | undefined): string | undefined {
+export function suggestFrontmatter(
+	content: string,
+	dirName: string,
+	fallbackDescription: string | undefined,
+): string | undefined {
 	const text = content.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
 	if (!text.startsWith("---\n")) return undefined;
 	const end = text.indexOf("\n---", 3);
 	if (end === -1) return undefined;
-	const lines = text.slice(4, end).split("\n").map((line) => line.replace(/^\t+/, (tabs) => "  ".repeat(tabs.length)));
+	const lines = text
+		.slice(4, end)
+		.split("\n")
+		.map((line) => line.replace(/^\t+/, (tabs) => "  ".repeat(tabs.length)));
 	const fixed = lines.map((line) => {
 		const match = TOP_LEVEL_SCALAR.exec(line);
 		if (!match) return line;

@@ -63,7 +63,10 @@ function withFd(fs: FsOps, fd: number, fn: () => void): void {
 export class StoreLinkError extends Error {
 	readonly code = "ESYMLINK";
 	constructor(readonly path: string) {
-		super(`${path} is a symbolic link inside selfskills' own store, which never follows links; remove it (rm ${path}) and retry`);
+		super(
+			`${path} is a symbolic link inside selfskills' own store, which never follows links; ` +
+				`remove it (rm ${path}) and retry`,
+		);
 	}
 }
 
@@ -178,7 +181,10 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 	if (options.storeBase !== undefined) assertNoLinkBelow(fs, options.storeBase, path);
 	const realDir = fs.realpath(dir);
 	const mode = options.mode ?? existingMode(fs, path) ?? 0o644;
-	const temp = join(realDir, `.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`);
+	const temp = join(
+		realDir,
+		`.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`,
+	);
 	const fd = fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
 	let renamed = false;
 	try {
@@ -202,7 +208,13 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
  * Appends `text` to a file of the private store below `base`, made 0600 (and set to it, were it
  * older and looser); a symlink at any step, the file itself included, is refused, never followed.
  */
-export function appendPrivate(fs: FsOps, base: string, path: string, text: string, options: { sync?: boolean } = {}): void {
+export function appendPrivate(
+	fs: FsOps,
+	base: string,
+	path: string,
+	text: string,
+	options: { sync?: boolean } = {},
+): void {
 	mkdirPrivate(fs, base, dirname(path));
 	assertNoLinkBelow(fs, base, path);
 	const fd = fs.open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);

@@ -25,7 +25,9 @@ export interface CreateArgs {
  * description as a JSON string, which YAML reads as a double-quoted scalar), then the body.
  */
 export function renderSkillFile(name: string, description: string, body: string, quoted = false): string {
-	const frontmatter = quoted ? `name: ${name}\ndescription: ${JSON.stringify(description)}\n` : stringify({ name, description }, { lineWidth: 0 });
+	const frontmatter = quoted
+		? `name: ${name}\ndescription: ${JSON.stringify(description)}\n`
+		: stringify({ name, description }, { lineWidth: 0 });
 	const text = body.replace(/^\s*\n/, "").replace(/\s+$/, "");
 	return `---\n${frontmatter}---\n\n${text}\n`;
 }
@@ -45,8 +47,19 @@ function renderExact(args: CreateArgs, path: string): string | Refusal {
 	}
 	if (check.diagnostics.length > 0 || check.name !== args.name) return refusals.invalidSkill(path, check.diagnostics);
 	if (check.description !== args.description) {
-		const read = [{ type: "error", message: `pi would read the description as ${escapeControls(JSON.stringify(check.description ?? null))}, not as written` }];
-		return refusals.invalidSkill(path, read, `---\nname: ${args.name}\ndescription: ${JSON.stringify(args.description.trim())}\n---`);
+		const read = [
+			{
+				type: "error",
+				message:
+					"pi would read the description as " +
+					`${escapeControls(JSON.stringify(check.description ?? null))}, not as written`,
+			},
+		];
+		return refusals.invalidSkill(
+			path,
+			read,
+			`---\nname: ${args.name}\ndescription: ${JSON.stringify(args.description.trim())}\n---`,
+		);
 	}
 	return text;
 }
@@ -54,14 +67,26 @@ function renderExact(args: CreateArgs, path: string): string | Refusal {
 export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutation | Refusal {
 	const problems = nameProblems(args.name);
 	if (problems.length > 0) return refusals.invalidName(args.name, problems);
-	if (args.description.trim() === "") return refusals.invalidArguments("create", "description is empty; say what the skill does and when to use it");
-	if (args.body.trim() === "") return refusals.invalidArguments("create", "body is empty; write the procedure the skill teaches");
-	const unsafe = checkIsText("description", args.description) ?? checkIsText("body", args.body) ?? checkUnsafe("description", args.description) ?? checkUnsafe("body", args.body);
+	if (args.description.trim() === "")
+		return refusals.invalidArguments("create", "description is empty; say what the skill does and when to use it");
+	if (args.body.trim() === "")
+		return refusals.invalidArguments("create", "body is empty; write the procedure the skill teaches");
+	const unsafe =
+		checkIsText("description", args.description) ??
+		checkIsText("body", args.body) ??
+		checkUnsafe("description", args.description) ??
+		checkUnsafe("body", args.body);
 	if (unsafe) return unsafe;
 	const existing = skillNamed(ctx.discovery.skills, args.name);
 	if (existing) return refusals.exists(args.name, existing.filePath);
 	const target = newSkillTarget(args.name, join(ctx.settings.skillsDir, args.name));
-	return { action: "create", skill: args.name, file: SKILL_FILE, paths: [target.absPath], plan: (input) => planCreate(ctx, args, target, input) };
+	return {
+		action: "create",
+		skill: args.name,
+		file: SKILL_FILE,
+		paths: [target.absPath],
+		plan: (input) => planCreate(ctx, args, target, input),
+	};
 }
 
 function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, input: PlanInput): Plan | Refusal {
@@ -70,7 +95,10 @@ function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, 
 	const refused = runGates(GATE_ORDER.create, {
 		// A skill this package creates is its own: approval for "own" decides.
 		...humanGates(ctx, input, { name: args.name, dir: target.dir, created: true }),
-		exists: () => (view.read(target.absPath) !== null || view.mode(target.dir) !== undefined ? refusals.exists(args.name, target.dir) : undefined),
+		exists: () =>
+			view.read(target.absPath) !== null || view.mode(target.dir) !== undefined
+				? refusals.exists(args.name, target.dir)
+				: undefined,
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
 		size: () => checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body)),
 		valid: () => {
@@ -84,7 +112,19 @@ function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, 
 	return {
 		action: "create",
 		skill: args.name,
-		changes: [{ skill: args.name, relPath: SKILL_FILE, absPath: target.absPath, before: null, after: encodeText(text), mode: 0o644, expectName: args.name }],
-		note: "pi lists the new skill after /reload; until then it is named in the selfskills block of the system prompt.",
+		changes: [
+			{
+				skill: args.name,
+				relPath: SKILL_FILE,
+				absPath: target.absPath,
+				before: null,
+				after: encodeText(text),
+				mode: 0o644,
+				expectName: args.name,
+			},
+		],
+		note:
+			"pi lists the new skill after /reload; " +
+			"until then it is named in the selfskills block of the system prompt.",
 	};
 }

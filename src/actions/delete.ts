@@ -25,9 +25,19 @@ export function prepareDelete(ctx: CallContext, args: DeleteArgs): PreparedMutat
 	const target = resolveFileTarget(skill, args.file);
 	if ("code" in target) return target;
 	if (target.isSkillFile) {
-		return refusals.invalidArguments("delete", `SKILL.md alone cannot be deleted; omit "file" to delete the whole skill "${skill.name}" (it is snapshotted first)`);
+		return refusals.invalidArguments(
+			"delete",
+			`SKILL.md alone cannot be deleted; omit "file" to delete the whole skill "${skill.name}" ` +
+				"(it is snapshotted first)",
+		);
 	}
-	return { action: "delete", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planFileDelete(ctx, target, input) };
+	return {
+		action: "delete",
+		skill: skill.name,
+		file: target.relPath,
+		paths: [target.absPath],
+		plan: (input) => planFileDelete(ctx, target, input),
+	};
 }
 
 function skillFileTarget(skill: DiscoveredSkill): FileTarget {
@@ -39,13 +49,22 @@ function planFileDelete(ctx: CallContext, target: FileTarget, input: PlanInput):
 	const refused = runGates(GATE_ORDER.deleteFile, {
 		// Deleting a bundled file needs its skill read; the file itself, only if it was read, unchanged since.
 		read: () => checkRead(ctx.ledger, skillFileTarget(target.skill)),
-		exists: () => (current === null ? refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`) : undefined),
+		exists: () =>
+			current === null
+				? refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`)
+				: undefined,
 		unchanged: readGates(ctx, target, input).unchanged,
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
 		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 	});
 	if (refused) return refused;
-	return { action: "delete", skill: target.skill.name, changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: null }] };
+	return {
+		action: "delete",
+		skill: target.skill.name,
+		changes: [
+			{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: null },
+		],
+	};
 }
 
 interface SnapshotFile {
@@ -55,9 +74,15 @@ interface SnapshotFile {
 }
 
 /** A skill tree for its snapshot: every regular file with its mode, every folder, and what cannot be kept. */
-function walkSkill(fs: FsOps, root: string): { files: SnapshotFile[]; dirs: string[]; symlinks: string[]; others: string[] } {
+function walkSkill(
+	fs: FsOps,
+	root: string,
+): { files: SnapshotFile[]; dirs: string[]; symlinks: string[]; others: string[] } {
 	const tree = walkTree(fs, root, { strict: true });
-	return { ...tree, files: tree.files.map((f) => ({ relPath: f.relPath, absPath: f.absPath, mode: f.stat.mode & 0o777 })) };
+	return {
+		...tree,
+		files: tree.files.map((f) => ({ relPath: f.relPath, absPath: f.absPath, mode: f.stat.mode & 0o777 })),
+	};
 }
 
 /** Files an earlier op of the batch created in the folder: deleted with it, so no folder is left behind. */
@@ -70,7 +95,11 @@ function writtenEarlier(input: PlanInput, dir: string, known: readonly SnapshotF
 }
 
 function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedMutation | Refusal {
-	if (!skill.dir) return refusals.invalidArguments("delete", `"${skill.name}" is a single-file skill; it cannot be deleted as a folder`);
+	if (!skill.dir)
+		return refusals.invalidArguments(
+			"delete",
+			`"${skill.name}" is a single-file skill; it cannot be deleted as a folder`,
+		);
 	const dir = skill.dir;
 	const target = skillFileTarget(skill);
 	let tree: ReturnType<typeof walkSkill>;
@@ -80,12 +109,23 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 		return refusals.ioError(dir, error);
 	}
 	if (tree.others.length > 0) {
-		return refusals.badFilePath(tree.others[0], `the skill folder holds ${tree.others.length === 1 ? "an entry" : `${tree.others.length} entries`} that ${tree.others.length === 1 ? "is" : "are"} no regular file or folder (${tree.others.join(", ")}: a FIFO, socket or device), which a snapshot cannot keep; remove ${tree.others.length === 1 ? "it" : "them"} by hand, then delete the skill`);
+		return refusals.badFilePath(
+			tree.others[0],
+			`the skill folder holds ${tree.others.length === 1 ? "an entry" : `${tree.others.length} entries`} ` +
+				`that ${tree.others.length === 1 ? "is" : "are"} no regular file or folder ` +
+				`(${tree.others.join(", ")}: a FIFO, socket or device), which a snapshot cannot keep; ` +
+				`remove ${tree.others.length === 1 ? "it" : "them"} by hand, then delete the skill`,
+		);
 	}
 	if (tree.symlinks.length > 0) {
-		return refusals.notWritable(dir, `the skill folder holds symbolic links (${tree.symlinks.join(", ")}), which a snapshot cannot keep`, ctx.discovery.roots.map((r) => r.path));
+		return refusals.notWritable(
+			dir,
+			`the skill folder holds symbolic links (${tree.symlinks.join(", ")}), which a snapshot cannot keep`,
+			ctx.discovery.roots.map((r) => r.path),
+		);
 	}
-	if (tree.files.length > MAX_SKILL_FILES) return refusals.tooLarge(`skill "${skill.name}" (files)`, tree.files.length, MAX_SKILL_FILES);
+	if (tree.files.length > MAX_SKILL_FILES)
+		return refusals.tooLarge(`skill "${skill.name}" (files)`, tree.files.length, MAX_SKILL_FILES);
 	return {
 		action: "delete",
 		skill: skill.name,
@@ -101,17 +141,32 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 			if (refused) return refused;
 			// A file an earlier op of the batch deleted is gone already (backed up by that op), not vanished.
 			const present = tree.files.filter((f) => input.view.deletedBy(f.absPath) === undefined);
-			const files = [...present, ...writtenEarlier(input, dir, tree.files)].map((f) => ({ ...f, bytes: input.view.read(f.absPath) }));
+			const files = [...present, ...writtenEarlier(input, dir, tree.files)].map((f) => ({
+				...f,
+				bytes: input.view.read(f.absPath),
+			}));
 			const missing = files.find((f) => f.bytes === null);
 			if (missing) return refusals.conflict(missing.absPath, "the file vanished while the delete was planned");
-			const changes: FileChange[] = files.map((f) => ({ skill: skill.name, relPath: f.relPath, absPath: f.absPath, before: f.bytes, after: null }));
+			const changes: FileChange[] = files.map((f) => ({
+				skill: skill.name,
+				relPath: f.relPath,
+				absPath: f.absPath,
+				before: f.bytes,
+				after: null,
+			}));
 			return {
 				action: "delete",
 				skill: skill.name,
 				changes,
-				snapshot: { skill: skill.name, dir, files: files.map((f) => ({ relPath: f.relPath, bytes: f.bytes ?? Buffer.alloc(0), mode: f.mode })) },
+				snapshot: {
+					skill: skill.name,
+					dir,
+					files: files.map((f) => ({ relPath: f.relPath, bytes: f.bytes ?? Buffer.alloc(0), mode: f.mode })),
+				},
 				removeDirs: [...tree.dirs].reverse(),
-				note: `the whole skill was snapshotted; {"action":"restore","skill":"${skill.name}"} brings it back. pi drops it from its list after /reload.`,
+				note:
+					`the whole skill was snapshotted; {"action":"restore","skill":"${skill.name}"} brings it back. ` +
+					"pi drops it from its list after /reload.",
 			};
 		},
 	};

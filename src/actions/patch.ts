@@ -6,7 +6,19 @@ import type { CallContext, PlanInput, PreparedMutation } from "../call-context.t
 import { checkUnsafe, checkIsText, decodeText, encodeText, MAX_FILE_BYTES } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkOldString, checkUnchanged, checkUnique, checkValid, checkWritable, GATE_ORDER, humanGates, readGates, replaceExact, replacedSize, runGates } from "../gates.ts";
+import {
+	checkOldString,
+	checkUnchanged,
+	checkUnique,
+	checkValid,
+	checkWritable,
+	GATE_ORDER,
+	humanGates,
+	readGates,
+	replaceExact,
+	replacedSize,
+	runGates,
+} from "../gates.ts";
 import type { Plan } from "../plan.ts";
 import { skillNamed } from "../discovery.ts";
 import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../target.ts";
@@ -20,7 +32,8 @@ export interface PatchArgs extends SkillSelector {
 }
 
 /** loadedNameOf for text gate 6 already checked: pi's own answer, from the check cache. */
-const loadedName = (text: string, dirName: string): string => checkSkillContent(text, dirName).name ?? loadedNameOf(text, dirName);
+const loadedName = (text: string, dirName: string): string =>
+	checkSkillContent(text, dirName).name ?? loadedNameOf(text, dirName);
 
 /**
  * The other skills' names gate 6 compares `after` against, narrowed to the one that matters: the
@@ -62,7 +75,11 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 		...readGates(ctx, target, input),
 		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
 		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
-		exists: () => (bytes === null ? (checkUnchanged(ctx.ledger, target, null) ?? refusals.badFilePath(target.relPath, "the file does not exist (deleted earlier in this batch?)")) : undefined),
+		exists: () =>
+			bytes === null
+				? (checkUnchanged(ctx.ledger, target, null) ??
+					refusals.badFilePath(target.relPath, "the file does not exist (deleted earlier in this batch?)"))
+				: undefined,
 		text: () => {
 			const decoded = decodeText(bytes ?? Buffer.alloc(0), target.absPath);
 			if (typeof decoded !== "string") return decoded;
@@ -79,12 +96,31 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 			after = replaceExact(text, args.old_string, args.new_string, replaceAll);
 			return checkUnsafe("new_string", after, text);
 		},
-		valid: () => (target.isSkillFile ? checkValid({ before: text, after, dirName, path: target.absPath, otherNames: collidingNames(ctx, target, after, dirName), previousDescription: () => descriptionOf(text) }) : undefined),
+		valid: () =>
+			target.isSkillFile
+				? checkValid({
+						before: text,
+						after,
+						dirName,
+						path: target.absPath,
+						otherNames: collidingNames(ctx, target, after, dirName),
+						previousDescription: () => descriptionOf(text),
+					})
+				: undefined,
 	});
 	if (refused) return refused;
 	return {
 		action: "patch",
 		skill: target.skill.name,
-		changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: bytes, after: encodeText(after), expectName: target.isSkillFile ? loadedName(after, dirName) : undefined }],
+		changes: [
+			{
+				skill: target.skill.name,
+				relPath: target.relPath,
+				absPath: target.absPath,
+				before: bytes,
+				after: encodeText(after),
+				expectName: target.isSkillFile ? loadedName(after, dirName) : undefined,
+			},
+		],
 	};
 }

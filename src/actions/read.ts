@@ -17,7 +17,8 @@ const MAX_LISTED_FILES = 100;
  * out. Stops one past `limit`, so a folder of a hundred thousand files costs no more than a small one.
  */
 export function listBundledFiles(fs: FsOps, dir: string, limit = MAX_LISTED_FILES): string[] {
-	const skip = (name: string, relPath: string) => name.startsWith(".") || name === "node_modules" || relPath === "SKILL.md";
+	const skip = (name: string, relPath: string) =>
+		name.startsWith(".") || name === "node_modules" || relPath === "SKILL.md";
 	return walkTree(fs, dir, { skip, maxFiles: limit + 1 }).files.map((f) => f.relPath);
 }
 
@@ -27,7 +28,11 @@ function namesForEcho(files: readonly string[]): string {
 	return files.length > MAX_LISTED_FILES ? `${shown}, … (more than ${MAX_LISTED_FILES})` : shown;
 }
 
-export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: string | undefined): ActionResult | Refusal {
+export function readSkillFile(
+	ctx: CallContext,
+	selector: SkillSelector,
+	file: string | undefined,
+): ActionResult | Refusal {
 	const skill = findSkill(ctx.discovery.skills, selector, ctx.cwd);
 	if ("code" in skill) return skill;
 	const target = resolveFileTarget(skill, file);
@@ -37,10 +42,14 @@ export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: s
 		bytes = ctx.fs.readFile(target.absPath);
 	} catch (error) {
 		// resolveFileTarget refused it already, unless it was swapped in since.
-		if (error instanceof NotRegularFileError) return refusals.badFilePath(target.relPath, notRegularReason(error.kind, target.relPath, skill.name));
+		if (error instanceof NotRegularFileError)
+			return refusals.badFilePath(target.relPath, notRegularReason(error.kind, target.relPath, skill.name));
 		if (refusals.errnoCode(error) === "ENOENT") {
 			const files = skill.dir ? listBundledFiles(ctx.fs, skill.dir, 20) : [];
-			return refusals.badFilePath(target.relPath, `no such file in skill "${skill.name}" (files: ${namesForEcho(files.slice(0, 20)) || "none"})`);
+			return refusals.badFilePath(
+				target.relPath,
+				`no such file in skill "${skill.name}" (files: ${namesForEcho(files.slice(0, 20)) || "none"})`,
+			);
 		}
 		return refusals.ioError(target.absPath, error);
 	}
@@ -52,13 +61,26 @@ export function readSkillFile(ctx: CallContext, selector: SkillSelector, file: s
 	const shown = cut ? text.slice(0, READ_CHAR_LIMIT) : text;
 	const found = target.isSkillFile && skill.dir ? listBundledFiles(ctx.fs, skill.dir) : [];
 	const bundled = found.slice(0, MAX_LISTED_FILES);
-	const header = `${escapeControls(target.absPath)} (${bytes.length} bytes, sha256 ${hash.slice(0, 12)}, ${skill.patchable ? "patchable" : `read-only: ${skill.reason}`})`;
+	const header =
+		`${escapeControls(target.absPath)} (${bytes.length} bytes, sha256 ${hash.slice(0, 12)}, ` +
+		`${skill.patchable ? "patchable" : `read-only: ${skill.reason}`})`;
+
 	const footer = [
 		cut ? `[cut at ${READ_CHAR_LIMIT} of ${text.length} characters; patch only text you have seen]` : "",
 		found.length > 0 ? `Bundled files: ${namesForEcho(found)}` : "",
 	].filter(Boolean);
 	return {
 		text: [header, shown, ...footer].join("\n"),
-		details: { ok: true, action: "read", skill: skill.name, file: target.relPath, path: target.absPath, hash, truncated: cut, bundled, ...(found.length > bundled.length ? { bundledCut: true } : {}) },
+		details: {
+			ok: true,
+			action: "read",
+			skill: skill.name,
+			file: target.relPath,
+			path: target.absPath,
+			hash,
+			truncated: cut,
+			bundled,
+			...(found.length > bundled.length ? { bundledCut: true } : {}),
+		},
 	};
 }

@@ -13,7 +13,15 @@ import { checkWritable, GATE_ORDER, humanGates, runGates } from "../gates.ts";
 import type { FileChange, Plan } from "../plan.ts";
 import { sha256 } from "../read-ledger.ts";
 import { loadedNameOf } from "../validation.ts";
-import { findSkill, newSkillTarget, normalizeUserPath, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
+import {
+	findSkill,
+	newSkillTarget,
+	normalizeUserPath,
+	resolveFileTarget,
+	SKILL_FILE,
+	type FileTarget,
+	type SkillSelector,
+} from "../target.ts";
 
 export interface RestoreArgs extends SkillSelector {
 	readonly file?: string;
@@ -25,7 +33,11 @@ export function pickBackup<T extends { id: string }>(entries: readonly T[], want
 	if (wanted === undefined || wanted.trim() === "") return entries[0];
 	const raw = wanted.trim();
 	const w = raw.replace(/^.*\//, "");
-	return entries.find((e) => e.id === raw || e.id === w || e.id.replace(/\.[^.]*$/, "") === w || e.id.startsWith(`${w}-`)) ?? entries.find((e) => e.id === `${DELETED_DIR}/${w}`);
+	return (
+		entries.find(
+			(e) => e.id === raw || e.id === w || e.id.replace(/\.[^.]*$/, "") === w || e.id.startsWith(`${w}-`),
+		) ?? entries.find((e) => e.id === `${DELETED_DIR}/${w}`)
+	);
 }
 
 /**
@@ -43,7 +55,18 @@ export function restoreCandidates(ctx: CallContext, skill: DiscoveredSkill, relP
 			const file = ctx.store.readSnapshot(snapshot).find((f) => f.relPath === relPath);
 			if (!file) return [];
 			const id = `${DELETED_DIR}/${snapshot.id}`;
-			return [{ id, path, stamp: snapshot.id, time: snapshot.time, hash: sha256(file.bytes).slice(0, 10), size: file.bytes.length, legacy: false, mode: file.mode }];
+			return [
+				{
+					id,
+					path,
+					stamp: snapshot.id,
+					time: snapshot.time,
+					hash: sha256(file.bytes).slice(0, 10),
+					size: file.bytes.length,
+					legacy: false,
+					mode: file.mode,
+				},
+			];
 		} catch {
 			return [];
 		}
@@ -58,7 +81,9 @@ export function newestDiffering(entries: readonly BackupEntry[], current: Buffer
 }
 
 function readCall(skill: string, relPath: string): string {
-	return relPath === SKILL_FILE ? `{"action":"read","skill":"${skill}"}` : `{"action":"read","skill":"${skill}","file":"${relPath}"}`;
+	return relPath === SKILL_FILE
+		? `{"action":"read","skill":"${skill}"}`
+		: `{"action":"read","skill":"${skill}","file":"${relPath}"}`;
 }
 
 /**
@@ -78,7 +103,15 @@ function findBrokenSkill(ctx: CallContext, args: RestoreArgs): DiscoveredSkill |
 		}
 		if (ctx.store.list(skillKey(name, filePath), SKILL_FILE).length === 0) continue;
 		// checkWritable still judges the place: only the policy part of discovery is skipped.
-		return { name, description: "", filePath, dir, origin: { kind: "skills-dir", scope: "user" }, patchable: true, reason: undefined };
+		return {
+			name,
+			description: "",
+			filePath,
+			dir,
+			origin: { kind: "skills-dir", scope: "user" },
+			patchable: true,
+			reason: undefined,
+		};
 	}
 	return undefined;
 }
@@ -92,12 +125,28 @@ export function prepareRestore(ctx: CallContext, args: RestoreArgs): PreparedMut
 	const entries = restoreCandidates(ctx, skill, target.relPath);
 	const named = args.backup === undefined || args.backup.trim() === "" ? undefined : pickBackup(entries, args.backup);
 	if (entries.length === 0 || (args.backup !== undefined && args.backup.trim() !== "" && !named)) {
-		return refusals.noBackup(skill.name, target.relPath, args.backup, entries.map((e) => e.id));
+		return refusals.noBackup(
+			skill.name,
+			target.relPath,
+			args.backup,
+			entries.map((e) => e.id),
+		);
 	}
-	return { action: "restore", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planFileRestore(ctx, target, { entries, named }, input) };
+	return {
+		action: "restore",
+		skill: skill.name,
+		file: target.relPath,
+		paths: [target.absPath],
+		plan: (input) => planFileRestore(ctx, target, { entries, named }, input),
+	};
 }
 
-function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries: readonly BackupEntry[]; named: BackupEntry | undefined }, input: PlanInput): Plan | Refusal {
+function planFileRestore(
+	ctx: CallContext,
+	target: FileTarget,
+	choice: { entries: readonly BackupEntry[]; named: BackupEntry | undefined },
+	input: PlanInput,
+): Plan | Refusal {
 	const current = input.view.read(target.absPath);
 	// A plain restore undoes the last change: the newest backup that differs from the file now (a
 	// commit that failed may have left a backup of the very bytes still on disk as the newest).
@@ -111,7 +160,14 @@ function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries
 			const read = ctx.store.read(entry);
 			if ("code" in read) return read;
 			bytes = read;
-			return current !== null && current.equals(bytes) ? refusals.restoreNoChange(target.skill.name, target.relPath, entry.id, newestDiffering(choice.entries, current)?.id) : undefined;
+			return current !== null && current.equals(bytes)
+				? refusals.restoreNoChange(
+						target.skill.name,
+						target.relPath,
+						entry.id,
+						newestDiffering(choice.entries, current)?.id,
+					)
+				: undefined;
 		},
 	});
 	if (refused) return refused;
@@ -133,7 +189,9 @@ function planFileRestore(ctx: CallContext, target: FileTarget, choice: { entries
 		action: "restore",
 		skill: target.skill.name,
 		changes: [change],
-		note: `Restored backup ${entry.id}. Read it before changing it again: ${readCall(target.skill.name, target.relPath)}.`,
+		note:
+			`Restored backup ${entry.id}. ` +
+			`Read it before changing it again: ${readCall(target.skill.name, target.relPath)}.`,
 	};
 }
 
@@ -150,10 +208,19 @@ function prepareSnapshotRestore(ctx: CallContext, args: RestoreArgs, unknown: Re
 	const snapshots = name === "" ? [] : ctx.store.listSnapshots(name);
 	if (snapshots.length === 0) return unknown;
 	if (args.file !== undefined && args.file !== SKILL_FILE) {
-		return refusals.invalidArguments("restore", `skill "${name}" was deleted as a whole; omit "file" to recreate it from its snapshot`);
+		return refusals.invalidArguments(
+			"restore",
+			`skill "${name}" was deleted as a whole; omit "file" to recreate it from its snapshot`,
+		);
 	}
 	const snapshot = pickBackup(snapshots, args.backup);
-	if (!snapshot) return refusals.noBackup(name, "(whole skill)", args.backup, snapshots.map((s) => s.id));
+	if (!snapshot)
+		return refusals.noBackup(
+			name,
+			"(whole skill)",
+			args.backup,
+			snapshots.map((s) => s.id),
+		);
 	if (!snapshot.originDir) return refusals.noBackup(name, "(whole skill)", args.backup, []);
 	const dir = snapshot.originDir;
 	const files = ctx.store.readSnapshot(snapshot);
@@ -166,7 +233,13 @@ function prepareSnapshotRestore(ctx: CallContext, args: RestoreArgs, unknown: Re
 	};
 }
 
-function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotEntry, files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>, input: PlanInput): Plan | Refusal {
+function planSnapshotRestore(
+	ctx: CallContext,
+	name: string,
+	snapshot: SnapshotEntry,
+	files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>,
+	input: PlanInput,
+): Plan | Refusal {
 	const dir = snapshot.originDir ?? "";
 	const target = newSkillTarget(name, dir);
 	const refused = runGates(GATE_ORDER.restoreSkill, {
@@ -185,5 +258,12 @@ function planSnapshotRestore(ctx: CallContext, name: string, snapshot: SnapshotE
 		expectName: f.relPath === SKILL_FILE ? name : undefined,
 		unseen: true,
 	}));
-	return { action: "restore", skill: name, changes, note: `Recreated from snapshot ${snapshot.id}; pi lists it again after /reload. Read it before changing it: ${readCall(name, SKILL_FILE)}.` };
+	return {
+		action: "restore",
+		skill: name,
+		changes,
+		note:
+			`Recreated from snapshot ${snapshot.id}; pi lists it again after /reload. ` +
+			`Read it before changing it: ${readCall(name, SKILL_FILE)}.`,
+	};
 }

@@ -24,7 +24,13 @@ export function prepareWrite(ctx: CallContext, args: WriteArgs): PreparedMutatio
 	if (args.content.length === 0) return refusals.emptyContent(args.file);
 	const problem = checkIsText(`content for ${args.file}`, args.content) ?? checkSize(target.absPath, args.content);
 	if (problem) return problem;
-	return { action: "write", skill: skill.name, file: target.relPath, paths: [target.absPath], plan: (input) => planWrite(ctx, args, target, input) };
+	return {
+		action: "write",
+		skill: skill.name,
+		file: target.relPath,
+		paths: [target.absPath],
+		plan: (input) => planWrite(ctx, args, target, input),
+	};
 }
 
 function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input: PlanInput): Plan | Refusal {
@@ -32,7 +38,16 @@ function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input:
 	// A new file needs its skill's SKILL.md read; an overwrite needs the file itself read and unchanged.
 	const gates =
 		current === null
-			? { read: () => checkRead(ctx.ledger, { ...target, absPath: target.skill.filePath, relPath: SKILL_FILE, isSkillFile: true }), unchanged: () => undefined }
+			? {
+					read: () =>
+						checkRead(ctx.ledger, {
+							...target,
+							absPath: target.skill.filePath,
+							relPath: SKILL_FILE,
+							isSkillFile: true,
+						}),
+					unchanged: () => undefined,
+				}
 			: readGates(ctx, target, input);
 	let before = "";
 	const refused = runGates(GATE_ORDER.write, {
@@ -52,6 +67,15 @@ function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input:
 	return {
 		action: "write",
 		skill: target.skill.name,
-		changes: [{ skill: target.skill.name, relPath: target.relPath, absPath: target.absPath, before: current, after: encodeText(args.content), mode: 0o644 }],
+		changes: [
+			{
+				skill: target.skill.name,
+				relPath: target.relPath,
+				absPath: target.absPath,
+				before: current,
+				after: encodeText(args.content),
+				mode: 0o644,
+			},
+		],
 	};
 }

@@ -16,7 +16,10 @@ export const MARK_A = "Marker: alpha step.";
 
 /** A valid SKILL.md of exactly `bytes` bytes (ASCII) holding MARK_A once. */
 export function skillText(name: string, bytes: number): string {
-	const head = `---\nname: ${name}\ndescription: Use when benchmarking ${name}. Steps to follow in order.\n---\n# ${name}\n\n${MARK_A}\n\n`;
+	const head =
+		`---\nname: ${name}\ndescription: Use when benchmarking ${name}. Steps to follow in order.\n---\n` +
+		`# ${name}\n\n${MARK_A}\n\n`;
+
 	const lines: string[] = [];
 	let size = head.length;
 	for (let i = 1; size < bytes; i++) {
@@ -50,11 +53,27 @@ export function createBenchEnv(settings: Record<string, unknown> = {}): BenchEnv
 	const env = createTempEnv({ prefix: "selfskills-bench-" });
 	const pkg = join(env.projectDir, "local-pkg");
 	mkdirSync(join(pkg, "skills"), { recursive: true });
-	writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "local-pkg", version: "1.0.0", pi: { skills: ["./skills"] } }));
-	writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ packages: [pkg], selfskills: { trustedProjects: [env.projectDir], ...settings } }));
-	const roots = [join(env.agentDir, "skills"), join(env.projectDir, ".pi", "skills"), join(env.projectDir, ".agents", "skills"), join(pkg, "skills")];
+	writeFileSync(
+		join(pkg, "package.json"),
+		JSON.stringify({ name: "local-pkg", version: "1.0.0", pi: { skills: ["./skills"] } }),
+	);
+	writeFileSync(
+		join(env.agentDir, "settings.json"),
+		JSON.stringify({ packages: [pkg], selfskills: { trustedProjects: [env.projectDir], ...settings } }),
+	);
+	const roots = [
+		join(env.agentDir, "skills"),
+		join(env.projectDir, ".pi", "skills"),
+		join(env.projectDir, ".agents", "skills"),
+		join(pkg, "skills"),
+	];
 	for (const root of roots) mkdirSync(root, { recursive: true });
-	const deps: ToolDeps = { agentDir: () => env.agentDir, fs: realFs, state: createSessionState(), effects: { onLanded() {} } };
+	const deps: ToolDeps = {
+		agentDir: () => env.agentDir,
+		fs: realFs,
+		state: createSessionState(),
+		effects: { onLanded() {} },
+	};
 	const ctx = { cwd: env.projectDir } as ExtensionContext;
 	return {
 		env,
@@ -71,7 +90,10 @@ export function createBenchEnv(settings: Record<string, unknown> = {}): BenchEnv
 }
 
 /** A call that must succeed; throws with the refusal otherwise. */
-export async function expectOk(bench: BenchEnv, args: SkillManageArgs): Promise<{ text: string; details: Record<string, unknown> }> {
+export async function expectOk(
+	bench: BenchEnv,
+	args: SkillManageArgs,
+): Promise<{ text: string; details: Record<string, unknown> }> {
 	const result = await bench.call(args);
 	if (result.details.ok !== true) throw new Error(`${args.action} refused: ${result.text}`);
 	return result;
@@ -85,7 +107,8 @@ export function withTargetedCheck(bench: BenchEnv): BenchEnv {
 	const cache = bench.deps.state.discoveryCache;
 	const discover = cache.discover.bind(cache);
 	let targets: string[] | undefined;
-	(cache as { discover: DiscoveryCache["discover"] }).discover = (options, given) => discover(options, given ?? targets);
+	(cache as { discover: DiscoveryCache["discover"] }).discover = (options, given) =>
+		discover(options, given ?? targets);
 	return {
 		...bench,
 		call(args) {

@@ -32,7 +32,8 @@ const REPO = fileURLToPath(new URL("../..", import.meta.url));
 function where(url: string): string {
 	if (url === "") return "(native / V8)";
 	const path = url.startsWith("file://") ? fileURLToPath(url) : url;
-	if (path.includes("/node_modules/")) return `node_modules/${path.split("/node_modules/").pop()?.split("/").slice(0, 2).join("/")}`;
+	if (path.includes("/node_modules/"))
+		return `node_modules/${path.split("/node_modules/").pop()?.split("/").slice(0, 2).join("/")}`;
 	return path.startsWith(REPO) ? relative(REPO, path) : path.startsWith("node:") ? "node internals" : path;
 }
 
@@ -59,7 +60,8 @@ function callerTimes(profile: Profile): Map<string, number> {
 	const parent = new Map<number, number>();
 	for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-	const label = (n: ProfileNode) => `${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+	const label = (n: ProfileNode) =>
+		`${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 	return selfTimes(profile, (node) => {
 		let at: ProfileNode | undefined = node;
 		while (at && /^\(native|^node internals/.test(where(at.callFrame.url))) at = byId.get(parent.get(at.id) ?? -1);
@@ -71,7 +73,9 @@ function printTop(title: string, times: Map<string, number>, calls: number, limi
 	const total = [...times.values()].reduce((a, b) => a + b, 0);
 	console.log(`\n${title} (self time per call; total ${(total / 1000 / calls).toFixed(2)} ms)`);
 	for (const [key, us] of [...times].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
-		console.log(`  ${(us / 1000 / calls).toFixed(3).padStart(8)} ms  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`);
+		console.log(
+			`  ${(us / 1000 / calls).toFixed(3).padStart(8)} ms  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`,
+		);
 	}
 }
 
@@ -86,7 +90,8 @@ async function profileAt(count: number, session: Session): Promise<void> {
 		else process.env.TMPDIR = saved;
 	}
 	try {
-		for (let i = 0; i < count - 1; i++) writeSkill(bench.roots[i % bench.roots.length], `skill-${String(i).padStart(5, "0")}`, 400);
+		for (let i = 0; i < count - 1; i++)
+			writeSkill(bench.roots[i % bench.roots.length], `skill-${String(i).padStart(5, "0")}`, 400);
 		writeSkill(bench.roots[0], "bench-patch", bytes);
 		// Past the discovery cache's racy window, as skills on a real disk are.
 		await new Promise((done) => setTimeout(done, 3_500));
@@ -99,7 +104,9 @@ async function profileAt(count: number, session: Session): Promise<void> {
 			return expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: current });
 		};
 		const firstList = process.env.PROFILE_ACTION === "first-list";
-		const run = firstList ? () => executeSkillManage({ ...bench.deps, state: createSessionState() }, { action: "list" }, bench.ctx) : patch;
+		const run = firstList
+			? () => executeSkillManage({ ...bench.deps, state: createSessionState() }, { action: "list" }, bench.ctx)
+			: patch;
 		for (let i = 0; i < (firstList ? 5 : 40); i++) await run();
 		const calls = Number(process.env.PROFILE_CALLS ?? (firstList ? "20" : "200"));
 		await session.post("Profiler.setSamplingInterval", { interval: 50 });
@@ -108,10 +115,31 @@ async function profileAt(count: number, session: Session): Promise<void> {
 		for (let i = 0; i < calls; i++) times.push(await timeOnce(run));
 		const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
 		const what = firstList ? "a session's first list" : `patch ${bytes / 1024} KiB`;
-		console.log(`\n=== ${what}, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`);
-		printTop("per source file", selfTimes(profile, (n) => where(n.callFrame.url)), calls, 25);
-		printTop("per function", selfTimes(profile, (n) => `${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`), calls, 30);
-		printTop("per calling function (native and Node-internal time charged to its caller)", callerTimes(profile), calls, 25);
+		console.log(
+			`\n=== ${what}, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`,
+		);
+		printTop(
+			"per source file",
+			selfTimes(profile, (n) => where(n.callFrame.url)),
+			calls,
+			25,
+		);
+		printTop(
+			"per function",
+			selfTimes(
+				profile,
+				(n) =>
+					`${n.callFrame.functionName || "(anonymous)"}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`,
+			),
+			calls,
+			30,
+		);
+		printTop(
+			"per calling function (native and Node-internal time charged to its caller)",
+			callerTimes(profile),
+			calls,
+			25,
+		);
 	} finally {
 		bench.cleanup();
 	}

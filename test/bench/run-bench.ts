@@ -2,7 +2,19 @@
 // one run on one machine. Every figure is a median over repeated runs with min–max, and a ratio
 // against its peer. BENCH_SCALE=0.2 scales repetitions down; BENCH_ONLY=patch,list picks sections.
 
-import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+	closeSync,
+	copyFileSync,
+	fsyncSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	statSync,
+	writeFileSync,
+	writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { createEditToolDefinition, loadSkills, type ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { MAX_OPERATIONS } from "../../src/mutate.ts";
@@ -13,13 +25,28 @@ import { createSessionState } from "../../src/session-state.ts";
 import { loadSettings } from "../../src/settings.ts";
 import { createSideDoorGuard } from "../../src/side-doors.ts";
 import { buildInjectedBlock } from "../../src/prompt.ts";
-import { executeSkillManage, PROMPT_GUIDELINES, PROMPT_SNIPPET, skillManageSchema, TOOL_DESCRIPTION, TOOL_NAME } from "../../src/tool.ts";
+import {
+	executeSkillManage,
+	PROMPT_GUIDELINES,
+	PROMPT_SNIPPET,
+	skillManageSchema,
+	TOOL_DESCRIPTION,
+	TOOL_NAME,
+} from "../../src/tool.ts";
 import type { OperationArgs } from "../../src/arguments.ts";
 import { piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { skillBackupDir } from "../support/backups.ts";
 import { createTempEnv } from "../support/temp-env.ts";
-import { createBenchEnv, expectOk, MARK_A, skillText, withTargetedCheck, writeSkill, type BenchEnv } from "./fixtures.ts";
+import {
+	createBenchEnv,
+	expectOk,
+	MARK_A,
+	skillText,
+	withTargetedCheck,
+	writeSkill,
+	type BenchEnv,
+} from "./fixtures.ts";
 import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
 
 const rows: GoalRow[] = [];
@@ -116,8 +143,21 @@ async function benchPatch(size: number, tmpfs = false): Promise<void> {
 			// an A/B/A cycle; each one still lands, so the ledger moves and no re-read is needed.
 			const [from, to] = [i === 0 ? MARK_A : `Marker: step ${i}.`, `Marker: step ${i + 1}.`];
 			const runners: Array<[keyof typeof times, () => Promise<unknown>]> = [
-				["patch", () => expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: to })],
-				["edit", () => edit.execute("bench", { path: editFile, edits: [{ oldText: from, newText: to }] }, undefined, undefined, bench.ctx as ExtensionContext)],
+				[
+					"patch",
+					() => expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: to }),
+				],
+				[
+					"edit",
+					() =>
+						edit.execute(
+							"bench",
+							{ path: editFile, edits: [{ oldText: from, newText: to }] },
+							undefined,
+							undefined,
+							bench.ctx as ExtensionContext,
+						),
+				],
 				["floor", async () => floorWrite(floorFile, from, to)],
 				["durable", async () => durableFloorWrite(durableFile, copies[3], from, to, i)],
 			];
@@ -134,14 +174,32 @@ async function benchPatch(size: number, tmpfs = false): Promise<void> {
 		const [patch, editS, floor, durable] = [times.patch, times.edit, times.floor, times.durable].map(summarize);
 		console.log(`skill_manage patch     ${fmtMs(patch)}`);
 		console.log(`pi edit tool           ${fmtMs(editS)}   ratio ${fmtRatio(patch.median / editS.median)}`);
-		console.log(`floor: read+replace+fsynced temp+rename          ${fmtMs(floor)}   patch/floor ${fmtRatio(patch.median / floor.median)}`);
-		console.log(`durable floor: + fsynced backup, both dirs synced ${fmtMs(durable)}   patch/durable ${fmtRatio(patch.median / durable.median)}`);
+		console.log(
+			`floor: read+replace+fsynced temp+rename          ${fmtMs(floor)}   ` +
+				`patch/floor ${fmtRatio(patch.median / floor.median)}`,
+		);
+		console.log(
+			`durable floor: + fsynced backup, both dirs synced ${fmtMs(durable)}   ` +
+				`patch/durable ${fmtRatio(patch.median / durable.median)}`,
+		);
 		// Issue 17's goals: against the durable floor on disk; against edit on tmpfs (CPU only).
 		const editGoal = !tmpfs ? undefined : size >= 1000 * 1024 ? 1.5 : size <= 4096 ? 2 : undefined;
 		const floorGoal = !tmpfs && size <= 4096 ? 2 : undefined;
 		const goal = (g: number | undefined) => (g === undefined ? "(info)" : `≤ ${g.toFixed(2)}×`);
-		rows.push({ figure: `patch ${label} / pi edit, ${where}`, value: `${fmtRatio(patch.median / editS.median)} (${patch.median.toFixed(2)} vs ${editS.median.toFixed(2)} ms)`, goal: goal(editGoal), met: editGoal === undefined || patch.median / editS.median <= editGoal });
-		rows.push({ figure: `patch ${label} / durable floor, ${where}`, value: `${fmtRatio(patch.median / durable.median)} (floor ${durable.median.toFixed(2)} ms)`, goal: goal(floorGoal), met: floorGoal === undefined || patch.median / durable.median <= floorGoal });
+		rows.push({
+			figure: `patch ${label} / pi edit, ${where}`,
+			value:
+				`${fmtRatio(patch.median / editS.median)} ` +
+				`(${patch.median.toFixed(2)} vs ${editS.median.toFixed(2)} ms)`,
+			goal: goal(editGoal),
+			met: editGoal === undefined || patch.median / editS.median <= editGoal,
+		});
+		rows.push({
+			figure: `patch ${label} / durable floor, ${where}`,
+			value: `${fmtRatio(patch.median / durable.median)} (floor ${durable.median.toFixed(2)} ms)`,
+			goal: goal(floorGoal),
+			met: floorGoal === undefined || patch.median / durable.median <= floorGoal,
+		});
 	} finally {
 		bench.cleanup();
 	}
@@ -186,12 +244,26 @@ async function benchScale(): Promise<void> {
 			}
 		}
 		const [s, l, t] = benches.map((b) => summarize(times.get(b) ?? []));
-		const cacheLine = (bench: BenchEnv) => `(discovery cache: ${bench.deps.state.discoveryCache.stats.hits} hits, ${bench.deps.state.discoveryCache.stats.misses} misses)`;
+		const cacheLine = (bench: BenchEnv) =>
+			`(discovery cache: ${bench.deps.state.discoveryCache.stats.hits} hits, ` +
+			`${bench.deps.state.discoveryCache.stats.misses} misses)`;
 		console.log(`patch, 10 skills       ${fmtMs(s)}`);
 		console.log(`patch, 10,000 skills   ${fmtMs(l)}   ratio ${fmtRatio(l.median / s.median)}   ${cacheLine(large)}`);
-		console.log(`  with targeted check  ${fmtMs(t)}   ratio ${fmtRatio(t.median / s.median)}   ${cacheLine(targeted)}`);
-		rows.push({ figure: "patch with 10,000 skills / with 10, tmpfs", value: `${fmtRatio(l.median / s.median)} (${l.median.toFixed(2)} vs ${s.median.toFixed(2)} ms)`, goal: "≤ 1.25×", met: l.median / s.median <= 1.25 });
-		rows.push({ figure: "  the same, targeted check (targetsOf passed)", value: `${fmtRatio(t.median / s.median)} (${t.median.toFixed(2)} ms)`, goal: "(info)", met: true });
+		console.log(
+			`  with targeted check  ${fmtMs(t)}   ratio ${fmtRatio(t.median / s.median)}   ${cacheLine(targeted)}`,
+		);
+		rows.push({
+			figure: "patch with 10,000 skills / with 10, tmpfs",
+			value: `${fmtRatio(l.median / s.median)} (${l.median.toFixed(2)} vs ${s.median.toFixed(2)} ms)`,
+			goal: "≤ 1.25×",
+			met: l.median / s.median <= 1.25,
+		});
+		rows.push({
+			figure: "  the same, targeted check (targetsOf passed)",
+			value: `${fmtRatio(t.median / s.median)} (${t.median.toFixed(2)} ms)`,
+			goal: "(info)",
+			met: true,
+		});
 	} finally {
 		for (const bench of benches) bench.cleanup();
 	}
@@ -211,7 +283,8 @@ async function benchFreshness(): Promise<void> {
 		for (const root of bench.roots) {
 			for (const name of readdirSync(root)) {
 				mkdirSync(join(root, name, "references"), { recursive: true });
-				for (const note of ["api.md", "examples.md"]) writeFileSync(join(root, name, "references", note), `# ${note}\n`);
+				for (const note of ["api.md", "examples.md"])
+					writeFileSync(join(root, name, "references", note), `# ${note}\n`);
 			}
 		}
 		writeSkill(bench.roots[0], "bench-patch", 4096);
@@ -238,14 +311,34 @@ async function benchFreshness(): Promise<void> {
 				if (i >= warmup) times[name].push(t);
 			}
 		}
-		if (cache.stats.misses !== 1) throw new Error(`the cache missed ${cache.stats.misses - 1} time(s) on an unchanged tree`);
+		if (cache.stats.misses !== 1)
+			throw new Error(`the cache missed ${cache.stats.misses - 1} time(s) on an unchanged tree`);
 		const [full, targeted, floor] = [summarize(times.full), summarize(times.targeted), summarize(times.floor)];
 		console.log(`full check             ${fmtMs(full)}`);
-		console.log(`targeted check         ${fmtMs(targeted)}   targeted/full ${fmtRatio(targeted.median / full.median)}`);
-		console.log(`a stat of each SKILL.md ${fmtMs(floor)}   targeted/floor ${fmtRatio(targeted.median / floor.median)}`);
-		rows.push({ figure: "freshness check, 10,000 skills with bundled files: full", value: `${full.median.toFixed(1)} ms`, goal: "(info)", met: true });
-		rows.push({ figure: "  targeted (targeted/full)", value: `${targeted.median.toFixed(1)} ms (${fmtRatio(targeted.median / full.median)})`, goal: "(info)", met: true });
-		rows.push({ figure: "  floor: one stat of each SKILL.md", value: `${floor.median.toFixed(1)} ms`, goal: "(info)", met: true });
+		console.log(
+			`targeted check         ${fmtMs(targeted)}   targeted/full ${fmtRatio(targeted.median / full.median)}`,
+		);
+		console.log(
+			`a stat of each SKILL.md ${fmtMs(floor)}   targeted/floor ${fmtRatio(targeted.median / floor.median)}`,
+		);
+		rows.push({
+			figure: "freshness check, 10,000 skills with bundled files: full",
+			value: `${full.median.toFixed(1)} ms`,
+			goal: "(info)",
+			met: true,
+		});
+		rows.push({
+			figure: "  targeted (targeted/full)",
+			value: `${targeted.median.toFixed(1)} ms (${fmtRatio(targeted.median / full.median)})`,
+			goal: "(info)",
+			met: true,
+		});
+		rows.push({
+			figure: "  floor: one stat of each SKILL.md",
+			value: `${floor.median.toFixed(1)} ms`,
+			goal: "(info)",
+			met: true,
+		});
 	} finally {
 		bench.cleanup();
 	}
@@ -261,7 +354,8 @@ async function benchCreate(): Promise<void> {
 	const creating = createBenchEnv();
 	const patching = createBenchEnv();
 	try {
-		for (const bench of [creating, patching]) for (let i = 0; i < 20; i++) writeSkill(bench.roots[0], `other-skill-${i}`);
+		for (const bench of [creating, patching])
+			for (let i = 0; i < 20; i++) writeSkill(bench.roots[0], `other-skill-${i}`);
 		writeSkill(patching.roots[0], "bench-patch", 4096);
 		await ageTree();
 		await expectOk(patching, { action: "read", skill: "bench-patch" });
@@ -270,13 +364,27 @@ async function benchCreate(): Promise<void> {
 		let current = MARK_A;
 		let made = 0;
 		const runners: Array<["create" | "patch", () => Promise<unknown>]> = [
-			["create", () => expectOk(creating, { action: "create", name: `made-${++made}`, description: "Use when benchmarking create. Steps to follow in order.", body })],
+			[
+				"create",
+				() =>
+					expectOk(creating, {
+						action: "create",
+						name: `made-${++made}`,
+						description: "Use when benchmarking create. Steps to follow in order.",
+						body,
+					}),
+			],
 			[
 				"patch",
 				() => {
 					const from = current;
 					current = `Marker: version ${made}-${Math.random().toString(36).slice(2)}.`;
-					return expectOk(patching, { action: "patch", skill: "bench-patch", old_string: from, new_string: current });
+					return expectOk(patching, {
+						action: "patch",
+						skill: "bench-patch",
+						old_string: from,
+						new_string: current,
+					});
 				},
 			],
 		];
@@ -293,7 +401,12 @@ async function benchCreate(): Promise<void> {
 		const [c, p] = [summarize(times.create), summarize(times.patch)];
 		console.log(`create                 ${fmtMs(c)}`);
 		console.log(`patch                  ${fmtMs(p)}   create/patch ${fmtRatio(c.median / p.median)}`);
-		rows.push({ figure: "create / patch, 4 KiB, disk", value: `${fmtRatio(c.median / p.median)} (${c.median.toFixed(2)} vs ${p.median.toFixed(2)} ms)`, goal: "≤ 1.50×", met: c.median / p.median <= 1.5 });
+		rows.push({
+			figure: "create / patch, 4 KiB, disk",
+			value: `${fmtRatio(c.median / p.median)} (${c.median.toFixed(2)} vs ${p.median.toFixed(2)} ms)`,
+			goal: "≤ 1.50×",
+			met: c.median / p.median <= 1.5,
+		});
 	} finally {
 		creating.cleanup();
 		patching.cleanup();
@@ -317,20 +430,29 @@ async function benchList(count: number): Promise<{ ours: number; pi: number }> {
 		buildTree(bench.roots, count);
 		await ageTree();
 		const { agentDir, projectDir } = bench.env;
-		const peer = () => loadSkills({ cwd: projectDir, agentDir, skillPaths: [...bench.roots], includeDefaults: false });
+		const peer = () =>
+			loadSkills({ cwd: projectDir, agentDir, skillPaths: [...bench.roots], includeDefaults: false });
 		// list shows what fits the read limit and gives the total of the rest.
 		const { details } = await expectOk(bench, { action: "list" });
 		const listed = typeof details.total === "number" ? details.total : (details.skills as unknown[]).length;
 		const loaded = peer().skills.length;
-		if (listed !== count || loaded !== count) throw new Error(`list saw ${listed}, loadSkills ${loaded}, expected ${count}`);
-		const coldList = () => executeSkillManage({ ...bench.deps, state: createSessionState() }, { action: "list" }, bench.ctx);
+		if (listed !== count || loaded !== count)
+			throw new Error(`list saw ${listed}, loadSkills ${loaded}, expected ${count}`);
+		const coldList = () =>
+			executeSkillManage({ ...bench.deps, state: createSessionState() }, { action: "list" }, bench.ctx);
 		// What pi itself does for a session: its resolver finds the places, its loader reads what they hold.
 		const resolvePeer = async () => {
 			const { packageManager } = createPackageManager({ cwd: projectDir, agentDir, trusted: true });
 			const resolved = await packageManager.resolve(async () => "skip");
-			return loadSkills({ cwd: projectDir, agentDir, skillPaths: resolved.skills.filter((r) => r.enabled).map((r) => r.path), includeDefaults: false });
+			return loadSkills({
+				cwd: projectDir,
+				agentDir,
+				skillPaths: resolved.skills.filter((r) => r.enabled).map((r) => r.path),
+				includeDefaults: false,
+			});
 		};
-		if ((await resolvePeer()).skills.length !== count) throw new Error("pi's resolver and loader did not find every skill");
+		if ((await resolvePeer()).skills.length !== count)
+			throw new Error("pi's resolver and loader did not find every skill");
 		const n = reps(count > 5000 ? 4 : 15, 3);
 		const times = { ours: [] as number[], cold: [] as number[], theirs: [] as number[], resolved: [] as number[] };
 		const runners: Array<[keyof typeof times, () => unknown]> = [
@@ -346,14 +468,32 @@ async function benchList(count: number): Promise<{ ours: number; pi: number }> {
 				if (i > 0) times[name].push(t);
 			}
 		}
-		const [o, c, p, r] = [summarize(times.ours), summarize(times.cold), summarize(times.theirs), summarize(times.resolved)];
+		const [o, c, p, r] = [
+			summarize(times.ours),
+			summarize(times.cold),
+			summarize(times.theirs),
+			summarize(times.resolved),
+		];
 		const { hits, misses } = bench.deps.state.discoveryCache.stats;
 		console.log(`skill_manage list      ${fmtMs(o)}   (discovery cache: ${hits} hits, ${misses} misses)`);
 		console.log(`  first list of a session ${fmtMs(c)}`);
-		console.log(`pi loadSkills          ${fmtMs(p)}   ratio ${fmtRatio(o.median / p.median)}, first list ${fmtRatio(c.median / p.median)}`);
+		console.log(
+			`pi loadSkills          ${fmtMs(p)}   ratio ${fmtRatio(o.median / p.median)}, ` +
+				`first list ${fmtRatio(c.median / p.median)}`,
+		);
 		console.log(`pi resolve()+loadSkills ${fmtMs(r)}   first list ${fmtRatio(c.median / r.median)}`);
-		rows.push({ figure: `later lists of ${count} / loadSkills`, value: `${fmtRatio(o.median / p.median)} (${o.median.toFixed(1)} vs ${p.median.toFixed(1)} ms)`, goal: "≤ 0.15×", met: o.median / p.median <= 0.15 });
-		rows.push({ figure: `first list of ${count} / resolve()+loadSkills`, value: `${fmtRatio(c.median / r.median)} (${c.median.toFixed(1)} vs ${r.median.toFixed(1)} ms)`, goal: count === 1000 ? "≤ 1.10×" : "(info)", met: count !== 1000 || c.median / r.median <= 1.1 });
+		rows.push({
+			figure: `later lists of ${count} / loadSkills`,
+			value: `${fmtRatio(o.median / p.median)} (${o.median.toFixed(1)} vs ${p.median.toFixed(1)} ms)`,
+			goal: "≤ 0.15×",
+			met: o.median / p.median <= 0.15,
+		});
+		rows.push({
+			figure: `first list of ${count} / resolve()+loadSkills`,
+			value: `${fmtRatio(c.median / r.median)} (${c.median.toFixed(1)} vs ${r.median.toFixed(1)} ms)`,
+			goal: count === 1000 ? "≤ 1.10×" : "(info)",
+			met: count !== 1000 || c.median / r.median <= 1.1,
+		});
 		return { ours: o.median, pi: p.median };
 	} finally {
 		bench.cleanup();
@@ -363,7 +503,10 @@ async function benchList(count: number): Promise<{ ours: number; pi: number }> {
 async function benchOperations(): Promise<void> {
 	const count = 100;
 	const chunk = Math.min(count, MAX_OPERATIONS);
-	heading(`operations: ${count} patches across ${count} skills, batched (${Math.ceil(count / chunk)} call(s) of ≤ ${chunk}, MAX_OPERATIONS) vs ${count} separate calls`);
+	heading(
+		`operations: ${count} patches across ${count} skills, ` +
+			`batched (${Math.ceil(count / chunk)} call(s) of ≤ ${chunk}, MAX_OPERATIONS) vs ${count} separate calls`,
+	);
 	const bench = createBenchEnv();
 	try {
 		const names = Array.from({ length: count }, (_, i) => `ops-skill-${i}`);
@@ -383,12 +526,14 @@ async function benchOperations(): Promise<void> {
 		for (let round = 0; round < n + 1; round++) {
 			const [a, b] = flip();
 			const tSeparate = await timeOnce(async () => {
-				for (const name of names) await expectOk(bench, { action: "patch", skill: name, old_string: a, new_string: b });
+				for (const name of names)
+					await expectOk(bench, { action: "patch", skill: name, old_string: a, new_string: b });
 			});
 			const [c, d] = flip();
 			const ops: OperationArgs[] = names.map((skill) => ({ action: "patch", skill, old_string: c, new_string: d }));
 			const tBatch = await timeOnce(async () => {
-				for (let i = 0; i < ops.length; i += chunk) await expectOk(bench, { action: "operations", operations: ops.slice(i, i + chunk) });
+				for (let i = 0; i < ops.length; i += chunk)
+					await expectOk(bench, { action: "operations", operations: ops.slice(i, i + chunk) });
 			});
 			if (round === 0) continue;
 			separate.push(tSeparate);
@@ -397,7 +542,12 @@ async function benchOperations(): Promise<void> {
 		const [s, b] = [summarize(separate), summarize(batched)];
 		console.log(`${count} separate patch calls ${fmtMs(s)}`);
 		console.log(`batched                  ${fmtMs(b)}   ratio ${fmtRatio(b.median / s.median)}`);
-		rows.push({ figure: `batch of ${count} vs ${count} calls`, value: `${fmtRatio(b.median / s.median)} (${b.median.toFixed(0)} vs ${s.median.toFixed(0)} ms)`, goal: "≤ 0.50×", met: b.median / s.median <= 0.5 });
+		rows.push({
+			figure: `batch of ${count} vs ${count} calls`,
+			value: `${fmtRatio(b.median / s.median)} (${b.median.toFixed(0)} vs ${s.median.toFixed(0)} ms)`,
+			goal: "≤ 0.50×",
+			met: b.median / s.median <= 0.5,
+		});
 	} finally {
 		bench.cleanup();
 	}
@@ -411,7 +561,11 @@ function backupFiles(dir: string): { count: number; bytes: number; hashes: strin
 		// No backups yet.
 	}
 	const bytes = names.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
-	return { count: names.length, bytes, hashes: names.map((name) => name.replace(/^[^-]+-[^-]+-/, "").replace(/\..*$/, "")) };
+	return {
+		count: names.length,
+		bytes,
+		hashes: names.map((name) => name.replace(/^[^-]+-[^-]+-/, "").replace(/\..*$/, "")),
+	};
 }
 
 function dirSize(dir: string): { files: number; bytes: number } {
@@ -438,7 +592,16 @@ async function benchBackups(): Promise<void> {
 		let most = 0;
 		const patchTimes: number[] = [];
 		for (let i = 0; i < n; i++) {
-			patchTimes.push(await timeOnce(() => expectOk(bench, { action: "patch", skill: "backed-up", old_string: `Counter: ${i}.`, new_string: `Counter: ${i + 1}.` })));
+			patchTimes.push(
+				await timeOnce(() =>
+					expectOk(bench, {
+						action: "patch",
+						skill: "backed-up",
+						old_string: `Counter: ${i}.`,
+						new_string: `Counter: ${i + 1}.`,
+					}),
+				),
+			);
 			if (i % 50 === 0) most = Math.max(most, backupFiles(store).count);
 		}
 		const afterPatches = backupFiles(store);
@@ -458,11 +621,31 @@ async function benchBackups(): Promise<void> {
 		const total = dirSize(join(bench.env.agentDir, "selfskills"));
 		console.log(`patch (with prune)     ${fmtMs(summarize(patchTimes))}`);
 		console.log(`restore                ${fmtMs(summarize(restoreTimes))}`);
-		console.log(`backups of SKILL.md: after patches ${afterPatches.count}, after restores ${afterRestores.count}, most seen ${most}; duplicates: ${unique ? "none" : "YES"}`);
-		console.log(`restore of identical content: ${noop ? String(noop.details.code ?? "landed") : "(no identical backup held)"}, backups after it ${afterNoop.count}`);
-		console.log(`store: ${afterNoop.count} files, ${afterNoop.bytes} bytes for the skill; selfskills/ holds ${total.files} files, ${total.bytes} bytes (audit log included)`);
-		rows.push({ figure: `backups after ${n} patches`, value: `${afterPatches.count} files (most ${most})`, goal: `≤ ${cap}`, met: most <= cap && afterPatches.count <= cap });
-		rows.push({ figure: `backups after ${n} restores`, value: `${afterNoop.count} files, ${unique ? "no" : "some"} duplicates, ${afterNoop.bytes} B`, goal: "no duplicate", met: unique && afterNoop.count <= cap && (!noop || noop.details.code === "no_change") });
+		console.log(
+			`backups of SKILL.md: after patches ${afterPatches.count}, after restores ${afterRestores.count}, ` +
+				`most seen ${most}; duplicates: ${unique ? "none" : "YES"}`,
+		);
+		console.log(
+			"restore of identical content: " +
+				`${noop ? String(noop.details.code ?? "landed") : "(no identical backup held)"}, ` +
+				`backups after it ${afterNoop.count}`,
+		);
+		console.log(
+			`store: ${afterNoop.count} files, ${afterNoop.bytes} bytes for the skill; ` +
+				`selfskills/ holds ${total.files} files, ${total.bytes} bytes (audit log included)`,
+		);
+		rows.push({
+			figure: `backups after ${n} patches`,
+			value: `${afterPatches.count} files (most ${most})`,
+			goal: `≤ ${cap}`,
+			met: most <= cap && afterPatches.count <= cap,
+		});
+		rows.push({
+			figure: `backups after ${n} restores`,
+			value: `${afterNoop.count} files, ${unique ? "no" : "some"} duplicates, ${afterNoop.bytes} B`,
+			goal: "no duplicate",
+			met: unique && afterNoop.count <= cap && (!noop || noop.details.code === "no_change"),
+		});
 	} finally {
 		bench.cleanup();
 	}
@@ -492,7 +675,12 @@ function benchPromptCost(): void {
 	console.log(`pi edit:      ${sum(theirs)} chars ${JSON.stringify(theirs)}`);
 	const ratio = sum(ours) / sum(theirs);
 	console.log(`ratio ${fmtRatio(ratio)}`);
-	rows.push({ figure: "prompt chars vs edit", value: `${fmtRatio(ratio)} (${sum(ours)} vs ${sum(theirs)})`, goal: "≤ 2.00×", met: ratio <= 2 });
+	rows.push({
+		figure: "prompt chars vs edit",
+		value: `${fmtRatio(ratio)} (${sum(ours)} vs ${sum(theirs)})`,
+		goal: "≤ 2.00×",
+		met: ratio <= 2,
+	});
 }
 
 async function benchStartup(): Promise<void> {
@@ -507,7 +695,8 @@ async function benchStartup(): Promise<void> {
 			return result;
 		};
 		const first = await run(withPkg);
-		if (!first.calls[0]?.systemPrompt.includes("<selfskills-rules>")) throw new Error("the package did not load in the installed env");
+		if (!first.calls[0]?.systemPrompt.includes("<selfskills-rules>"))
+			throw new Error("the package did not load in the installed env");
 		await run(without);
 		const a: number[] = [];
 		const b: number[] = [];
@@ -519,7 +708,12 @@ async function benchStartup(): Promise<void> {
 		const [w, wo] = [summarize(a), summarize(b)];
 		console.log(`with package           ${fmtMs(w)}`);
 		console.log(`without                ${fmtMs(wo)}   ratio ${fmtRatio(w.median / wo.median)}`);
-		rows.push({ figure: "pi startup with vs without", value: `${fmtRatio(w.median / wo.median)} (${w.median.toFixed(0)} vs ${wo.median.toFixed(0)} ms)`, goal: "≤ 1.15×", met: w.median / wo.median <= 1.15 });
+		rows.push({
+			figure: "pi startup with vs without",
+			value: `${fmtRatio(w.median / wo.median)} (${w.median.toFixed(0)} vs ${wo.median.toFixed(0)} ms)`,
+			goal: "≤ 1.15×",
+			met: w.median / wo.median <= 1.15,
+		});
 	} finally {
 		withPkg.cleanup();
 		without.cleanup();
@@ -538,11 +732,24 @@ async function benchSideDoors(): Promise<void> {
 		buildTree([root], 1000);
 		const state = createSessionState();
 		state.runtimeSkillFiles = readdirSync(root).map((name) => join(root, name, "SKILL.md"));
-		const guard = createSideDoorGuard({ agentDir: () => env.agentDir, fs: realFs, state, effects: { onLanded() {} } });
+		const guard = createSideDoorGuard({
+			agentDir: () => env.agentDir,
+			fs: realFs,
+			state,
+			effects: { onLanded() {} },
+		});
 		const ctx = { cwd: env.projectDir } as unknown as ExtensionContext;
 		const outside = join(env.projectDir, "src", "app.ts");
-		const editCall = { toolName: "edit", toolCallId: "e", input: { path: outside, edits: [{ oldText: "a", newText: "b" }] } };
-		const bashCall = { toolName: "bash", toolCallId: "b", input: { command: "npm run build > build.log 2>&1 && cp dist/app.js /tmp/app.js" } };
+		const editCall = {
+			toolName: "edit",
+			toolCallId: "e",
+			input: { path: outside, edits: [{ oldText: "a", newText: "b" }] },
+		};
+		const bashCall = {
+			toolName: "bash",
+			toolCallId: "b",
+			input: { command: "npm run build > build.log 2>&1 && cp dist/app.js /tmp/app.js" },
+		};
 		const indexMs = await timeOnce(() => guard.onToolCall(editCall, ctx));
 		const n = reps(2000, 200);
 		const timeEach = async (call: typeof editCall | typeof bashCall) => {
@@ -556,9 +763,24 @@ async function benchSideDoors(): Promise<void> {
 		console.log(`index of 1,000 skills (once per prompt) ${indexMs.toFixed(1)} ms`);
 		console.log(`edit outside every skill   ${fmtMs(edit)}`);
 		console.log(`bash outside every skill   ${fmtMs(bash)}`);
-		rows.push({ figure: "side-door handler, edit outside skills (1,000 skills)", value: `${edit.median.toFixed(3)} ms`, goal: "≤ 0.2 ms", met: edit.median <= 0.2 });
-		rows.push({ figure: "side-door handler, bash outside skills (1,000 skills)", value: `${bash.median.toFixed(3)} ms`, goal: "≤ 0.2 ms", met: bash.median <= 0.2 });
-		rows.push({ figure: "side-door skill index, built once per prompt", value: `${indexMs.toFixed(1)} ms`, goal: "(info)", met: true });
+		rows.push({
+			figure: "side-door handler, edit outside skills (1,000 skills)",
+			value: `${edit.median.toFixed(3)} ms`,
+			goal: "≤ 0.2 ms",
+			met: edit.median <= 0.2,
+		});
+		rows.push({
+			figure: "side-door handler, bash outside skills (1,000 skills)",
+			value: `${bash.median.toFixed(3)} ms`,
+			goal: "≤ 0.2 ms",
+			met: bash.median <= 0.2,
+		});
+		rows.push({
+			figure: "side-door skill index, built once per prompt",
+			value: `${indexMs.toFixed(1)} ms`,
+			goal: "(info)",
+			met: true,
+		});
 	} finally {
 		env.cleanup();
 	}
@@ -581,9 +803,21 @@ async function main(): Promise<void> {
 		const large = await benchList(10000);
 		const oursGrowth = large.ours / small.ours;
 		const piGrowth = large.pi / small.pi;
-		console.log(`growth 1k→10k: skill_manage ${oursGrowth.toFixed(1)}×, loadSkills ${piGrowth.toFixed(1)}× (linear = 10×)`);
-		rows.push({ figure: "list growth 1k→10k", value: `${oursGrowth.toFixed(1)}× (pi's loader ${piGrowth.toFixed(1)}×)`, goal: "≤ 10× (linear)", met: oursGrowth <= 10 });
-		rows.push({ figure: "list growth vs pi's growth", value: fmtRatio(oursGrowth / piGrowth), goal: "(info)", met: true });
+		console.log(
+			`growth 1k→10k: skill_manage ${oursGrowth.toFixed(1)}×, loadSkills ${piGrowth.toFixed(1)}× (linear = 10×)`,
+		);
+		rows.push({
+			figure: "list growth 1k→10k",
+			value: `${oursGrowth.toFixed(1)}× (pi's loader ${piGrowth.toFixed(1)}×)`,
+			goal: "≤ 10× (linear)",
+			met: oursGrowth <= 10,
+		});
+		rows.push({
+			figure: "list growth vs pi's growth",
+			value: fmtRatio(oursGrowth / piGrowth),
+			goal: "(info)",
+			met: true,
+		});
 	}
 	if (wants("operations")) await benchOperations();
 	if (wants("backups")) await benchBackups();

@@ -30,7 +30,8 @@ export function reps(base: number, floor = 3): number {
 	return Math.max(floor, Math.round(base * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }
 
-const fmtNumber = (value: number): string => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+const fmtNumber = (value: number): string =>
+	value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
 
 export function fmtMs(sample: Sample): string {
 	return `${fmtNumber(sample.median)} ms (${fmtNumber(sample.min)}–${fmtNumber(sample.max)}, n=${sample.runs})`;

@@ -1,7 +1,19 @@
 // discovery-cache.ts: a reused discovery must always equal a fresh one. Every place pi looks gets
 // a random walk of changes (new, removed, renamed and edited skills, ignore files, settings,
 // symlinks, the git root marker), each followed at once by a cached and a fresh discovery.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	unlinkSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
 import type { LandedChange } from "../../src/commit.ts";
@@ -14,7 +26,15 @@ import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 function summary(discovery: Discovery): unknown {
 	return {
-		skills: discovery.skills.map((s) => [s.name, s.description, s.filePath, s.dir, s.patchable, s.reason, s.origin.kind]),
+		skills: discovery.skills.map((s) => [
+			s.name,
+			s.description,
+			s.filePath,
+			s.dir,
+			s.patchable,
+			s.reason,
+			s.origin.kind,
+		]),
 		diagnostics: discovery.diagnostics.map((d) => [d.type, d.message, d.path]),
 		roots: discovery.roots.map((r) => [r.kind, r.path]),
 	};
@@ -22,7 +42,13 @@ function summary(discovery: Discovery): unknown {
 
 function optionsFor(env: TempEnv, fixture: LocationsFixture): DiscoverOptions {
 	const settings = loadSettings({ cwd: fixture.cwd, agentDir: env.agentDir, trusted: true }).settings;
-	return { cwd: fixture.cwd, agentDir: env.agentDir, trusted: true, settings, runtimeSkillFiles: fixture.runtimeSkillFiles };
+	return {
+		cwd: fixture.cwd,
+		agentDir: env.agentDir,
+		trusted: true,
+		settings,
+		runtimeSkillFiles: fixture.runtimeSkillFiles,
+	};
 }
 
 function skillText(name: string, description: string): string {
@@ -43,7 +69,8 @@ function skillDirs(dir: string): string[] {
 	if (!existsSync(dir)) return [];
 	const found: string[] = [];
 	for (const entry of readdirSync(dir, { withFileTypes: true })) {
-		if (entry.name.startsWith(".") || entry.name === "node_modules" || entry.isSymbolicLink() || !entry.isDirectory()) continue;
+		if (entry.name.startsWith(".") || entry.name === "node_modules" || entry.isSymbolicLink() || !entry.isDirectory())
+			continue;
 		const child = join(dir, entry.name);
 		if (existsSync(join(child, "SKILL.md"))) found.push(child);
 		else found.push(...skillDirs(child));
@@ -97,7 +124,10 @@ function createChanges(env: TempEnv, fixture: LocationsFixture): Change[] {
 			const text = readFileSync(file, "utf8");
 			// Same length, different description, mtime put back: only ctime (or the content) tells.
 			const { mtime, atime } = statSync(file);
-			writeFileSync(file, text.replace(/description: .{4}/, `description: ${String(step % 10000).padStart(4, "0")}`));
+			writeFileSync(
+				file,
+				text.replace(/description: .{4}/, `description: ${String(step % 10000).padStart(4, "0")}`),
+			);
 			utimesSync(file, atime, mtime);
 			return `edit ${file}`;
 		},
@@ -135,11 +165,18 @@ function createChanges(env: TempEnv, fixture: LocationsFixture): Change[] {
 			if (!existsSync(extra)) {
 				mkdirSync(join(extra, "skills", "late-skill"), { recursive: true });
 				writeFileSync(join(extra, "package.json"), JSON.stringify({ name: "late", pi: { skills: ["./skills"] } }));
-				writeFileSync(join(extra, "skills", "late-skill", "SKILL.md"), skillText("late-skill", "From a package added late."));
+				writeFileSync(
+					join(extra, "skills", "late-skill", "SKILL.md"),
+					skillText("late-skill", "From a package added late."),
+				);
 			}
 			const has = settings.packages.includes("../late-package");
-			settings.packages = has ? settings.packages.filter((p: string) => p !== "../late-package") : [...settings.packages, "../late-package"];
-			if (pick(2) === 0) settings.skills = settings.skills.length > 1 ? ["../listed-global"] : ["../listed-global", "-**/agent-skill"];
+			settings.packages = has
+				? settings.packages.filter((p: string) => p !== "../late-package")
+				: [...settings.packages, "../late-package"];
+			if (pick(2) === 0)
+				settings.skills =
+					settings.skills.length > 1 ? ["../listed-global"] : ["../listed-global", "-**/agent-skill"];
 			writeFileSync(settingsPath, JSON.stringify(settings));
 			return `settings: packages ${settings.packages.join(",")}, skills ${settings.skills.join(",")}`;
 		},
@@ -147,10 +184,21 @@ function createChanges(env: TempEnv, fixture: LocationsFixture): Change[] {
 			// The manifest decides where pi looks inside a package: a plain entry, a glob, or none (skills/).
 			const pkg = join(env.root, "local-pkg");
 			mkdirSync(join(pkg, "more", "extra-skill"), { recursive: true });
-			writeFileSync(join(pkg, "more", "extra-skill", "SKILL.md"), skillText("extra-skill", "Only through the manifest."));
-			const manifests = [{ skills: ["./skills"] }, { skills: ["./more/*"] }, { skills: ["./skills", "!**/local-pkg-skill"] }, undefined];
+			writeFileSync(
+				join(pkg, "more", "extra-skill", "SKILL.md"),
+				skillText("extra-skill", "Only through the manifest."),
+			);
+			const manifests = [
+				{ skills: ["./skills"] },
+				{ skills: ["./more/*"] },
+				{ skills: ["./skills", "!**/local-pkg-skill"] },
+				undefined,
+			];
 			const pi = manifests[pick(manifests.length)];
-			writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "local-pkg", version: "1.0.0", ...(pi ? { pi } : {}) }));
+			writeFileSync(
+				join(pkg, "package.json"),
+				JSON.stringify({ name: "local-pkg", version: "1.0.0", ...(pi ? { pi } : {}) }),
+			);
 			return `local-pkg manifest ${JSON.stringify(pi)}`;
 		},
 		(pick, step) => {
@@ -209,77 +257,99 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 		expect(stats.hits).to.be.greaterThan(40);
 	});
 
-	it("sees a same-size edit that a coarse clock cannot date (racy entries are compared by content)", async function () {
-		const env = getEnv();
-		const fixture = buildLocations(env);
-		// As on a filesystem that keeps whole seconds: most rewrites below share a timestamp.
-		const cache = createDiscoveryCache({ timestampGranularityMs: 1000 });
-		const options = optionsFor(env, fixture);
-		const file = fixture.files.get("agent-skill") ?? "";
-		let sameSecond = 0;
-		for (let i = 0; i < 20; i++) {
-			const version = String(i).padStart(3, "0");
-			writeFileSync(file, skillText("agent-skill", `Version ${version} A.`));
-			await cache.discover(options);
-			// A hit on unchanged content must not stop the content check while the entry is recent.
-			await cache.discover(options);
-			const before = statSync(file);
-			writeFileSync(file, skillText("agent-skill", `Version ${version} B.`));
-			const after = statSync(file);
-			if (Math.floor(before.ctimeMs / 1000) === Math.floor(after.ctimeMs / 1000)) sameSecond++;
-			const skill = (await cache.discover(options)).skills.find((s) => s.name === "agent-skill");
-			expect(skill?.description, `round ${i}`).to.equal(`Version ${version} B.`);
-		}
-		expect(sameSecond, "no rewrite shared a second: the case was not exercised").to.be.greaterThan(0);
-	});
-
-	it("never keeps a discovery while a configured package is not installed, and finds it once it is", async function () {
-		const env = getEnv();
-		const fixture = buildLocations(env);
-		const settingsPath = join(env.agentDir, "settings.json");
-		const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
-		writeFileSync(settingsPath, JSON.stringify({ ...settings, packages: [...settings.packages, "../not-yet"] }));
-		const cache = createDiscoveryCache();
-		const options = optionsFor(env, fixture);
-		await cache.discover(options);
-		await cache.discover(options);
-		expect(cache.stats).to.deep.include({ hits: 0, misses: 2, unkept: 2 });
-		mkdirSync(join(env.root, "not-yet", "skills", "arrived"), { recursive: true });
-		writeFileSync(join(env.root, "not-yet", "skills", "arrived", "SKILL.md"), skillText("arrived", "Installed late."));
-		const names = (await cache.discover(options)).skills.map((s) => s.name);
-		expect(names).to.include("arrived");
-		await cache.discover(options);
-		expect(cache.stats.hits).to.equal(1);
-	});
-
-	it("sees at the next call a change made while pi was reading (one walk, stamped before the build)", async function () {
-		this.timeout(60_000);
-		const env = getEnv();
-		const fixture = buildLocations(env);
-		const cache = createDiscoveryCache();
-		const options = optionsFor(env, fixture);
-		const file = fixture.files.get("agent-skill") ?? "";
-		const places = scannedPlaces(env, fixture);
-		for (let i = 0; i < 12; i++) {
-			await cache.discover(options);
-			// Forces a rebuild, then changes the tree while it runs (pi's resolver awaits a child process).
-			writeFileSync(file, skillText("agent-skill", `Before round ${i}.`));
-			const building = cache.discover(options);
-			await new Promise((done) => setTimeout(done, i % 4));
-			if (i % 2 === 0) writeFileSync(file, skillText("agent-skill", `During round ${i}.`));
-			else {
-				const dir = join(places[i % places.length], `during-${i}`);
-				mkdirSync(dir, { recursive: true });
-				writeFileSync(join(dir, "SKILL.md"), skillText(`during-${i}`, "Made mid-build."));
+	it(
+		"sees a same-size edit that a coarse clock cannot date " + "(racy entries are compared by content)",
+		async function () {
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			// As on a filesystem that keeps whole seconds: most rewrites below share a timestamp.
+			const cache = createDiscoveryCache({ timestampGranularityMs: 1000 });
+			const options = optionsFor(env, fixture);
+			const file = fixture.files.get("agent-skill") ?? "";
+			let sameSecond = 0;
+			for (let i = 0; i < 20; i++) {
+				const version = String(i).padStart(3, "0");
+				writeFileSync(file, skillText("agent-skill", `Version ${version} A.`));
+				await cache.discover(options);
+				// A hit on unchanged content must not stop the content check while the entry is recent.
+				await cache.discover(options);
+				const before = statSync(file);
+				writeFileSync(file, skillText("agent-skill", `Version ${version} B.`));
+				const after = statSync(file);
+				if (Math.floor(before.ctimeMs / 1000) === Math.floor(after.ctimeMs / 1000)) sameSecond++;
+				const skill = (await cache.discover(options)).skills.find((s) => s.name === "agent-skill");
+				expect(skill?.description, `round ${i}`).to.equal(`Version ${version} B.`);
 			}
-			await building;
-			expect(summary(await cache.discover(options)), `round ${i}`).to.deep.equal(summary(await discoverSkills(options)));
-		}
-	});
+			expect(sameSecond, "no rewrite shared a second: the case was not exercised").to.be.greaterThan(0);
+		},
+	);
+
+	it(
+		"never keeps a discovery while a configured package is not installed, " + "and finds it once it is",
+		async function () {
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const settingsPath = join(env.agentDir, "settings.json");
+			const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
+			writeFileSync(settingsPath, JSON.stringify({ ...settings, packages: [...settings.packages, "../not-yet"] }));
+			const cache = createDiscoveryCache();
+			const options = optionsFor(env, fixture);
+			await cache.discover(options);
+			await cache.discover(options);
+			expect(cache.stats).to.deep.include({ hits: 0, misses: 2, unkept: 2 });
+			mkdirSync(join(env.root, "not-yet", "skills", "arrived"), { recursive: true });
+			writeFileSync(
+				join(env.root, "not-yet", "skills", "arrived", "SKILL.md"),
+				skillText("arrived", "Installed late."),
+			);
+			const names = (await cache.discover(options)).skills.map((s) => s.name);
+			expect(names).to.include("arrived");
+			await cache.discover(options);
+			expect(cache.stats.hits).to.equal(1);
+		},
+	);
+
+	it(
+		"sees at the next call a change made while pi was reading (one walk, " + "stamped before the build)",
+		async function () {
+			this.timeout(60_000);
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const cache = createDiscoveryCache();
+			const options = optionsFor(env, fixture);
+			const file = fixture.files.get("agent-skill") ?? "";
+			const places = scannedPlaces(env, fixture);
+			for (let i = 0; i < 12; i++) {
+				await cache.discover(options);
+				// Forces a rebuild, then changes the tree while it runs (pi's resolver awaits a child process).
+				writeFileSync(file, skillText("agent-skill", `Before round ${i}.`));
+				const building = cache.discover(options);
+				await new Promise((done) => setTimeout(done, i % 4));
+				if (i % 2 === 0) writeFileSync(file, skillText("agent-skill", `During round ${i}.`));
+				else {
+					const dir = join(places[i % places.length], `during-${i}`);
+					mkdirSync(dir, { recursive: true });
+					writeFileSync(join(dir, "SKILL.md"), skillText(`during-${i}`, "Made mid-build."));
+				}
+				await building;
+				expect(summary(await cache.discover(options)), `round ${i}`).to.deep.equal(
+					summary(await discoverSkills(options)),
+				);
+			}
+		},
+	);
 
 	describe("following the tool's own writes", function () {
 		function landed(file: string, oldHash: string, newHash: string): LandedChange {
-			return { skill: "agent-skill", relPath: "SKILL.md", absPath: file, oldHash, newHash, backupId: null, backupPath: null };
+			return {
+				skill: "agent-skill",
+				relPath: "SKILL.md",
+				absPath: file,
+				oldHash,
+				newHash,
+				backupId: null,
+				backupPath: null,
+			};
 		}
 
 		/** The locations fixture and a cache that has discovered it once; `file` is agent-skill's SKILL.md. */
@@ -313,19 +383,22 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
 		});
 
-		it("drops the entry when the bytes on disk are not the ones the tool wrote, or the name changed", async function () {
-			const { cache, options, file, oldHash } = await primed(getEnv());
-			writeFileSync(file, skillText("agent-skill", "Someone else's bytes."));
-			cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))]);
-			await cache.discover(options);
-			expect(cache.stats.misses).to.equal(2);
-			const renamed = skillText("other-name", "Renamed.");
-			writeFileSync(file, renamed);
-			cache.noteLanded([landed(file, sha256(readFileSync(file)), sha256(renamed))]);
-			const discovery = await cache.discover(options);
-			expect(cache.stats.misses).to.equal(3);
-			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
-		});
+		it(
+			"drops the entry when the bytes on disk are not the ones the tool wrote, " + "or the name changed",
+			async function () {
+				const { cache, options, file, oldHash } = await primed(getEnv());
+				writeFileSync(file, skillText("agent-skill", "Someone else's bytes."));
+				cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))]);
+				await cache.discover(options);
+				expect(cache.stats.misses).to.equal(2);
+				const renamed = skillText("other-name", "Renamed.");
+				writeFileSync(file, renamed);
+				cache.noteLanded([landed(file, sha256(readFileSync(file)), sha256(renamed))]);
+				const discovery = await cache.discover(options);
+				expect(cache.stats.misses).to.equal(3);
+				expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
+			},
+		);
 	});
 });
 
@@ -340,8 +413,19 @@ function targetOutcome(discovery: Discovery, name: string): unknown {
 	if (!skill) return { missing: name, names };
 	const own = skill.dir ?? skill.filePath;
 	return {
-		skill: [skill.name, skill.description, skill.filePath, skill.dir, skill.patchable, skill.reason, skill.origin, skill.writeDenied],
-		diagnostics: discovery.diagnostics.filter((d) => d.path !== undefined && (d.path === own || d.path.startsWith(`${own}/`))).map((d) => [d.type, d.message, d.path]),
+		skill: [
+			skill.name,
+			skill.description,
+			skill.filePath,
+			skill.dir,
+			skill.patchable,
+			skill.reason,
+			skill.origin,
+			skill.writeDenied,
+		],
+		diagnostics: discovery.diagnostics
+			.filter((d) => d.path !== undefined && (d.path === own || d.path.startsWith(`${own}/`)))
+			.map((d) => [d.type, d.message, d.path]),
 		roots: discovery.roots.filter((r) => skill.filePath.startsWith(`${r.path}/`)).map((r) => [r.kind, r.path]),
 	};
 }
@@ -351,9 +435,17 @@ describe("discovery cache: a call naming its skill checks only what can change i
 	const targets = LOCATIONS.map((l) => l.skill);
 
 	/** Changes aimed at the named skills, on top of the general ones: the skill itself, a twin, the policy inputs. */
-	function targetedChanges(env: TempEnv, fixture: LocationsFixture, trust: { trusted: boolean }, focus: { name: string }): Change[] {
+	function targetedChanges(
+		env: TempEnv,
+		fixture: LocationsFixture,
+		trust: { trusted: boolean },
+		focus: { name: string },
+	): Change[] {
 		const places = scannedPlaces(env, fixture);
-		const findDir = (name: string) => places.flatMap(skillDirs).find((dir) => readFileSync(join(dir, "SKILL.md"), "utf8").includes(`name: ${name}\n`));
+		const findDir = (name: string) =>
+			places
+				.flatMap(skillDirs)
+				.find((dir) => readFileSync(join(dir, "SKILL.md"), "utf8").includes(`name: ${name}\n`));
 		const projectSettings = join(fixture.cwd, ".pi", "settings.json");
 		const globalSettings = join(env.agentDir, "settings.json");
 		return [
@@ -364,7 +456,13 @@ describe("discovery cache: a call naming its skill checks only what can change i
 				const file = join(dir, "SKILL.md");
 				// Same length, mtime put back: only ctime (or the content) tells.
 				const { mtime, atime } = statSync(file);
-				writeFileSync(file, readFileSync(file, "utf8").replace(/description: .{4}/, `description: ${String(step % 10000).padStart(4, "0")}`));
+				writeFileSync(
+					file,
+					readFileSync(file, "utf8").replace(
+						/description: .{4}/,
+						`description: ${String(step % 10000).padStart(4, "0")}`,
+					),
+				);
 				utimesSync(file, atime, mtime);
 				return `rewrite ${file}`;
 			},
@@ -393,14 +491,20 @@ describe("discovery cache: a call naming its skill checks only what can change i
 			(pick) => {
 				const settings = JSON.parse(readFileSync(projectSettings, "utf8"));
 				const has = settings.packages.includes("../proj-local-pkg");
-				settings.packages = has ? settings.packages.filter((p: string) => p !== "../proj-local-pkg") : [...settings.packages, "../proj-local-pkg"];
+				settings.packages = has
+					? settings.packages.filter((p: string) => p !== "../proj-local-pkg")
+					: [...settings.packages, "../proj-local-pkg"];
 				if (pick(2) === 0) settings.skills = settings.skills.length > 0 ? [] : ["../listed-project"];
 				writeFileSync(projectSettings, JSON.stringify(settings));
 				return `project settings: ${JSON.stringify(settings)}`;
 			},
 			(pick) => {
 				const settings = JSON.parse(readFileSync(globalSettings, "utf8"));
-				settings.selfskills = { ...settings.selfskills, patchPackages: pick(2) === 0, patchProjectAgents: pick(2) === 0 };
+				settings.selfskills = {
+					...settings.selfskills,
+					patchPackages: pick(2) === 0,
+					patchProjectAgents: pick(2) === 0,
+				};
 				writeFileSync(globalSettings, JSON.stringify(settings));
 				return `selfskills settings ${JSON.stringify(settings.selfskills)}`;
 			},
@@ -451,7 +555,13 @@ describe("discovery cache: a call naming its skill checks only what can change i
 
 	function currentOptions(env: TempEnv, fixture: LocationsFixture, trusted: boolean): DiscoverOptions {
 		const settings = loadSettings({ cwd: fixture.cwd, agentDir: env.agentDir, trusted }).settings;
-		return { cwd: fixture.cwd, agentDir: env.agentDir, trusted, settings, runtimeSkillFiles: fixture.runtimeSkillFiles };
+		return {
+			cwd: fixture.cwd,
+			agentDir: env.agentDir,
+			trusted,
+			settings,
+			runtimeSkillFiles: fixture.runtimeSkillFiles,
+		};
 	}
 
 	async function walk(seed: number, steps: number, settle: boolean): Promise<{ hits: number; misses: number }> {
@@ -463,7 +573,11 @@ describe("discovery cache: a call naming its skill checks only what can change i
 		await cache.discover(currentOptions(env, fixture, trust.trusted));
 		// The call's target is drawn first, so the changes aimed at a skill mostly hit the one called.
 		const focus = { name: targets[0] };
-		const changes = [...createChanges(env, fixture), ...targetedChanges(env, fixture, trust, focus), ...targetedChanges(env, fixture, trust, focus)];
+		const changes = [
+			...createChanges(env, fixture),
+			...targetedChanges(env, fixture, trust, focus),
+			...targetedChanges(env, fixture, trust, focus),
+		];
 		const pick = createRandom(seed);
 		for (let step = 0; step < steps; step++) {
 			const name = (focus.name = targets[pick(targets.length)]);
@@ -471,24 +585,34 @@ describe("discovery cache: a call naming its skill checks only what can change i
 			const options = currentOptions(env, fixture, trust.trusted);
 			const fresh = await discoverSkills(options);
 			const cached = await cache.discover(options, [name]);
-			expect(targetOutcome(cached, name), `seed ${seed}, step ${step}: ${what}; target ${name}`).to.deep.equal(targetOutcome(fresh, name));
+			expect(targetOutcome(cached, name), `seed ${seed}, step ${step}: ${what}; target ${name}`).to.deep.equal(
+				targetOutcome(fresh, name),
+			);
 			// More than the call needs: every skill pi loads, under its name, with its diagnostics (the
 			// other names decide gate 6's collisions, and a twin anywhere decides which skill is meant).
 			expect(summary(cached), `seed ${seed}, step ${step}: ${what}; whole discovery`).to.deep.equal(summary(fresh));
 			const again = await cache.discover(options, [name]);
-			expect(targetOutcome(again, name), `seed ${seed}, step ${step} again`).to.deep.equal(targetOutcome(fresh, name));
+			expect(targetOutcome(again, name), `seed ${seed}, step ${step} again`).to.deep.equal(
+				targetOutcome(fresh, name),
+			);
 			expect(summary(again), `seed ${seed}, step ${step} again, whole discovery`).to.deep.equal(summary(fresh));
 			// A full check after targeted ones still sees everything that changed.
-			if (step % 4 === 3) expect(summary(await cache.discover(options)), `seed ${seed}, step ${step}, full`).to.deep.equal(summary(fresh));
+			if (step % 4 === 3)
+				expect(summary(await cache.discover(options)), `seed ${seed}, step ${step}, full`).to.deep.equal(
+					summary(fresh),
+				);
 		}
 		return cache.stats;
 	}
 
-	it("over 80 random changes made at once (other skills, twins, folders, settings, packages, trust)", async function () {
-		this.timeout(120_000);
-		const stats = await walk(23, 80, false);
-		expect(stats.hits, "the cache was never used").to.be.greaterThan(60);
-	});
+	it(
+		"over 80 random changes made at once (other skills, " + "twins, folders, settings, packages, trust)",
+		async function () {
+			this.timeout(120_000);
+			const stats = await walk(23, 80, false);
+			expect(stats.hits, "the cache was never used").to.be.greaterThan(60);
+		},
+	);
 
 	it("over 50 random changes to a tree old enough to be trusted on its stat", async function () {
 		this.timeout(120_000);
@@ -514,24 +638,27 @@ describe("discovery cache: a call naming its skill checks only what can change i
 		expect(cache.stats.misses).to.equal(2);
 	});
 
-	it("sees another skill's SKILL.md renamed in place into a twin of the target earlier in pi's order", async function () {
-		const env = getEnv();
-		const fixture = buildLocations(env);
-		const cache = createDiscoveryCache();
-		const options = currentOptions(env, fixture, true);
-		const before = await cache.discover(options, ["agent-skill"]);
-		// The project's .pi/skills come before <agentDir>/skills: the renamed skill takes the name.
-		const other = fixture.files.get("pi-project-skill") ?? "";
-		const { mtime, atime } = statSync(other);
-		writeFileSync(other, readFileSync(other, "utf8").replace("name: pi-project-skill", "name: agent-skill"));
-		utimesSync(other, atime, mtime);
-		const cached = await cache.discover(options, ["agent-skill"]);
-		const fresh = await discoverSkills(options);
-		expect(fresh.skills.find((s) => s.name === "agent-skill")?.filePath).to.equal(other);
-		expect(before.skills.find((s) => s.name === "agent-skill")?.filePath).to.not.equal(other);
-		expect(targetOutcome(cached, "agent-skill")).to.deep.equal(targetOutcome(fresh, "agent-skill"));
-		expect(cache.stats.misses).to.equal(2);
-	});
+	it(
+		"sees another skill's SKILL.md renamed in place " + "into a twin of the target earlier in pi's order",
+		async function () {
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const cache = createDiscoveryCache();
+			const options = currentOptions(env, fixture, true);
+			const before = await cache.discover(options, ["agent-skill"]);
+			// The project's .pi/skills come before <agentDir>/skills: the renamed skill takes the name.
+			const other = fixture.files.get("pi-project-skill") ?? "";
+			const { mtime, atime } = statSync(other);
+			writeFileSync(other, readFileSync(other, "utf8").replace("name: pi-project-skill", "name: agent-skill"));
+			utimesSync(other, atime, mtime);
+			const cached = await cache.discover(options, ["agent-skill"]);
+			const fresh = await discoverSkills(options);
+			expect(fresh.skills.find((s) => s.name === "agent-skill")?.filePath).to.equal(other);
+			expect(before.skills.find((s) => s.name === "agent-skill")?.filePath).to.not.equal(other);
+			expect(targetOutcome(cached, "agent-skill")).to.deep.equal(targetOutcome(fresh, "agent-skill"));
+			expect(cache.stats.misses).to.equal(2);
+		},
+	);
 
 	it("sees a twin in a place pi scans that lies inside another skill's folder (a settings entry)", async function () {
 		const env = getEnv();

@@ -21,7 +21,11 @@ describe("targeted discovery checks", function () {
 			["name and path", { action: "read", skill: "alpha", path: "/x/alpha" }, undefined],
 			["create: every name matters", { action: "create", name: "beta", description: "d", body: "b" }, undefined],
 			["list", { action: "list" }, undefined],
-			["a name with a control character (refused with every near name)", { action: "read", skill: "al\u0007pha" }, undefined],
+			[
+				"a name with a control character (refused with every near name)",
+				{ action: "read", skill: "al\u0007pha" },
+				undefined,
+			],
 			[
 				"a batch of named ops",
 				{
@@ -33,7 +37,11 @@ describe("targeted discovery checks", function () {
 				},
 				["alpha", "beta"],
 			],
-			["a batch with one op by path", { action: "operations", operations: [{ action: "write", path: "/x/alpha", file: "a.md", content: "x" }] }, undefined],
+			[
+				"a batch with one op by path",
+				{ action: "operations", operations: [{ action: "write", path: "/x/alpha", file: "a.md", content: "x" }] },
+				undefined,
+			],
 			["an empty batch", { action: "operations", operations: [] }, undefined],
 		];
 		for (const [title, args, expected] of cases) {
@@ -51,7 +59,8 @@ describe("targeted discovery checks", function () {
 			const cache = tool.state.discoveryCache;
 			const discover = cache.discover.bind(cache);
 			let targets: string[] | undefined;
-			(cache as { discover: DiscoveryCache["discover"] }).discover = (options, given) => discover(options, given ?? targets);
+			(cache as { discover: DiscoveryCache["discover"] }).discover = (options, given) =>
+				discover(options, given ?? targets);
 			const call = tool.call.bind(tool);
 			tool.call = (args, cwd) => {
 				targets = targetsOf(normalizeArguments(args));
@@ -61,26 +70,54 @@ describe("targeted discovery checks", function () {
 		}
 
 		for (const lighter of [false, true]) {
-			it(`a patch sees another skill's SKILL.md renamed in place into a twin of its target earlier in pi's order (${lighter ? "lighter" : "full"} check)`, async function () {
-				this.timeout(30_000);
-				const env = getEnv();
-				const alpha = writeSkill(join(env.agentDir, "skills"), "alpha", skillText("alpha", "# alpha\n\nStep 0.\n"));
-				// The project's .pi/skills come before <agentDir>/skills in pi's order; trusted, so pi 1.6 loads them too.
-				const other = writeSkill(join(env.projectDir, ".pi", "skills"), "alpha-notes", skillText("alpha-notes", "# notes\n\nStep 0.\n"));
-				writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }));
-				const plain = createHarness(env);
-				const tool = lighter ? withTargets(plain) : plain;
-				expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
-				expect((await tool.call({ action: "patch", skill: "alpha", old_string: "Step 0.", new_string: "Step 1." })).ok).to.equal(true);
-				const { hits } = tool.state.discoveryCache.stats;
-				writeFileSync(other, readFileSync(other, "utf8").replace("name: alpha-notes", "name: alpha"));
-				const next = await tool.call({ action: "patch", skill: "alpha", old_string: "Step 1.", new_string: "Step 2." });
-				// "alpha" now means the twin, which this session never read: nothing lands in the shadowed file.
-				expect(next.code, next.text).to.equal("not_read");
-				expect(readFileSync(alpha, "utf8")).to.contain("Step 1.");
-				expect(tool.state.discoveryCache.stats.hits, "the patch after the read was served from the cache").to.be.greaterThan(0);
-				expect(tool.state.discoveryCache.stats.hits).to.equal(hits);
-			});
+			it(
+				"a patch sees another skill's SKILL.md renamed in place into a twin of its target " +
+					`earlier in pi's order (${lighter ? "lighter" : "full"} check)`,
+				async function () {
+					this.timeout(30_000);
+					const env = getEnv();
+					const alpha = writeSkill(
+						join(env.agentDir, "skills"),
+						"alpha",
+						skillText("alpha", "# alpha\n\nStep 0.\n"),
+					);
+					// The project's .pi/skills come before <agentDir>/skills in pi's order; trusted, so pi 1.6
+					// loads them too.
+
+					const other = writeSkill(
+						join(env.projectDir, ".pi", "skills"),
+						"alpha-notes",
+						skillText("alpha-notes", "# notes\n\nStep 0.\n"),
+					);
+					writeFileSync(
+						join(env.agentDir, "settings.json"),
+						JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }),
+					);
+					const plain = createHarness(env);
+					const tool = lighter ? withTargets(plain) : plain;
+					expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
+					expect(
+						(await tool.call({ action: "patch", skill: "alpha", old_string: "Step 0.", new_string: "Step 1." }))
+							.ok,
+					).to.equal(true);
+					const { hits } = tool.state.discoveryCache.stats;
+					writeFileSync(other, readFileSync(other, "utf8").replace("name: alpha-notes", "name: alpha"));
+					const next = await tool.call({
+						action: "patch",
+						skill: "alpha",
+						old_string: "Step 1.",
+						new_string: "Step 2.",
+					});
+					// "alpha" now means the twin, which this session never read: nothing lands in the shadowed file.
+					expect(next.code, next.text).to.equal("not_read");
+					expect(readFileSync(alpha, "utf8")).to.contain("Step 1.");
+					expect(
+						tool.state.discoveryCache.stats.hits,
+						"the patch after the read was served from the cache",
+					).to.be.greaterThan(0);
+					expect(tool.state.discoveryCache.stats.hits).to.equal(hits);
+				},
+			);
 		}
 	});
 });

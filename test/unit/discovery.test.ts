@@ -6,7 +6,15 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { discoverSkills } from "../../src/discovery.ts";
 import { loadSettings } from "../../src/settings.ts";
-import { buildLocations, classify, describeCell, LOCATIONS, renderTable, VARIANTS, type LocationsFixture } from "../fixtures/locations/build-locations.ts";
+import {
+	buildLocations,
+	classify,
+	describeCell,
+	LOCATIONS,
+	renderTable,
+	VARIANTS,
+	type LocationsFixture,
+} from "../fixtures/locations/build-locations.ts";
 import { isPi16 } from "../support/pi-line.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
@@ -86,17 +94,29 @@ describe("discovery: edge cases", function () {
 	const getEnv = useTempEnv();
 	const discover = (cwd: string, trusted: boolean, runtimeSkillFiles: string[] = []) => {
 		const { agentDir } = getEnv();
-		return discoverSkills({ cwd, agentDir, trusted, settings: loadSettings({ cwd, agentDir, trusted }).settings, runtimeSkillFiles });
+		return discoverSkills({
+			cwd,
+			agentDir,
+			trusted,
+			settings: loadSettings({ cwd, agentDir, trusted }).settings,
+			runtimeSkillFiles,
+		});
 	};
 	const skill = (parent: string, name: string, description = `Skill ${name}.`) => {
 		mkdirSync(join(parent, name), { recursive: true });
-		writeFileSync(join(parent, name, "SKILL.md"), `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`);
+		writeFileSync(
+			join(parent, name, "SKILL.md"),
+			`---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`,
+		);
 		return join(parent, name, "SKILL.md");
 	};
 
 	it("does not load a skill twice when skillsDir is <agentDir>/skills", async function () {
 		const { agentDir, projectDir } = getEnv();
-		writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ selfskills: { skillsDir: join(agentDir, "skills") } }));
+		writeFileSync(
+			join(agentDir, "settings.json"),
+			JSON.stringify({ selfskills: { skillsDir: join(agentDir, "skills") } }),
+		);
 		skill(join(agentDir, "skills"), "only-once");
 		const { skills, diagnostics } = await discover(projectDir, false);
 		expect(skills.map((s) => s.name)).to.deep.equal(["only-once"]);
@@ -137,7 +157,11 @@ describe("discovery: edge cases", function () {
 		skill(join(pkg, "skills"), "vendored-skill");
 		writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ packages: ["../node_modules/vendored"] }));
 		const { skills, roots } = await discover(projectDir, false);
-		expect(skills[0]).to.deep.include({ name: "vendored-skill", patchable: false, reason: NPM.slice("read-only: ".length) });
+		expect(skills[0]).to.deep.include({
+			name: "vendored-skill",
+			patchable: false,
+			reason: NPM.slice("read-only: ".length),
+		});
 		expect(roots.map((r) => r.kind)).to.not.include("local-package");
 	});
 
@@ -149,6 +173,9 @@ describe("discovery: edge cases", function () {
 		skill(join(pkg, "skills"), "git-skill");
 		writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ packages: ["git:example.com/team/skills-pkg"] }));
 		const { skills } = await discover(projectDir, false);
-		expect(skills.find((s) => s.name === "git-skill")).to.deep.include({ patchable: false, reason: "installed git package: an update would overwrite the change" });
+		expect(skills.find((s) => s.name === "git-skill")).to.deep.include({
+			patchable: false,
+			reason: "installed git package: an update would overwrite the change",
+		});
 	});
 });
