@@ -3,7 +3,6 @@
 // ~/.agents/skills, package skills), loadSkills() applies pi's validation and collision rules,
 // and each skill is then classified patchable or read-only with the reason.
 
-import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
 import {
@@ -73,26 +72,26 @@ export interface DiscoverOptions {
 
 type Storage = Parameters<typeof SettingsManager.fromStorage>[0];
 
-function isSymlink(path: string): boolean {
+function isSymlink(fs: FsOps, path: string): boolean {
 	try {
-		return lstatSync(path).isSymbolicLink();
+		return fs.lstat(path).isSymbolicLink();
 	} catch {
 		return true; // Missing: let resolveReal decide.
 	}
 }
 
-function readText(path: string): string | undefined {
+function readText(fs: FsOps, path: string): string | undefined {
 	try {
-		return readFileSync(path, "utf8");
+		return fs.readFile(path).toString("utf8");
 	} catch {
 		return undefined;
 	}
 }
 
 /** Read-only settings storage: never writes, and hides an untrusted project's settings. */
-function createReadOnlyStorage(cwd: string, agentDir: string, trusted: boolean): Storage {
-	const global = readText(getGlobalSettingsPath(agentDir));
-	const project = trusted ? readText(getProjectSettingsPath(cwd)) : undefined;
+function createReadOnlyStorage(cwd: string, agentDir: string, trusted: boolean, fs: FsOps): Storage {
+	const global = readText(fs, getGlobalSettingsPath(agentDir));
+	const project = trusted ? readText(fs, getProjectSettingsPath(cwd)) : undefined;
 	return {
 		withLock(scope, fn) {
 			fn(scope === "global" ? global : project);
@@ -126,7 +125,7 @@ function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoo
 			// lstat per skill folder and file instead of a realpath() walking every component.
 			const parent = dirname(path);
 			hit =
-				parent !== path && !(options.isSymlinkHint?.(path) ?? isSymlink(path))
+				parent !== path && !(options.isSymlinkHint?.(path) ?? isSymlink(options.fs ?? realFs, path))
 					? join(real(parent), basename(path))
 					: resolveReal(path);
 			memo.set(path, hit);
@@ -234,7 +233,7 @@ export function shareNameIndex(from: readonly DiscoveredSkill[], to: readonly Di
 }
 
 /** pi's package manager over read-only settings: what pi itself would resolve for this project. */
-export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "agentDir" | "trusted">): {
+export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "agentDir" | "trusted" | "fs">): {
 	settingsManager: SettingsManager;
 	packageManager: DefaultPackageManager;
 } {
@@ -244,7 +243,9 @@ export function createPackageManager(options: Pick<DiscoverOptions, "cwd" | "age
 		storage: Storage,
 		options?: { projectTrusted?: boolean },
 	) => SettingsManager;
-	const settingsManager = fromStorage(createReadOnlyStorage(cwd, agentDir, trusted), { projectTrusted: trusted });
+	const settingsManager = fromStorage(createReadOnlyStorage(cwd, agentDir, trusted, options.fs ?? realFs), {
+		projectTrusted: trusted,
+	});
 	return { settingsManager, packageManager: new DefaultPackageManager({ cwd, agentDir, settingsManager }) };
 }
 
@@ -303,7 +304,14 @@ export async function discoverSkills(
 		}
 	}
 	const loaded = loadSkills({ cwd, agentDir, skillPaths: [...origins.keys(), ...extraPaths], includeDefaults: false });
-	const roots = getWritableRoots({ cwd, agentDir, trusted, settings, localPackageDirs: [...localPackageDirs] });
+	const roots = getWritableRoots({
+		cwd,
+		agentDir,
+		trusted,
+		settings,
+		localPackageDirs: [...localPackageDirs],
+		fs: options.fs,
+	});
 	const input = createPolicyInput(options, roots);
 	const skills = loaded.skills.map((skill): DiscoveredSkill => {
 		const filePath = resolve(skill.filePath);

@@ -3,7 +3,6 @@
 // standing-rules block (with the person's verdicts on proposals) before each prompt, and recovers
 // interrupted batches and approvals at session start and before each call.
 
-import { existsSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
@@ -12,6 +11,7 @@ import { loadPolicy } from "./call-context.ts";
 import { COMMAND_NAME, completeArguments, handleCommand, OUTPUT_MESSAGE_TYPE, type CommandDeps } from "./command.ts";
 import { settingsWarning } from "./command-text.ts";
 import { realFs } from "./fs-ops.ts";
+import { pathExists } from "./paths.ts";
 import { recoverJournals } from "./journal.ts";
 import type { MutationEffects } from "./mutate.ts";
 import { buildInjectedBlock } from "./prompt.ts";
@@ -139,7 +139,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	// writes there loads in every later session (and after /reload), not just in this one's prompt.
 	pi.on("resources_discover", (event, ctx) => {
 		const { settings } = loadPolicy(ctx, getAgentDir()).report;
-		if (!settings.enabled || !existsSync(settings.skillsDir)) return undefined;
+		if (!settings.enabled || !pathExists(realFs, settings.skillsDir)) return undefined;
 		return isScannedByPi(settings.skillsDir, { cwd: event.cwd, agentDir: getAgentDir() })
 			? undefined
 			: { skillPaths: [settings.skillsDir] };

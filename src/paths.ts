@@ -63,7 +63,7 @@ export function expandHome(path: string): string {
 export function findProjectRoot(cwd: string, fs: FsOps = realFs): string {
 	let dir = resolve(cwd);
 	for (;;) {
-		if (canSee(fs, join(dir, ".git"))) return dir;
+		if (pathExists(fs, join(dir, ".git"))) return dir;
 		const parent = dirname(dir);
 		if (parent === dir) return resolve(cwd);
 		dir = parent;
@@ -71,7 +71,7 @@ export function findProjectRoot(cwd: string, fs: FsOps = realFs): string {
 }
 
 /** Whether `path` exists (symlinks followed), as `existsSync` decides it: access with F_OK. */
-function canSee(fs: FsOps, path: string): boolean {
+export function pathExists(fs: FsOps, path: string): boolean {
 	try {
 		fs.access(path, constants.F_OK);
 		return true;

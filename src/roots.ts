@@ -2,9 +2,17 @@
 // patchable or read-only with the reason. Containment is decided on resolved (symlink-free)
 // paths, segment by segment, never by string prefix.
 
-import { existsSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { findProjectRoot, getHomeDir, getPiPlaces, getRootProblem, isWithin, resolveReal } from "./paths.ts";
+import { type FsOps, realFs } from "./fs-ops.ts";
+import {
+	findProjectRoot,
+	getHomeDir,
+	getPiPlaces,
+	getRootProblem,
+	isWithin,
+	pathExists,
+	resolveReal,
+} from "./paths.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
 
 export type RootKind = "agent-skills" | "project-pi" | "project-agents" | "local-package" | "skills-dir";
@@ -42,10 +50,8 @@ export interface RootsInput {
 	readonly settings: SelfSkillsSettings;
 	/** Folders of local (path) packages from the settings that pi resolved. */
 	readonly localPackageDirs: readonly string[];
-}
-
-function makeRoot(kind: RootKind, path: string): WritableRoot {
-	return { kind, path: resolve(path), realPath: resolveReal(path) };
+	/** Where the folders are looked at (default realFs). */
+	readonly fs?: FsOps;
 }
 
 export function isInsideNodeModules(path: string): boolean {
@@ -53,6 +59,12 @@ export function isInsideNodeModules(path: string): boolean {
 }
 
 export function getWritableRoots(input: RootsInput): WritableRoot[] {
+	const fs = input.fs ?? realFs;
+	const makeRoot = (kind: RootKind, path: string): WritableRoot => ({
+		kind,
+		path: resolve(path),
+		realPath: resolveReal(path, fs),
+	});
 	const roots = [makeRoot("agent-skills", join(input.agentDir, "skills"))];
 	if (input.trusted) {
 		roots.push(makeRoot("project-pi", join(input.cwd, ".pi", "skills")));
@@ -60,15 +72,16 @@ export function getWritableRoots(input: RootsInput): WritableRoot[] {
 			for (const dir of getProjectAgentsDirs(input.cwd)) roots.push(makeRoot("project-agents", dir));
 		}
 	}
-	const places = getPiPlaces(input.agentDir);
+	const places = getPiPlaces(input.agentDir, fs);
 	if (input.settings.patchPackages) {
 		for (const dir of input.localPackageDirs) {
 			// A package folder in pi's own places (or holding them) is never a root: its skills stay read-only.
-			if (existsSync(dir) && getRootProblem(places, dir) === undefined) roots.push(makeRoot("local-package", dir));
+			if (pathExists(fs, dir) && getRootProblem(places, dir, fs) === undefined)
+				roots.push(makeRoot("local-package", dir));
 		}
 	}
 	// settings.ts already replaced a skillsDir with a root problem by the default (and reported it).
-	if (getRootProblem(places, input.settings.skillsDir) === undefined)
+	if (getRootProblem(places, input.settings.skillsDir, fs) === undefined)
 		roots.push(makeRoot("skills-dir", input.settings.skillsDir));
 	return roots;
 }
