@@ -7,7 +7,7 @@ import { createBackupStore, type BackupStore } from "./backup-store.ts";
 import type { DiscoveryCache } from "./discovery-cache.ts";
 import { discoverSkills, type Discovery } from "./discovery.ts";
 import type { Refusal } from "./errors.ts";
-import type { FsOps } from "./fs-ops.ts";
+import { type FsOps, realFs } from "./fs-ops.ts";
 import type { FileView, Plan } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
 import { loadSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
@@ -72,10 +72,10 @@ export interface Policy {
 }
 
 /** Trust first (from the global list or pi), then the settings that trust allows. */
-export function loadPolicy(ctx: TrustContext, agentDir: string): Policy {
-	const global = loadSettings({ cwd: ctx.cwd, agentDir, trusted: false });
+export function loadPolicy(ctx: TrustContext, agentDir: string, fs: FsOps = realFs): Policy {
+	const global = loadSettings({ cwd: ctx.cwd, agentDir, trusted: false, fs });
 	const trust = resolveProjectTrust(ctx, global.settings.trustedProjects);
-	const report = trust.trusted ? loadSettings({ cwd: ctx.cwd, agentDir, trusted: true }) : global;
+	const report = trust.trusted ? loadSettings({ cwd: ctx.cwd, agentDir, trusted: true, fs }) : global;
 	return { trust, report };
 }
 
@@ -113,7 +113,7 @@ export function targetsOf(args: SkillManageArgs): string[] | undefined {
 }
 
 export async function createCallContext(input: CallContextInput): Promise<CallContext> {
-	const policy = loadPolicy(input.ctx, input.agentDir);
+	const policy = loadPolicy(input.ctx, input.agentDir, input.fs);
 	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
 	const options = {
