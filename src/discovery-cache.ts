@@ -17,11 +17,11 @@
 // loads. Two stats per other skill remain: no cheaper signal sees an in-place edit (a folder's mtime
 // does not move, and fs.watch drops an inotify queue overflow without a word).
 
-import { readdirSync, statSync, type Stats } from "node:fs";
+import type { Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { LandedChange } from "./commit.ts";
-import { readRegularFile } from "./fs-ops.ts";
+import { type FsOps, realFs } from "./fs-ops.ts";
 import {
 	createPackageManager,
 	discoverSkills,
@@ -76,6 +76,8 @@ interface Fingerprint {
 	readonly places: ReadonlySet<string>;
 	/** Timestamps are compared at this resolution (0: as the filesystem gives them). */
 	readonly granularityMs: number;
+	/** Where the stamps are taken and checked (the call's FsOps). */
+	readonly fs: FsOps;
 }
 
 interface Entry {
@@ -125,10 +127,10 @@ export interface DiscoveryCache {
 	clear(): void;
 }
 
-function statOf(path: string): Stats | undefined {
+function statOf(fs: FsOps, path: string): Stats | undefined {
 	try {
 		// Most stamped paths that are missing stay missing: no exception for those.
-		return statSync(path, { throwIfNoEntry: false });
+		return fs.stat(path);
 	} catch {
 		return undefined;
 	}
@@ -163,24 +165,24 @@ function sameSig(stat: Stats | undefined, stamp: Stamp, granularityMs: number): 
 	);
 }
 
-function namesOf(dir: string): string | undefined {
+function namesOf(fs: FsOps, dir: string): string | undefined {
 	try {
-		return readdirSync(dir).sort().join("\0");
+		return fs.readdir(dir).sort().join("\0");
 	} catch {
 		return undefined;
 	}
 }
 
-function readOrUndefined(path: string): Buffer | undefined {
+function readOrUndefined(fs: FsOps, path: string): Buffer | undefined {
 	try {
-		return readRegularFile(path);
+		return fs.readFile(path);
 	} catch {
 		return undefined;
 	}
 }
 
-function hashOf(path: string): string | undefined {
-	const bytes = readOrUndefined(path);
+function hashOf(fs: FsOps, path: string): string | undefined {
+	const bytes = readOrUndefined(fs, path);
 	return bytes && sha256(bytes);
 }
 
@@ -190,29 +192,36 @@ function racyWindow(stat: Stats, granularityMs: number): number {
 	return Math.max(fine ? FINE_RACY_MS : RACY_MS, 2 * granularityMs);
 }
 
-function stampOf(path: string, stat: Stats | undefined, granularityMs: number, since: number, names?: string): Stamp {
+function stampOf(
+	fs: FsOps,
+	path: string,
+	stat: Stats | undefined,
+	granularityMs: number,
+	since: number,
+	names?: string,
+): Stamp {
 	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - racyWindow(stat, granularityMs);
 	const isDir = stat?.isDirectory() === true;
 	return {
 		sig: sigOf(stat, granularityMs),
 		racy,
-		names: isDir ? (names ?? namesOf(path)) : undefined,
-		hash: racy && !isDir ? hashOf(path) : undefined,
+		names: isDir ? (names ?? namesOf(fs, path)) : undefined,
+		hash: racy && !isDir ? hashOf(fs, path) : undefined,
 	};
 }
 
 /** Stamps `path` and, for a folder, everything under it pi could scan (not dot folders, not node_modules). */
 function stampTree(path: string, fingerprint: Fingerprint, since: number, visited: Set<string>): void {
-	const { stamps, granularityMs } = fingerprint;
+	const { stamps, granularityMs, fs } = fingerprint;
 	if (stamps.has(path)) return;
-	const stat = statOf(path);
+	const stat = statOf(fs, path);
 	if (!stat?.isDirectory()) {
-		stamps.set(path, stampOf(path, stat, granularityMs, since));
+		stamps.set(path, stampOf(fs, path, stat, granularityMs, since));
 		return;
 	}
 	const entries = (() => {
 		try {
-			return readdirSync(path, { withFileTypes: true });
+			return fs.readdirEntries(path);
 		} catch {
 			return [];
 		}
@@ -220,6 +229,7 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 	stamps.set(
 		path,
 		stampOf(
+			fs,
 			path,
 			stat,
 			granularityMs,
@@ -251,10 +261,11 @@ function isFresh(fingerprint: Fingerprint, paths: Iterable<string> = fingerprint
 	for (const path of paths) {
 		const stamp = fingerprint.stamps.get(path);
 		if (!stamp) return false;
-		const stat = statOf(path);
+		const stat = statOf(fingerprint.fs, path);
 		if (!sameSig(stat, stamp, fingerprint.granularityMs)) return false;
 		if (!stamp.racy || !stat) continue;
-		if (stat.isDirectory() ? namesOf(path) !== stamp.names : hashOf(path) !== stamp.hash) return false;
+		const fs = fingerprint.fs;
+		if (stat.isDirectory() ? namesOf(fs, path) !== stamp.names : hashOf(fs, path) !== stamp.hash) return false;
 		// Same content, and its timestamp is now old enough that any later change must move it.
 		if (Math.max(stat.mtimeMs, stat.ctimeMs) < now - racyWindow(stat, fingerprint.granularityMs))
 			fingerprint.stamps.set(path, { ...stamp, racy: false });
@@ -286,14 +297,13 @@ interface Places {
  * its first glob) and the conventional `skills/` folder; the root and package.json are stamped
  * too, so a new folder or a changed manifest is seen. Not the whole package: that may be a repo.
  */
-function packagePlaces(root: string, places: Places): void {
+function packagePlaces(fs: FsOps, root: string, places: Places): void {
 	places.folders.push(root);
 	places.trees.push(join(root, "package.json"), join(root, "skills"));
 	let entries: unknown;
 	try {
-		entries = (
-			JSON.parse(readRegularFile(join(root, "package.json")).toString("utf8")) as { pi?: { skills?: unknown } }
-		).pi?.skills;
+		entries = (JSON.parse(fs.readFile(join(root, "package.json")).toString("utf8")) as { pi?: { skills?: unknown } })
+			.pi?.skills;
 	} catch {
 		return; // No manifest: pi uses the conventional folder only.
 	}
@@ -338,29 +348,34 @@ function watchedPlaces(
 		for (const pkg of settings.packages ?? []) {
 			const installed = packageManager.getInstalledPath(typeof pkg === "string" ? pkg : pkg.source, scope);
 			if (!installed) return undefined;
-			packagePlaces(resolve(installed), places);
+			packagePlaces(options.fs ?? realFs, resolve(installed), places);
 		}
 		for (const entry of settings.skills ?? []) places.trees.push(entryBase(entry, baseDir));
 	}
 	return { ...places, trees: places.trees.map((p) => resolve(p)) };
 }
 
-function takeFingerprint(places: Places, granularityMs: number): Fingerprint {
+function takeFingerprint(places: Places, granularityMs: number, fs: FsOps): Fingerprint {
 	const since = Date.now();
 	const fingerprint: Fingerprint = {
 		stamps: new Map(),
 		links: new Map(),
 		places: new Set([...places.trees, ...places.folders]),
 		granularityMs,
+		fs,
 	};
 	for (const marker of places.markers)
-		fingerprint.stamps.set(marker, { sig: sigOf(statOf(marker), granularityMs), racy: false, existenceOnly: true });
+		fingerprint.stamps.set(marker, {
+			sig: sigOf(statOf(fs, marker), granularityMs),
+			racy: false,
+			existenceOnly: true,
+		});
 	const visited = new Set<string>();
 	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
 	// After the trees: a folder that is also a tree keeps its whole-tree stamps.
 	for (const folder of places.folders)
 		if (!fingerprint.stamps.has(folder))
-			fingerprint.stamps.set(folder, stampOf(folder, statOf(folder), granularityMs, since));
+			fingerprint.stamps.set(folder, stampOf(fs, folder, statOf(fs, folder), granularityMs, since));
 	return fingerprint;
 }
 
@@ -419,17 +434,17 @@ function keyOf(options: DiscoverOptions): string {
 
 /** The tool's own write, followed into the cache; false when the entry must be dropped instead. */
 function followWrite(entry: Entry, change: LandedChange): boolean {
-	const { stamps, granularityMs } = entry.fingerprint;
+	const { stamps, granularityMs, fs } = entry.fingerprint;
 	const file = resolve(change.absPath);
 	const dir = dirname(file);
 	const dirStamp = stamps.get(dir);
 	if (change.newHash === null || change.oldHash === null || !dirStamp) return false;
-	const names = namesOf(dir);
+	const names = namesOf(fs, dir);
 	if (names === undefined || names !== dirStamp.names) return false;
-	stamps.set(dir, { sig: sigOf(statOf(dir), granularityMs), racy: true, names });
+	stamps.set(dir, { sig: sigOf(statOf(fs, dir), granularityMs), racy: true, names });
 	if (!stamps.has(file)) return true;
-	const stat = statOf(file);
-	const bytes = readOrUndefined(file);
+	const stat = statOf(fs, file);
+	const bytes = readOrUndefined(fs, file);
 	// Compared with the bytes written when the commit passed them on (a memory compare, no hash).
 	if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
 	stamps.set(file, { sig: sigOf(stat, granularityMs), racy: true, hash: change.newHash });
@@ -473,7 +488,8 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			const places = watchedPlaces(options, managers);
 			// Stamped before pi reads anything: a change while pi reads moves a stamp (or, within one
 			// clock tick, a racy entry's content), so the next check misses. No second pass is needed.
-			const fingerprint = places && takeFingerprint(places, cacheOptions.timestampGranularityMs ?? 0);
+			const fingerprint =
+				places && takeFingerprint(places, cacheOptions.timestampGranularityMs ?? 0, options.fs ?? realFs);
 			const discovery = await discoverSkills(
 				{ ...options, isSymlinkHint: fingerprint && ((path) => fingerprint.links.get(path)) },
 				managers.packageManager,

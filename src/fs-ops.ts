@@ -20,7 +20,11 @@ export interface FsOps {
 	mkdir(path: string, mode?: number): void;
 	readFile(path: string): Buffer;
 	lstat(path: string): fs.Stats;
+	/** stat (symlinks followed); undefined for a path that does not exist. */
+	stat(path: string): fs.Stats | undefined;
 	readdir(path: string): string[];
+	/** A folder's entries with their types, as the listing gives them (no stat per entry). */
+	readdirEntries(path: string): fs.Dirent[];
 	appendFile(path: string, text: string): void;
 	/** Throws (EACCES) when this user may not use `path` as `mode` asks (fs.constants.W_OK, ...). */
 	access(path: string, mode: number): void;
@@ -106,7 +110,9 @@ export const realFs: FsOps = {
 	mkdir: (path, mode) => void fs.mkdirSync(path, mode === undefined ? undefined : { mode }),
 	readFile: readRegularFile,
 	lstat: (path) => fs.lstatSync(path),
+	stat: (path) => fs.statSync(path, { throwIfNoEntry: false }),
 	readdir: (path) => fs.readdirSync(path),
+	readdirEntries: (path) => fs.readdirSync(path, { withFileTypes: true }),
 	appendFile: (path, text) => fs.appendFileSync(path, text),
 	access: (path, mode) => fs.accessSync(path, mode),
 	realpath: (path) => fs.realpathSync.native(path),

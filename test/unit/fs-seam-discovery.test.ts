@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { createDiscoveryCache } from "../../src/discovery-cache.ts";
 import { discoverSkills } from "../../src/discovery.ts";
 import { getWritableRoots } from "../../src/roots.ts";
 import { loadSettings } from "../../src/settings.ts";
@@ -43,4 +44,25 @@ describe("discovery and roots through an injected FsOps", function () {
 		const fs = faultyFs({ access: (call) => (call.args[0] === pkg ? errno("ENOENT") : undefined) });
 		expect(getWritableRoots({ ...input, fs }).map((r) => r.kind)).to.not.include("local-package");
 	});
+
+	it(
+		"takes and checks the discovery cache's fingerprint through the fs: " + "a stat that fails is a change",
+		async function () {
+			const env = getEnv();
+			writeSkill(join(env.agentDir, "skills"), "alpha");
+			const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
+			let failStats = false;
+			const fs = faultyFs({ stat: () => (failStats ? errno("EIO") : undefined) });
+			const cache = createDiscoveryCache();
+			const options = { cwd: env.projectDir, agentDir: env.agentDir, trusted: false, settings, fs };
+			await cache.discover(options);
+			const stamped = fs.log.filter((call) => call.op === "stat" || call.op === "readdirEntries").length;
+			expect(stamped).to.be.greaterThan(0);
+			await cache.discover(options);
+			expect(cache.stats).to.include({ hits: 1, misses: 1 });
+			failStats = true;
+			await cache.discover(options);
+			expect(cache.stats.misses).to.equal(2);
+		},
+	);
 });
