@@ -26,6 +26,7 @@ import {
 	type FileView,
 	type Plan,
 } from "./plan.ts";
+import { getProposalsDir } from "./paths.ts";
 import { countDiffLines, fileProposal, type ProposalTarget } from "./proposals.ts";
 import { checkLanded } from "./validation.ts";
 
@@ -416,7 +417,10 @@ export async function runMutations(
 	if (!("pending" in first)) return first;
 	const planned = first.pending;
 	const diff = diffChanges(planned.changes);
-	if (first.decision === "propose" || !options.ask) return propose(ctx, planned, prepared, options, diff);
+	if (first.decision === "propose" || !options.ask) {
+		// One filer at a time on this machine: two processes proposing the same change file it once.
+		return withFileLocks([getProposalsDir(ctx.agentDir)], async () => propose(ctx, planned, prepared, options, diff));
+	}
 	const skills = skillsOf(planned);
 	const answer = await options.ask({
 		action: actionOf(planned, options.batch),

@@ -8,6 +8,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
 import { ALLOW_ONCE, allowSessionLabel, DENY } from "../../src/ask.ts";
 import { normalizeArguments } from "../../src/arguments.ts";
+import { withFileLocks } from "../../src/locks.ts";
 import { listProposals } from "../../src/proposals.ts";
 import { executeSkillManage } from "../../src/tool.ts";
 import { writeJson, writeSkill } from "../support/fixtures.ts";
@@ -127,6 +128,35 @@ describe("hardening: the person's gates (pins and approval)", function () {
 			const list = await tool.call({ action: "list" });
 			expect(list.text).to.match(new RegExp(`deploy-checks — .*awaiting the person's review: ${id}`));
 			expect((list.details.skills as Array<Record<string, unknown>>)[0].pending).to.deep.equal([id]);
+		},
+	);
+
+	it(
+		"files a proposal under the proposals folder's machine-wide lock " + "(two processes file one change once)",
+		async function () {
+			settings({ approval: "propose" });
+			const tool = createHarness(env);
+			expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
+			const order: string[] = [];
+			let release = () => {};
+			const held = withFileLocks([join(env.agentDir, "selfskills", "proposals")], async () => {
+				order.push("held");
+				await new Promise<void>((resolve) => {
+					release = resolve;
+				});
+				order.push("released");
+			});
+			await new Promise((resolve) => setTimeout(resolve, 20));
+			const call = tool.call(PATCH).then((r) => {
+				order.push("filed");
+				return r;
+			});
+			await new Promise((resolve) => setTimeout(resolve, 100));
+			expect(listProposals(tool.fs, env.agentDir)).to.deep.equal([]);
+			release();
+			await held;
+			expect((await call).details.proposed).to.equal(true);
+			expect(order).to.deep.equal(["held", "released", "filed"]);
 		},
 	);
 
