@@ -11,7 +11,7 @@ import type { Refusal } from "./errors.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "./journal.ts";
 import type { LockGuard } from "./locks.ts";
-import { createDiskView, hashOrNull, type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
+import { diskHash, hashOrNull, readOrNull, type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
 import {
 	mkdirDurable,
@@ -110,7 +110,7 @@ function recheckOne(ctx: CommitContext, change: FileChange): Refusal | undefined
 	if (isSymlink(ctx.fs, change.absPath)) return refusals.conflict(change.absPath, "it became a symbolic link");
 	let bytes: Buffer | null;
 	try {
-		bytes = createDiskView(ctx.fs).read(change.absPath);
+		bytes = readOrNull(ctx.fs, change.absPath);
 	} catch (error) {
 		return refusals.ioError(change.absPath, error);
 	}
@@ -129,15 +129,6 @@ function recheckOne(ctx: CommitContext, change: FileChange): Refusal | undefined
 		);
 	}
 	return refusals.conflict(change.absPath, "its content changed after the batch was planned");
-}
-
-/** The file's hash on disk (null: absent), or undefined when it cannot be read at all. */
-function diskHash(fs: FsOps, path: string): string | null | undefined {
-	try {
-		return hashOrNull(createDiskView(fs).read(path));
-	} catch {
-		return undefined;
-	}
 }
 
 /** Folders a write of `dir` would create, deepest first (rolled back with the file). */

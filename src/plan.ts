@@ -3,6 +3,7 @@
 // disk for a single call and an in-memory overlay for a batch (op N sees ops 0..N-1).
 
 import { dirname } from "node:path";
+import { errnoCode } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
 import { isWithin } from "./paths.ts";
 import { sha256Once } from "./read-ledger.ts";
@@ -62,6 +63,26 @@ export interface FileView {
 	skillDeletedBy(absPath: string): number | undefined;
 }
 
+/** A file's bytes, or null when it does not exist; any other failure is thrown. */
+export function readOrNull(fs: FsOps, absPath: string): Buffer | null {
+	try {
+		return fs.readFile(absPath);
+	} catch (error) {
+		const code = errnoCode(error);
+		if (code === "ENOENT" || code === "ENOTDIR") return null;
+		throw error;
+	}
+}
+
+/** A file's hash on disk (null: absent), or undefined when it cannot be read at all. */
+export function diskHash(fs: FsOps, absPath: string): string | null | undefined {
+	try {
+		return hashOrNull(readOrNull(fs, absPath));
+	} catch {
+		return undefined;
+	}
+}
+
 /**
  * The files on disk for one planning step: each file is read once, however many gates ask (the
  * text, gate 3's hash), so they all judge the same bytes. The commit re-checks through views of
@@ -69,24 +90,10 @@ export interface FileView {
  */
 export function createDiskView(fs: FsOps): FileView {
 	const reads = new Map<string, Buffer | null>();
-	const readNow = (absPath: string): Buffer | null => {
-		try {
-			return fs.readFile(absPath);
-		} catch (error) {
-			if (
-				typeof error === "object" &&
-				error !== null &&
-				"code" in error &&
-				(error.code === "ENOENT" || error.code === "ENOTDIR")
-			)
-				return null;
-			throw error;
-		}
-	};
 	return {
 		read(absPath) {
 			let bytes = reads.get(absPath);
-			if (bytes === undefined) reads.set(absPath, (bytes = readNow(absPath)));
+			if (bytes === undefined) reads.set(absPath, (bytes = readOrNull(fs, absPath)));
 			return bytes;
 		},
 		mode(absPath) {

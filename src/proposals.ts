@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { listDir, type FsOps } from "./fs-ops.ts";
 import { getProposalsDir } from "./paths.ts";
+import { diskHash } from "./plan.ts";
 import { sha256 } from "./read-ledger.ts";
 import {
 	assertNoLinkBelow,
@@ -248,23 +249,14 @@ export function takeDecisions(fs: FsOps, agentDir: string, cwd: string): Decisio
 	return taken.sort((a, b) => a.time.localeCompare(b.time));
 }
 
-function hashNow(fs: FsOps, path: string): string | null | undefined {
-	try {
-		return sha256(fs.readFile(path));
-	} catch (error) {
-		const code = (error as { code?: unknown }).code;
-		return code === "ENOENT" || code === "ENOTDIR" ? null : undefined;
-	}
-}
-
 /** Whether every target holds the hash the change gives it. */
 export function hasLanded(fs: FsOps, targets: readonly ProposalTarget[]): boolean {
-	return targets.every((t) => hashNow(fs, t.path) === t.after);
+	return targets.every((t) => diskHash(fs, t.path) === t.after);
 }
 
 /** Targets whose bytes are no longer those the proposal was planned on. */
 export function changedSince(fs: FsOps, proposal: Proposal): ProposalTarget[] {
-	return proposal.targets.filter((t) => hashNow(fs, t.path) !== t.before);
+	return proposal.targets.filter((t) => diskHash(fs, t.path) !== t.before);
 }
 
 /**
