@@ -281,7 +281,7 @@ function recordCreates(ctx: CallContext, plans: readonly Plan[]): Error | undefi
 }
 
 /** The targets of a plan as a proposal records them (hashes before and after each file). */
-export function targetsOf(changes: readonly FileChange[]): ProposalTarget[] {
+function proposalTargets(changes: readonly FileChange[]): ProposalTarget[] {
 	return changes.map((c) => ({
 		path: c.absPath,
 		skill: c.skill,
@@ -337,7 +337,7 @@ function propose(
 		skills,
 		args: options.args ?? {},
 		...(reason ? { reason } : {}),
-		targets: targetsOf(planned.changes),
+		targets: proposalTargets(planned.changes),
 		diff,
 		...countDiffLines(diff),
 		mode,
@@ -372,7 +372,7 @@ async function planAndMaybeCommit(
 		const planned = planAll(ctx, prepared, options.batch, options.dryRun);
 		if ("code" in planned) return planned;
 		const expect = options.decided?.expect;
-		if (expect && !sameTargets(expect, targetsOf(planned.changes))) {
+		if (expect && !sameTargets(expect, proposalTargets(planned.changes))) {
 			return refusals.conflict(
 				planned.changes[0]?.absPath ?? "(files)",
 				"the files changed after the person saw the change; nothing was written. Ask again with the same call",
@@ -396,7 +396,7 @@ async function planAndMaybeCommit(
 					dryRun: true,
 					diff,
 					files: planned.changes.map((c) => c.absPath),
-					targets: targetsOf(planned.changes),
+					targets: proposalTargets(planned.changes),
 					...(decision === "auto" ? {} : { review: decision }),
 				},
 			};
@@ -435,7 +435,7 @@ export async function runMutations(
 	// The person allowed what they saw: it lands only if a fresh plan is exactly that.
 	const again = await planAndMaybeCommit(ctx, prepared, {
 		...options,
-		decided: { expect: targetsOf(planned.changes), mark: { allowed: answer.allow } },
+		decided: { expect: proposalTargets(planned.changes), mark: { allowed: answer.allow } },
 	});
 	if ("pending" in again) return refusals.conflict("(approval)", "the person's answer could not be applied");
 	return again;

@@ -4,8 +4,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { targetsOf } from "../../src/call-context.ts";
-import type { DiscoveryCache } from "../../src/discovery-cache.ts";
 import { realFs } from "../../src/fs-ops.ts";
 import { createSessionState } from "../../src/session-state.ts";
 import { executeSkillManage, type ToolDeps } from "../../src/tool.ts";
@@ -97,23 +95,4 @@ export async function expectOk(
 	const result = await bench.call(args);
 	if (result.details.ok !== true) throw new Error(`${args.action} refused: ${result.text}`);
 	return result;
-}
-
-/**
- * The same session with the discovery cache's lighter check for calls that name their skills, as
- * when tool.ts passes `targets: targetsOf(args)` to createCallContext (whether it does or not).
- */
-export function withTargetedCheck(bench: BenchEnv): BenchEnv {
-	const cache = bench.deps.state.discoveryCache;
-	const discover = cache.discover.bind(cache);
-	let targets: string[] | undefined;
-	(cache as { discover: DiscoveryCache["discover"] }).discover = (options, given) =>
-		discover(options, given ?? targets);
-	return {
-		...bench,
-		call(args) {
-			targets = targetsOf(args);
-			return bench.call(args);
-		},
-	};
 }
