@@ -369,7 +369,7 @@ function reviewDeps(deps: CommandDeps): ReviewDeps {
 }
 
 function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
-	finishInterrupted(deps.fs, deps.agentDir());
+	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
 	output(ctx, pendingText(listProposals(deps.fs, deps.agentDir())));
 }
 

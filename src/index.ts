@@ -12,10 +12,10 @@ import { COMMAND_NAME, completeArguments, handleCommand, OUTPUT_MESSAGE_TYPE, ty
 import { settingsWarning } from "./command-text.ts";
 import { realFs } from "./fs-ops.ts";
 import { pathExists } from "./paths.ts";
-import { recoverJournals } from "./journal.ts";
 import type { MutationEffects } from "./mutate.ts";
 import { buildInjectedBlock } from "./prompt.ts";
-import { sweepProposals, takeDecisions } from "./proposals.ts";
+import { takeDecisions } from "./proposals.ts";
+import { finishInterrupted } from "./review.ts";
 import { renderCommandOutput } from "./render.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
 import { createSideDoorGuard } from "./side-doors.ts";
@@ -29,15 +29,9 @@ function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inje
 	return { enabled: settings.enabled, inject: settings.enabled && settings.inject };
 }
 
-/** A commit a killed process left half done is put back first; then an approval it left is finished or undone. */
+/** What a killed process left: a half-done commit put back, then an approval finished or undone. */
 function recover(state: SessionState): void {
-	for (const report of recoverJournals(realFs, getAgentDir())) {
-		const left = report.differs.map((d) => `${d.path} (old bytes: ${d.backupPath ?? "none"})`).join(", ");
-		state.recoveries.push(
-			`${report.journal}: ${report.restored.length} file(s) put back${left ? `; left as found: ${left}` : ""}`,
-		);
-	}
-	for (const done of sweepProposals(realFs, getAgentDir())) state.recoveries.push(`proposal ${done}`);
+	state.recoveries.push(...finishInterrupted(realFs, getAgentDir()));
 }
 
 function createEffects(pi: ExtensionAPI, state: SessionState): MutationEffects {

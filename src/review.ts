@@ -37,16 +37,20 @@ export interface ReviewDeps {
 
 /**
  * Finishes what a killed process left, in order: a half-written commit is put back first (its files
- * may hold the new bytes before its commit point), then an approval is judged landed or not.
+ * may hold the new bytes before its commit point), then an approval is judged landed or not. Returns
+ * one line per thing it finished, for /selfskills.
  */
-export function finishInterrupted(fs: FsOps, agentDir: string): void {
-	recoverJournals(fs, agentDir);
-	sweepProposals(fs, agentDir);
+export function finishInterrupted(fs: FsOps, agentDir: string): string[] {
+	const journals = recoverJournals(fs, agentDir).map((report) => {
+		const left = report.differs.map((d) => `${d.path} (old bytes: ${d.backupPath ?? "none"})`).join(", ");
+		return `${report.journal}: ${report.restored.length} file(s) put back${left ? `; left as found: ${left}` : ""}`;
+	});
+	return [...journals, ...sweepProposals(fs, agentDir).map((done) => `proposal ${done}`)];
 }
 
 /** The pending proposal `id` (after finishing what a killed approval left), or unknown_proposal. */
 export function findProposal(deps: ReviewDeps, id: string): Proposal | Refusal {
-	finishInterrupted(deps.fs, deps.agentDir());
+	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
 	const proposal = readProposal(deps.fs, deps.agentDir(), id);
 	return (
 		proposal ??
