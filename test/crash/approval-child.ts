@@ -8,9 +8,9 @@
 // the approval failed, approves again in the same process, which then ends normally.
 // Prints {"calls":n,"ops":[…],"ok":…,"code":…} when it ends.
 // Argv: <agentDir> <projectDir> <proposalId> <approve|reject> <killAt> [fail-journal-sync]
-import { changesDisk, describeCall, review } from "../hardening/approval-crash-support.ts";
+import { describeCall, review } from "../hardening/approval-crash-support.ts";
 import { getJournalDir } from "../../src/paths.ts";
-import { errno, faultyFs } from "../support/faulty-fs.ts";
+import { changesDisk, errno, faultyFs } from "../support/faulty-fs.ts";
 
 const [agentDir, projectDir, id, verdict, killAtText, fault] = process.argv.slice(2);
 const killAt = Number(killAtText);

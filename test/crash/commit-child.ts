@@ -3,12 +3,11 @@
 // <killAt> (0: never). With <failRenameTo>, the rename onto the file whose path ends with it fails
 // with EIO, so the kill points also cover the rollback. Prints {"calls":n,"journalRemovedAt":k,"ok":…} when it ends.
 // Argv: <agentDir> <killAt> [failRenameTo]
-import { constants } from "node:fs";
 import { sep } from "node:path";
 import { createBackupStore } from "../../src/backup-store.ts";
 import { commitPlan } from "../../src/commit.ts";
 import { realFs } from "../../src/fs-ops.ts";
-import { errno, faultyFs } from "../support/faulty-fs.ts";
+import { changesDisk, errno, faultyFs } from "../support/faulty-fs.ts";
 import { scenarioPlan } from "./scenario.ts";
 
 const [agentDir, killAtText, failRenameTo] = process.argv.slice(2);
@@ -18,23 +17,9 @@ let failedAt: number | undefined;
 /** The call that removes the commit journal: the commit point. */
 let journalRemovedAt: number | undefined;
 
-/** Calls that change what is on disk; reads and fsyncs change nothing a later process sees. */
-const MUTATING: ReadonlySet<string> = new Set([
-	"open",
-	"write",
-	"fchmod",
-	"rename",
-	"link",
-	"unlink",
-	"rmdir",
-	"mkdir",
-	"appendFile",
-]);
-
-const fs = faultyFs(({ op, args }) => {
-	if (!MUTATING.has(op)) return undefined;
-	// open() of a folder (for its fsync) changes nothing; open with O_CREAT does.
-	if (op !== "open" || (Number(args[1]) & constants.O_CREAT) !== 0) {
+const fs = faultyFs((call) => {
+	const { op, args } = call;
+	if (changesDisk(call)) {
 		calls++;
 		if (op === "unlink" && String(args[0]).includes(`${sep}journal${sep}`)) journalRemovedAt ??= calls;
 		if (calls === killAt) process.kill(process.pid, "SIGKILL");

@@ -12,20 +12,11 @@ import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { createTempEnv, useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { call } from "../support/faux-script.ts";
+import { auditLines } from "../support/backups.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const tool = (name: string, args: Record<string, unknown>) => ({ toolCall: { name, arguments: args } });
 const edit = (path: string, oldText: string, newText: string) => tool("edit", { path, edits: [{ oldText, newText }] });
-
-function auditLines(env: TempEnv): Array<Record<string, unknown>> {
-	const path = join(env.agentDir, "selfskills", "audit.jsonl");
-	return existsSync(path)
-		? readFileSync(path, "utf8")
-				.trim()
-				.split("\n")
-				.map((l) => JSON.parse(l) as Record<string, unknown>)
-		: [];
-}
 
 describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();
@@ -66,7 +57,7 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 				expect(readFileSync(skillFile, "utf8")).to.contain("Run npm run build.");
 				expect(patched.isError).to.equal(true);
 				expect(patched.text).to.match(/^stale: /);
-				const lines = auditLines(env);
+				const lines = auditLines(env.agentDir);
 				expect(lines).to.have.length(1);
 				expect(lines[0]).to.include({ action: "edit", via: "edit", skill: "deploy-checks", file: "SKILL.md" });
 				expect(history.text).to.contain(String(lines[0].backup));
@@ -119,7 +110,7 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 				]);
 				for (const r of run.toolResults) expect(r.isError, r.text).to.equal(false);
 				expect(readFileSync(skillFile, "utf8")).to.contain("status page");
-				const lines = auditLines(env);
+				const lines = auditLines(env.agentDir);
 				expect(lines.map((l) => [l.via, l.file, l.oldHash === null])).to.deep.equal([
 					["write", "references/api.md", true],
 					["bash", "SKILL.md", false],
@@ -161,7 +152,7 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 				expect(existsSync(join(env.agentDir, "skills", "deploy-checks", "scripts"))).to.equal(false);
 				for (const ok of [read, cat, other]) expect(ok.isError, ok.text).to.equal(false);
 				expect(readFileSync(outside, "utf8")).to.equal("other notes\n");
-				expect(auditLines(env)).to.deep.equal([]);
+				expect(auditLines(env.agentDir)).to.deep.equal([]);
 			},
 		);
 
@@ -263,7 +254,7 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 		const run = await pi!.run("edit", [edit(skillFile, "Run npm build.", "Run make."), { text: "done" }]);
 		expect(run.toolResults[0].isError).to.equal(false);
 		expect(readFileSync(skillFile, "utf8")).to.contain("Run make.");
-		expect(auditLines(env)).to.deep.equal([]);
+		expect(auditLines(env.agentDir)).to.deep.equal([]);
 		expect(existsSync(join(env.agentDir, "selfskills", "backups"))).to.equal(false);
 	});
 });

@@ -4,19 +4,20 @@
 // the recovery a new process runs (journals, then proposals) followed by the invariant: either
 // pending with every target at its base bytes, or decided with every target at its proposed bytes.
 import { spawn } from "node:child_process";
-import { constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { ChangeRecord } from "../../src/audit.ts";
 import { isRefusal } from "../../src/errors.ts";
 import { type FsOps, realFs } from "../../src/fs-ops.ts";
 import { recoverJournals } from "../../src/journal.ts";
-import { getAuditPath, getJournalDir, getProposalsDir } from "../../src/paths.ts";
+import { getJournalDir, getProposalsDir } from "../../src/paths.ts";
 import { readProposal, sweepProposals, takeDecisions, type Decision } from "../../src/proposals.ts";
 import { findProposal, landApproval, previewApproval, rejectProposal, type ReviewDeps } from "../../src/review.ts";
 import { createSessionState } from "../../src/session-state.ts";
+import { auditLines } from "../support/backups.ts";
 import { skillText, walkFiles, writeFile, writeSkill } from "../support/fixtures.ts";
-import { faultyFs, type FsCall } from "../support/faulty-fs.ts";
+import { changesDisk, faultyFs, type FsCall } from "../support/faulty-fs.ts";
 import { createHarness, expectOk, textOf } from "../support/harness.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 
@@ -82,25 +83,6 @@ export async function prepareCase(root: string, scenario: ProposalScenario): Pro
 	expect(filed.details.proposed, textOf(filed)).to.equal(true);
 	const id = String(filed.details.proposal);
 	return { scenario, agentDir, projectDir, id };
-}
-
-/**
- * Calls that change what is on disk (as test/crash/commit-child.ts counts them): an open() that
- * creates, never a folder's open for its fsync.
- */
-const MUTATING: ReadonlySet<string> = new Set([
-	"open",
-	"write",
-	"fchmod",
-	"rename",
-	"link",
-	"unlink",
-	"rmdir",
-	"mkdir",
-	"appendFile",
-]);
-export function changesDisk(call: Pick<FsCall, "op" | "args">): boolean {
-	return MUTATING.has(call.op) && (call.op !== "open" || (Number(call.args[1]) & constants.O_CREAT) !== 0);
 }
 
 /** A disk-changing call as the reports name it: the op and the path it changes (a rename's or link's new name). */
@@ -238,10 +220,7 @@ export function targetsSide(c: ApprovalCase, where: string): "base" | "proposed"
 }
 
 function approvedAuditLines(c: ApprovalCase): ChangeRecord[] {
-	const path = getAuditPath(c.agentDir);
-	if (!existsSync(path)) return [];
-	const lines = readFileSync(path, "utf8").trim().split("\n").filter(Boolean);
-	return lines.map((l) => JSON.parse(l) as ChangeRecord & { approved?: string }).filter((r) => r.approved === c.id);
+	return auditLines(c.agentDir).filter((r) => r.approved === c.id);
 }
 
 /** Where a review acts: the agent dir, the project the proposal was filed from, the proposal's id. */

@@ -11,6 +11,7 @@ import { normalizeArguments } from "../../src/arguments.ts";
 import { withFileLocks } from "../../src/locks.ts";
 import { listProposals } from "../../src/proposals.ts";
 import { executeSkillManage } from "../../src/tool.ts";
+import { auditLines } from "../support/backups.ts";
 import { writeJson, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
@@ -30,16 +31,6 @@ describe("hardening: the person's gates (pins and approval)", function () {
 	const settings = (selfskills: Record<string, unknown>) =>
 		writeJson(join(env.agentDir, "settings.json"), { selfskills });
 	const backups = () => existsSync(join(env.agentDir, "selfskills", "backups"));
-	const audit = () => {
-		const path = join(env.agentDir, "selfskills", "audit.jsonl");
-		return existsSync(path)
-			? readFileSync(path, "utf8")
-					.trim()
-					.split("\n")
-					.filter(Boolean)
-					.map((l) => JSON.parse(l) as Record<string, unknown>)
-			: [];
-	};
 
 	beforeEach(function () {
 		env = getEnv();
@@ -100,7 +91,7 @@ describe("hardening: the person's gates (pins and approval)", function () {
 				.and.contain("+1. Run make.");
 			expect(readFileSync(skillFile, "utf8")).to.equal(before);
 			expect(backups()).to.equal(false);
-			expect(audit()).to.deep.equal([]);
+			expect(auditLines(env.agentDir)).to.deep.equal([]);
 			expect(tool.events).to.deep.equal([]);
 			const [proposal] = listProposals(tool.fs, env.agentDir);
 			expect(proposal).to.include({
@@ -199,7 +190,11 @@ describe("hardening: the person's gates (pins and approval)", function () {
 			expectOk(person);
 			expect(person.details.proposed).to.equal(undefined);
 			expect(readFileSync(skillFile, "utf8")).to.contain("Run make.");
-			expect(audit().at(-1)).to.include({ action: "patch", skill: "deploy-checks", reason: PATCH.reason });
+			expect(auditLines(env.agentDir).at(-1)).to.include({
+				action: "patch",
+				skill: "deploy-checks",
+				reason: PATCH.reason,
+			});
 			expectOk(await next.call({ action: "read", skill: "release-notes" }));
 			const own = await next.call({
 				action: "patch",
@@ -293,7 +288,7 @@ describe("hardening: the person's gates (pins and approval)", function () {
 					.and.contain(`Reason: ${PATCH.reason}`)
 					.and.contain("+1. Run make.");
 				expect(readFileSync(skillFile, "utf8")).to.contain("Run make.");
-				expect(audit().at(-1)).to.include({ allowed: "once", reason: PATCH.reason });
+				expect(auditLines(env.agentDir).at(-1)).to.include({ allowed: "once", reason: PATCH.reason });
 				const second = await ui.call({
 					action: "patch",
 					skill: "deploy-checks",
@@ -318,7 +313,7 @@ describe("hardening: the person's gates (pins and approval)", function () {
 				}),
 			);
 			expect(ui.asked).to.have.length(1);
-			expect(audit().map((a) => a.allowed)).to.deep.equal(["session", undefined]);
+			expect(auditLines(env.agentDir).map((a) => a.allowed)).to.deep.equal(["session", undefined]);
 		});
 
 		it(
@@ -335,7 +330,7 @@ describe("hardening: the person's gates (pins and approval)", function () {
 				expect(r.details.words).to.equal("keep the build step, make is only for CI");
 				expect(readFileSync(skillFile, "utf8")).to.equal(before);
 				expect(backups()).to.equal(false);
-				expect(audit()).to.deep.equal([]);
+				expect(auditLines(env.agentDir)).to.deep.equal([]);
 				const closed = withUi({ select: [undefined] });
 				expectOk(await closed.call({ action: "read", skill: "deploy-checks" }));
 				expectRefused(await closed.call(PATCH), "denied");

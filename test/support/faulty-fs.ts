@@ -1,6 +1,7 @@
 // The one fault-injecting FsOps of the suite: a rule runs before each call and may fail it, plant
 // something on disk first, or kill the process; every call is logged. Imports only src/ and node
 // built-ins, so the crash children can load it as plain transpiled JS (test/crash/transpile.ts).
+import { constants } from "node:fs";
 import { type FsOps, realFs } from "../../src/fs-ops.ts";
 
 export type FsOp = keyof FsOps;
@@ -49,6 +50,27 @@ export function faultyFs(plan: FaultPlan = {}, base: FsOps = realFs): FaultyFs {
 		};
 	}
 	return wrapped as unknown as FaultyFs;
+}
+
+/** Calls that may change what is on disk; reads and fsyncs change nothing a later process sees. */
+const MUTATING: ReadonlySet<FsOp> = new Set([
+	"open",
+	"write",
+	"fchmod",
+	"rename",
+	"link",
+	"unlink",
+	"rmdir",
+	"mkdir",
+	"appendFile",
+]);
+
+/**
+ * Whether a call changes what is on disk, as the crash children count their kill points: an open()
+ * that creates, never a folder's open for its fsync.
+ */
+export function changesDisk(call: Pick<FsCall, "op" | "args">): boolean {
+	return MUTATING.has(call.op) && (call.op !== "open" || (Number(call.args[1]) & constants.O_CREAT) !== 0);
 }
 
 /** An Error shaped like Node's (`code`, message starting with the code), for a rule to return. */

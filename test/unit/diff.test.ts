@@ -6,6 +6,7 @@ import { applyPatch, createTwoFilesPatch } from "diff";
 import { expect } from "chai";
 import { diffChange } from "../../src/diff.ts";
 import type { FileChange } from "../../src/plan.ts";
+import { createRandom } from "../support/random.ts";
 
 function change(before: string, after: string): FileChange {
 	return {
@@ -14,17 +15,6 @@ function change(before: string, after: string): FileChange {
 		absPath: "/x/s/SKILL.md",
 		before: Buffer.from(before),
 		after: Buffer.from(after),
-	};
-}
-
-/** mulberry32: a small seeded generator. */
-function random(seed: number): (n: number) => number {
-	let a = seed;
-	return (n) => {
-		a = (a + 0x6d2b79f5) | 0;
-		let t = Math.imul(a ^ (a >>> 15), 1 | a);
-		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-		return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
 	};
 }
 
@@ -66,7 +56,7 @@ describe("diff (src/diff.ts)", function () {
 	});
 
 	it("prints a patch that turns the old text into the new one, for 300 random edits of a large file", function () {
-		const next = random(5);
+		const next = createRandom(5);
 		const words = ["alpha", "beta", "", "gamma", "alpha", "delta", "  "];
 		for (let round = 0; round < 300; round++) {
 			const lines = Array.from(

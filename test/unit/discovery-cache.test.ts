@@ -22,6 +22,7 @@ import { discoverSkills, type DiscoverOptions, type Discovery } from "../../src/
 import { sha256 } from "../../src/read-ledger.ts";
 import { loadSettings } from "../../src/settings.ts";
 import { buildLocations, LOCATIONS, type LocationsFixture } from "../fixtures/locations/build-locations.ts";
+import { createRandom } from "../support/random.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 function summary(discovery: Discovery): unknown {
@@ -53,15 +54,6 @@ function optionsFor(env: TempEnv, fixture: LocationsFixture): DiscoverOptions {
 
 function skillText(name: string, description: string): string {
 	return `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`;
-}
-
-/** A tiny deterministic PRNG so a failing walk can be replayed from its seed. */
-function createRandom(seed: number): (n: number) => number {
-	let state = seed >>> 0;
-	return (n) => {
-		state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-		return (state >>> 16) % n; // The low bits of an LCG cycle quickly.
-	};
 }
 
 /** Every skill folder under `dir` (folders holding a SKILL.md), not following dot folders. */

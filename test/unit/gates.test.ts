@@ -17,6 +17,7 @@ import {
 } from "../../src/gates.ts";
 import { createReadLedger } from "../../src/read-ledger.ts";
 import type { FileTarget } from "../../src/target.ts";
+import { createRandom } from "../support/random.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { skillText, writeSkill } from "../support/fixtures.ts";
 import { createHarness } from "../support/harness.ts";
@@ -281,11 +282,7 @@ describe("gate 5's search (src/gates.ts checkUnique, replaceExact)", function ()
 	it(
 		"agrees with a naive search on 20,000 seeded random texts and needles, " + "short and past 250 characters",
 		function () {
-			let a = 11;
-			const next = (n: number) => {
-				a = (Math.imul(a, 1103515245) + 12345) & 0x7fffffff;
-				return a % n;
-			};
+			const next = createRandom(11);
 			const word = (length: number) => Array.from({ length }, () => "ab\n"[next(3)]).join("");
 			for (let round = 0; round < 20_000; round++) {
 				const long = next(20) === 0;

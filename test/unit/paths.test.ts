@@ -4,6 +4,7 @@
 import { isAbsolute, relative } from "node:path";
 import { expect } from "chai";
 import { isWithin } from "../../src/paths.ts";
+import { createRandom } from "../support/random.ts";
 
 /** The definition: `child` is `parent` or below it, after resolving both. */
 function reference(parent: string, child: string): boolean {
@@ -11,20 +12,9 @@ function reference(parent: string, child: string): boolean {
 	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
-/** mulberry32: a small seeded generator. */
-function random(seed: number): (n: number) => number {
-	let a = seed;
-	return (n) => {
-		a = (a + 0x6d2b79f5) | 0;
-		let t = Math.imul(a ^ (a >>> 15), 1 | a);
-		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-		return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-	};
-}
-
 describe("paths (src/paths.ts)", function () {
 	it("isWithin agrees with the path.relative definition on 100,000 random path pairs", function () {
-		const next = random(17);
+		const next = createRandom(17);
 		const parts = ["a", "b", "..", ".", "..x", ".x", "", "ab", "a b", "a.."];
 		const path = () => {
 			const head = next(10) === 0 ? "" : "/";

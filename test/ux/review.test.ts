@@ -3,7 +3,7 @@
 // audit line marked approved) or rejects it (with words), and the next prompt names the verdict
 // once; an approval replays a patch on a file that changed since, or fails stale; "ask" shows a
 // dialog; print mode needs --yes (and --replayed); pins from /selfskills pin|unpin.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { allowSessionLabel, DENY } from "../../src/ask.ts";
@@ -11,6 +11,7 @@ import { completeArguments, type CommandDeps } from "../../src/command.ts";
 import { createSessionState } from "../../src/session-state.ts";
 import { listProposals } from "../../src/proposals.ts";
 import { realFs } from "../../src/fs-ops.ts";
+import { auditLines } from "../support/backups.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 import { call } from "../support/faux-script.ts";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
@@ -30,17 +31,6 @@ const PROPOSE_STEPS = [
 	}),
 	{ text: "proposed" },
 ];
-
-function auditLines(env: TempEnv): Array<Record<string, unknown>> {
-	const path = join(env.agentDir, "selfskills", "audit.jsonl");
-	return existsSync(path)
-		? readFileSync(path, "utf8")
-				.trim()
-				.split("\n")
-				.filter(Boolean)
-				.map((l) => JSON.parse(l))
-		: [];
-}
 
 describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-review-" });
@@ -101,7 +91,7 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 			expect(last(pi)).to.contain(`approved ${id}`).and.contain("Backup: SKILL.md ->");
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL.replace("npm build", "npm run build"));
 			expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
-			expect(auditLines(env).at(-1)).to.include({
+			expect(auditLines(env.agentDir).at(-1)).to.include({
 				action: "patch",
 				skill: "deploy-checks",
 				approved: id,
@@ -184,7 +174,7 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 			expect(titles).to.have.length(1);
 			expect(titles[0]).to.contain("skill_manage wants to patch deploy-checks").and.contain(REASON);
 			expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
-			expect(auditLines(env).map((a) => a.allowed)).to.deep.equal(["session", undefined]);
+			expect(auditLines(env.agentDir).map((a) => a.allowed)).to.deep.equal(["session", undefined]);
 		},
 	);
 
