@@ -10,7 +10,7 @@ import type { Refusal } from "./errors.ts";
 import { type FsOps, realFs } from "./fs-ops.ts";
 import type { FileView, Plan } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
-import { loadSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
+import { readSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
 import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "./trust.ts";
 
 export interface CallContext {
@@ -73,9 +73,10 @@ export interface Policy {
 
 /** Trust first (from the global list or pi), then the settings that trust allows. */
 export function loadPolicy(ctx: TrustContext, agentDir: string, fs: FsOps = realFs): Policy {
-	const global = loadSettings({ cwd: ctx.cwd, agentDir, trusted: false, fs });
+	const settings = readSettings({ cwd: ctx.cwd, agentDir, fs });
+	const global = settings(false);
 	const trust = resolveProjectTrust(ctx, global.settings.trustedProjects);
-	const report = trust.trusted ? loadSettings({ cwd: ctx.cwd, agentDir, trusted: true, fs }) : global;
+	const report = trust.trusted ? settings(true) : global;
 	return { trust, report };
 }
 

@@ -11,7 +11,7 @@
 // sorted order, each once, so no two calls deadlock.
 
 import { createHash, randomBytes } from "node:crypto";
-import { constants as nodeConstants } from "node:fs";
+import { constants as nodeConstants, type Stats } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { withFileMutationQueue } from "@mariozechner/pi-coding-agent";
@@ -68,8 +68,11 @@ function lockName(path: string, fs: FsOps): string {
 const getUid = (): number | undefined => process.getuid?.();
 
 /** Why `dir` cannot hold our locks (a link, foreign, open to others, unwritable), or undefined. */
-function privateFolderProblem(fs: FsOps, dir: string): { problem: string; errno: string } | undefined {
-	const stat = fs.lstat(dir);
+function privateFolderProblem(
+	fs: FsOps,
+	dir: string,
+	stat: Stats = fs.lstat(dir),
+): { problem: string; errno: string } | undefined {
 	const uid = getUid();
 	if (stat.isSymbolicLink()) return { problem: "is a symbolic link", errno: "ELOOP" };
 	if (!stat.isDirectory()) return { problem: "is not a folder", errno: "ENOTDIR" };
@@ -88,8 +91,9 @@ function privateFolderProblem(fs: FsOps, dir: string): { problem: string; errno:
 /** Makes `dir` (0700) when missing, then proves it private; throws a RefusalError otherwise. */
 function ensurePrivateFolder(fs: FsOps, dir: string): void {
 	try {
+		let stat: Stats | undefined;
 		try {
-			fs.lstat(dir);
+			stat = fs.lstat(dir);
 		} catch (error) {
 			if (refusals.errnoCode(error) !== "ENOENT") throw error;
 			try {
@@ -98,7 +102,7 @@ function ensurePrivateFolder(fs: FsOps, dir: string): void {
 				if (refusals.errnoCode(made) !== "EEXIST") throw made;
 			}
 		}
-		const found = privateFolderProblem(fs, dir);
+		const found = privateFolderProblem(fs, dir, stat);
 		if (found) throw new RefusalError(refusals.lockFolderUnusable(dir, found.problem, found.errno));
 	} catch (error) {
 		if (error instanceof RefusalError) throw error;
@@ -169,15 +173,12 @@ function procStat(fs: FsOps, pid: number): { state: string; start: string } | un
 // FsOps must not make this process look like one on another host for the rest of the run.
 const BOOT_ID = readOr(() => realFs.readFile("/proc/sys/kernel/random/boot_id").toString("utf8").trim(), null);
 const PID_NS = readOr(() => realFs.readlink("/proc/self/ns/pid"), null);
+/** This process's start time, which never changes: read once, on the first lock taken. */
+let ownStart: string | null | undefined;
 
-function thisHolder(fs: FsOps): Holder {
-	return {
-		pid: process.pid,
-		host: hostname(),
-		boot: BOOT_ID,
-		pidns: PID_NS,
-		start: procStat(fs, process.pid)?.start ?? null,
-	};
+function thisHolder(): Holder {
+	ownStart ??= procStat(realFs, process.pid)?.start ?? null;
+	return { pid: process.pid, host: hostname(), boot: BOOT_ID, pidns: PID_NS, start: ownStart };
 }
 
 function readHolder(fs: FsOps, lockPath: string): Holder | undefined {
@@ -200,7 +201,7 @@ function onThisMachine(holder: Holder, me: Holder): boolean {
  * gone, a zombie, or now another process (another start time). Anything unprovable is alive.
  */
 function isHolderDead(fs: FsOps, holder: Holder): boolean {
-	const me = thisHolder(fs);
+	const me = thisHolder();
 	if (!onThisMachine(holder, me) || holder.pid === me.pid) return false;
 	try {
 		process.kill(holder.pid, 0);
@@ -256,7 +257,7 @@ function abandoned(fs: FsOps, lockPath: string, pastStale: boolean): string | un
 	if (isHolderDead(fs, holder)) return id;
 	// Past the stale time a holder on another host loses the lock; one alive on this host keeps
 	// it, however slow it is (it finds out at assertHeld if it is ever taken).
-	return pastStale && !onThisMachine(holder, thisHolder(fs)) ? id : undefined;
+	return pastStale && !onThisMachine(holder, thisHolder()) ? id : undefined;
 }
 
 /**
@@ -267,7 +268,7 @@ function abandoned(fs: FsOps, lockPath: string, pastStale: boolean): string | un
 function recordHolder(fs: FsOps, lockPath: string): void {
 	readOr(() => {
 		const { atime, mtime } = fs.lstat(lockPath);
-		writeNewFile(fs, join(lockPath, OWNER), Buffer.from(JSON.stringify(thisHolder(fs))));
+		writeNewFile(fs, join(lockPath, OWNER), Buffer.from(JSON.stringify(thisHolder())));
 		fs.utimes(lockPath, atime, mtime);
 	}, undefined);
 }

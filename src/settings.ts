@@ -4,7 +4,15 @@
 
 import { join, resolve } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
-import { expandHome, findProjectRoot, getPiPlaces, getRootProblem, isWithin, resolveReal } from "./paths.ts";
+import {
+	expandHome,
+	findProjectRoot,
+	getPiPlaces,
+	getRootProblem,
+	isWithin,
+	resolveReal,
+	type PiPlaces,
+} from "./paths.ts";
 
 export interface SelfSkillsSettings {
 	readonly enabled: boolean;
@@ -178,10 +186,18 @@ export interface LoadSettingsOptions {
 	readonly fs?: FsOps;
 }
 
+/** pi's places, resolved once for every skillsDir one reading of the settings checks. */
+type PlacesOnce = () => PiPlaces;
+
 /** A skillsDir in pi's own places (or holding them) is never writable: reported, and the default used. */
-function checkSkillsDir(skillsDir: string, origin: string, options: LoadSettingsOptions, problems: string[]): string {
-	const fs = options.fs ?? realFs;
-	const problem = getRootProblem(getPiPlaces(options.agentDir, fs), skillsDir, fs);
+function checkSkillsDir(
+	skillsDir: string,
+	origin: string,
+	options: LoadSettingsOptions,
+	places: PlacesOnce,
+	problems: string[],
+): string {
+	const problem = getRootProblem(places(), skillsDir, options.fs ?? realFs);
 	if (problem === undefined) return skillsDir;
 	const fallback = join(options.agentDir, "skills");
 	problems.push(`${origin}: selfskills.skillsDir ${problem}, where nothing may be written; ${fallback} used`);
@@ -197,6 +213,7 @@ function checkProjectSkillsDir(
 	origin: string,
 	fallback: string,
 	options: LoadSettingsOptions,
+	places: PlacesOnce,
 	problems: string[],
 ): string {
 	const fs = options.fs ?? realFs;
@@ -208,7 +225,7 @@ function checkProjectSkillsDir(
 		);
 		return fallback;
 	}
-	return checkSkillsDir(skillsDir, origin, options, problems) === skillsDir ? skillsDir : fallback;
+	return checkSkillsDir(skillsDir, origin, options, places, problems) === skillsDir ? skillsDir : fallback;
 }
 
 /**
@@ -239,49 +256,69 @@ function humanControlOfProject(
 }
 
 export function loadSettings(options: LoadSettingsOptions): SettingsReport {
-	const problems: string[] = [];
+	return readSettings(options)(options.trusted);
+}
+
+/**
+ * The settings as an untrusted or a trusted project sees them, from one read of the global file and
+ * one resolution of pi's places (a call asks for the untrusted view, then, once trust is known, for
+ * the trusted one).
+ */
+export function readSettings(options: Omit<LoadSettingsOptions, "trusted">): (trusted: boolean) => SettingsReport {
+	let places: PiPlaces | undefined;
+	const placesOnce: PlacesOnce = () => (places ??= getPiPlaces(options.agentDir, options.fs ?? realFs));
+	const globalProblems: string[] = [];
 	const base = defaults(options.agentDir);
 	const globalPath = getGlobalSettingsPath(options.agentDir);
 	const global = readSettingsFile(globalPath, options.fs);
-	if (global.problem) problems.push(global.problem);
+	if (global.problem) globalProblems.push(global.problem);
 	const globalSettings =
-		"selfskills" in global.json ? parseBlock(global.json.selfskills, globalPath, base, problems) : base;
-	let chosen = globalSettings;
-	let source = "selfskills" in global.json ? globalPath : undefined;
-	if (options.trusted) {
-		const projectPath = getProjectSettingsPath(options.cwd);
-		const project = readSettingsFile(projectPath, options.fs);
-		if (project.problem) problems.push(project.problem);
-		if ("selfskills" in project.json) {
-			chosen = parseBlock(project.json.selfskills, projectPath, base, problems);
-			source = projectPath;
-			if (isJsonObject(project.json.selfskills) && "trustedProjects" in project.json.selfskills) {
-				problems.push(`${projectPath}: selfskills.trustedProjects is read from the global settings only; ignored`);
-			}
-		}
-	}
-	const fromProject = source !== globalPath && source !== undefined;
+		"selfskills" in global.json ? parseBlock(global.json.selfskills, globalPath, base, globalProblems) : base;
+	const skillsDirProblems: string[] = [];
 	const globalSkillsDir = checkSkillsDir(
 		resolve(options.agentDir, expandHome(globalSettings.skillsDir)),
 		globalPath,
-		options,
-		problems,
+		{ ...options, trusted: false },
+		placesOnce,
+		skillsDirProblems,
 	);
-	const settings: SelfSkillsSettings = {
-		...chosen,
-		skillsDir: !fromProject
-			? globalSkillsDir
-			: chosen.skillsDir === base.skillsDir
-				? base.skillsDir
-				: checkProjectSkillsDir(
-						resolve(options.cwd, ".pi", expandHome(chosen.skillsDir)),
-						source ?? "",
-						globalSkillsDir,
-						options,
-						problems,
-					),
-		trustedProjects: globalSettings.trustedProjects.map((p) => resolve(expandHome(p))),
-		...(fromProject ? humanControlOfProject(globalSettings, chosen, source ?? "", problems) : {}),
+	return (trusted) => {
+		const problems = [...globalProblems];
+		let chosen = globalSettings;
+		let source = "selfskills" in global.json ? globalPath : undefined;
+		if (trusted) {
+			const projectPath = getProjectSettingsPath(options.cwd);
+			const project = readSettingsFile(projectPath, options.fs);
+			if (project.problem) problems.push(project.problem);
+			if ("selfskills" in project.json) {
+				chosen = parseBlock(project.json.selfskills, projectPath, base, problems);
+				source = projectPath;
+				if (isJsonObject(project.json.selfskills) && "trustedProjects" in project.json.selfskills) {
+					problems.push(
+						`${projectPath}: selfskills.trustedProjects is read from the global settings only; ignored`,
+					);
+				}
+			}
+		}
+		problems.push(...skillsDirProblems);
+		const fromProject = source !== globalPath && source !== undefined;
+		const settings: SelfSkillsSettings = {
+			...chosen,
+			skillsDir: !fromProject
+				? globalSkillsDir
+				: chosen.skillsDir === base.skillsDir
+					? base.skillsDir
+					: checkProjectSkillsDir(
+							resolve(options.cwd, ".pi", expandHome(chosen.skillsDir)),
+							source ?? "",
+							globalSkillsDir,
+							{ ...options, trusted },
+							placesOnce,
+							problems,
+						),
+			trustedProjects: globalSettings.trustedProjects.map((p) => resolve(expandHome(p))),
+			...(fromProject ? humanControlOfProject(globalSettings, chosen, source ?? "", problems) : {}),
+		};
+		return { settings, source, problems };
 	};
-	return { settings, source, problems };
 }

@@ -85,20 +85,29 @@ export function nameProblems(name: string): string[] {
 	return problems;
 }
 
-function frontmatterOf(content: string): Record<string, unknown> | undefined {
+/** The last few texts' frontmatter: a patch asks for its after text's three times (rules, name, description). */
+const recentFrontmatter: Array<{ text: string; frontmatter: Readonly<Record<string, unknown>> | undefined }> = [];
+
+/** The frontmatter pi's parser reads from `text` (a leading byte order mark dropped), undefined when it throws. */
+function frontmatterOf(text: string): Readonly<Record<string, unknown>> | undefined {
+	const known = recentFrontmatter.find((r) => r.text === text);
+	if (known) return known.frontmatter;
+	let frontmatter: Record<string, unknown> | undefined;
 	try {
-		const { frontmatter } = parseFrontmatter<Record<string, unknown>>(content);
-		return frontmatter;
+		frontmatter = parseFrontmatter<Record<string, unknown>>(text.replace(/^\uFEFF/, "")).frontmatter;
 	} catch {
-		return undefined;
+		frontmatter = undefined;
 	}
+	recentFrontmatter.unshift({ text, frontmatter });
+	if (recentFrontmatter.length > 4) recentFrontmatter.pop();
+	return frontmatter;
 }
 
 /** The package's own rules, applied on every pi line (1.6's loader is looser than 0.73's). */
 function strictDiagnostics(content: string, dirName: string): SkillDiagnostic[] {
 	const out: SkillDiagnostic[] = [];
 	if (content.startsWith("\uFEFF")) out.push({ type: "warning", message: "file starts with a byte order mark" });
-	const fm = frontmatterOf(content.replace(/^\uFEFF/, ""));
+	const fm = frontmatterOf(content);
 	if (!fm) return out;
 	const { name, description, compatibility } = fm;
 	if (name !== undefined && typeof name !== "string") out.push({ type: "warning", message: "name must be a string" });
@@ -130,7 +139,7 @@ function strictDiagnostics(content: string, dirName: string): SkillDiagnostic[] 
  * " #" is a comment, a leading & or ! is an anchor or a tag. pi loads such a skill without a word,
  * so the description the agent wrote would silently lose its end.
  */
-function plainValueSurprises(content: string, fm: Record<string, unknown>): SkillDiagnostic[] {
+function plainValueSurprises(content: string, fm: Readonly<Record<string, unknown>>): SkillDiagnostic[] {
 	const text = content.replace(/\r\n?/g, "\n");
 	const end = text.indexOf("\n---", 3);
 	if (!text.startsWith("---\n") || end === -1) return [];
@@ -262,12 +271,8 @@ export function checkLanded(filePath: string, cwd: string, agentDir: string): La
 }
 
 function frontmatterField(text: string, key: string): string | undefined {
-	try {
-		const { frontmatter } = parseFrontmatter<Record<string, unknown>>(text.replace(/^\uFEFF/, ""));
-		return typeof frontmatter[key] === "string" ? frontmatter[key] : undefined;
-	} catch {
-		return undefined;
-	}
+	const value = frontmatterOf(text)?.[key];
+	return typeof value === "string" ? value : undefined;
 }
 
 /** The description a skill file's frontmatter holds, as pi's parser reads it. */
