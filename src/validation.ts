@@ -171,7 +171,7 @@ export interface SkillCheck {
 	readonly diagnostics: readonly SkillDiagnostic[];
 }
 
-/** The last few texts' hashes: one patch asks about its before and after text four or five times. */
+/** The last few texts' hashes: one patch asks about its before and after text several times. */
 const recentHashes: Array<{ text: string; hash: string }> = [];
 
 function hashText(text: string): string {
@@ -184,18 +184,33 @@ function hashText(text: string): string {
 	return hash;
 }
 
-/** Loads `content` as `<dirName>/SKILL.md` with pi's loader and adds the strict rules. */
+/**
+ * The part of a text a verdict depends on: up to and including the first "\n---" after its opening
+ * (the whole text without one). Both pi lines' loaders and the strict rules read only the frontmatter
+ * there (folding CRLF or a lone CR to "\n" can only move its end earlier, inside this prefix), so a
+ * change to the body alone keeps the verdict; test/unit/validation.test.ts holds each pi line to that.
+ */
+function verdictPrefix(text: string): string {
+	const end = text.indexOf("\n---", 3);
+	return end === -1 ? text : text.slice(0, end + 4);
+}
+
+/**
+ * Loads `content` as `<dirName>/SKILL.md` with pi's loader and adds the strict rules; the verdict
+ * on a text whose frontmatter an earlier check already judged (a patch of the body) is reused.
+ */
 export function checkSkillContent(content: string, dirName: string): SkillCheck {
-	const key = `${dirName}\0${hashText(content)}`;
+	const key = `${dirName}\0${hashText(verdictPrefix(content))}`;
 	const cached = checkCache.get(key);
 	if (cached) return { ...cached, diagnostics: [...cached.diagnostics] };
-	const check = loadScratchSkill(content, dirName);
+	const check = judgeSkillContent(content, dirName);
 	if (checkCache.size >= CHECK_CACHE_SIZE) checkCache.delete(checkCache.keys().next().value ?? "");
 	checkCache.set(key, check);
 	return { ...check, diagnostics: [...check.diagnostics] };
 }
 
-function loadScratchSkill(content: string, dirName: string): SkillCheck {
+/** The verdict itself, never cached: pi's loader on a scratch copy, then the strict rules. */
+export function judgeSkillContent(content: string, dirName: string): SkillCheck {
 	const dir = scratchParent(dirName);
 	const file = join(dir, dirName, "SKILL.md");
 	writeFileSync(file, content);

@@ -69,9 +69,33 @@ function callerTimes(profile: Profile): Map<string, number> {
 	});
 }
 
-function printTop(title: string, times: Map<string, number>, calls: number, limit: number): void {
-	const total = [...times.values()].reduce((a, b) => a + b, 0);
-	console.log(`\n${title} (self time per call; total ${(total / 1000 / calls).toFixed(2)} ms)`);
+/**
+ * Each sample charged to every src/ function on its stack, once (a stage's whole time: the gates,
+ * the commit, the backup, the freshness check), so the stages of one call can be read top down.
+ */
+function stageTimes(profile: Profile): Map<string, number> {
+	const parent = new Map<number, number>();
+	for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	const out = new Map<string, number>();
+	const samples = profile.samples ?? [];
+	const deltas = profile.timeDeltas ?? [];
+	for (let i = 0; i < samples.length; i++) {
+		const seen = new Set<string>();
+		for (let at = byId.get(samples[i]); at; at = byId.get(parent.get(at.id) ?? -1)) {
+			const file = where(at.callFrame.url);
+			if (!file.startsWith("src/")) continue;
+			seen.add(`${at.callFrame.functionName || "(anonymous)"}  ${file}:${at.callFrame.lineNumber + 1}`);
+		}
+		for (const key of seen) out.set(key, (out.get(key) ?? 0) + (deltas[i] ?? 0));
+	}
+	return out;
+}
+
+function printTop(title: string, times: Map<string, number>, calls: number, limit: number, sampled?: number): void {
+	const total = sampled ?? [...times.values()].reduce((a, b) => a + b, 0);
+	const what = sampled === undefined ? "self time" : "time";
+	console.log(`\n${title} (${what} per call; total ${(total / 1000 / calls).toFixed(2)} ms)`);
 	for (const [key, us] of [...times].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
 		console.log(
 			`  ${(us / 1000 / calls).toFixed(3).padStart(8)} ms  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`,
@@ -140,6 +164,8 @@ async function profileAt(count: number, session: Session): Promise<void> {
 			calls,
 			25,
 		);
+		const sampled = (profile.timeDeltas ?? []).reduce((a, b) => a + b, 0);
+		printTop("per stage (src/ functions, with all they call)", stageTimes(profile), calls, 40, sampled);
 	} finally {
 		bench.cleanup();
 	}
