@@ -15,7 +15,7 @@ import { getBackupsDir, getForbiddenReason, getPiPlaces, isWithin, resolveReal }
 import { originOfSkill } from "./origins.ts";
 import { hashOrNull } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
-import { findWritableRoot, type WritableRoot } from "./roots.ts";
+import { findWritableRootOfReal, type WritableRoot } from "./roots.ts";
 import { findPin, requiredApproval, type SelfSkillsSettings } from "./settings.ts";
 import type { FileTarget, NewSkillTarget } from "./target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "./validation.ts";
@@ -190,14 +190,18 @@ export function checkWritable(input: WritableInput, target: FileTarget | NewSkil
 	if (skill?.writeDenied)
 		return refusals.folderNotWritable(target.absPath, skill.writeDenied.folder, skill.writeDenied.errno, rootPaths);
 	if (skill && !skill.patchable) return refusals.notWritable(target.absPath, skill.reason ?? "read-only", rootPaths);
-	const forbidden = getForbiddenReason(getPiPlaces(input.agentDir), resolveReal(target.absPath));
+	const real = resolveReal(target.absPath);
+	const forbidden = getForbiddenReason(getPiPlaces(input.agentDir), real);
 	if (forbidden) return refusals.notWritable(target.absPath, forbidden, rootPaths);
-	if (!findWritableRoot(input.roots, target.absPath)) {
+	if (!findWritableRootOfReal(input.roots, real)) {
 		return refusals.notWritable(target.absPath, "outside every writable root (after resolving symlinks)", rootPaths);
 	}
 	if (isSymlink(input.fs ?? realFs, target.absPath))
 		return refusals.notWritable(target.absPath, "the file is a symbolic link", rootPaths);
-	if (skillDir && !isWithin(resolveReal(skillDir), resolveReal(dirname(target.absPath)))) {
+	// Resolved once when the file lies in the skill's folder itself (a SKILL.md, a top-level file).
+	const folderReal = resolveReal(dirname(target.absPath));
+	const skillDirReal = skillDir === dirname(target.absPath) ? folderReal : skillDir && resolveReal(skillDir);
+	if (skillDirReal && !isWithin(skillDirReal, folderReal)) {
 		return refusals.notWritable(
 			target.absPath,
 			"a folder on the way is a symbolic link leading out of the skill",

@@ -50,19 +50,25 @@ const OWNER = "owner";
 
 /** The key pi's queue uses for a path: its realpath, or the resolved path of a missing file. */
 export function queueKey(path: string, fs: FsOps = realFs): string {
+	return keysOf(path, fs).key;
+}
+
+/** pi's queue key for `path` and the real path its lock is named after (one realpath when it exists). */
+function keysOf(path: string, fs: FsOps): { key: string; real: string } {
 	try {
-		return fs.realpath(resolve(path));
+		const real = fs.realpath(resolve(path));
+		return { key: real, real };
 	} catch {
-		return resolve(path);
+		return { key: resolve(path), real: resolveReal(path, fs) };
 	}
 }
 
 /**
- * The lock folder's name for a path: a hash of its real path, or of its nearest existing folder's
- * plus the rest (resolveReal), so a missing file is keyed the same however it is named.
+ * The lock folder's name for a real path (resolveReal: a missing file's nearest existing folder's
+ * real path plus the rest), so a file is keyed the same however it is named.
  */
-function lockName(path: string, fs: FsOps): string {
-	return `${createHash("sha256").update(resolveReal(path, fs)).digest("hex").slice(0, 24)}.lock`;
+function lockName(real: string): string {
+	return `${createHash("sha256").update(real).digest("hex").slice(0, 24)}.lock`;
 }
 
 const getUid = (): number | undefined => process.getuid?.();
@@ -141,7 +147,7 @@ export function getLockDir(options: Pick<LockOptions, "fs" | "env"> = {}): strin
 
 /** The lock folder proper-lockfile makes for `path`, the same for every process and agent dir. */
 export function getLockPath(path: string, options: Pick<LockOptions, "fs" | "env"> = {}): string {
-	return join(getLockDir(options), lockName(path, options.fs ?? realFs));
+	return join(getLockDir(options), lockName(resolveReal(path, options.fs ?? realFs)));
 }
 
 interface Holder {
@@ -367,7 +373,7 @@ function takenAway(fs: FsOps, path: string, id: string): Error | undefined {
 }
 
 async function withCrossProcessLocks<T>(
-	keys: readonly string[],
+	keys: ReadonlyMap<string, string>,
 	fn: (guard: LockGuard) => Promise<T>,
 	options: LockOptions,
 ): Promise<T> {
@@ -379,8 +385,8 @@ async function withCrossProcessLocks<T>(
 	// synchronous commit; so assertHeld also checks each lock folder is still the one we made.
 	const held = new Map<string, Held>();
 	try {
-		for (const key of keys) {
-			const lockPath = join(dir, lockName(key, fs));
+		for (const [key, real] of keys) {
+			const lockPath = join(dir, lockName(real));
 			held.set(
 				key,
 				await acquire(fs, key, lockPath, timing, (error) => {
@@ -413,10 +419,14 @@ export async function withFileLocks<T>(
 	fn: (guard: LockGuard) => Promise<T>,
 	options: LockOptions = {},
 ): Promise<T | Refusal> {
-	const keys = [...new Set(paths.map((path) => queueKey(path, options.fs)))].sort();
+	const fs = options.fs ?? realFs;
+	// Each key once, in sorted order (the real path its lock is named after beside it).
+	const reals = new Map(paths.map((path) => keysOf(path, fs)).map(({ key, real }) => [key, real]));
+	const keys = [...reals.keys()].sort();
+	const sorted = new Map(keys.map((key) => [key, reals.get(key) ?? key]));
 	const nest = (index: number): Promise<T> =>
 		index === keys.length
-			? withCrossProcessLocks(keys, fn, options)
+			? withCrossProcessLocks(sorted, fn, options)
 			: withFileMutationQueue(keys[index], () => nest(index + 1));
 	try {
 		return await nest(0);
