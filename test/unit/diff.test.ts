@@ -18,6 +18,13 @@ function change(before: string, after: string): FileChange {
 	};
 }
 
+/** jsdiff's diff of the two whole texts, as diffChange names and prints them. */
+function wholeFileDiff(before: string, after: string): string {
+	return createTwoFilesPatch("a/s/SKILL.md", "b/s/SKILL.md", before, after, undefined, undefined, {
+		context: 3,
+	}).replace(/^=+\n/, "");
+}
+
 describe("diff (src/diff.ts)", function () {
 	const big = Array.from({ length: 3000 }, (_, i) => `line ${i}: ${"x".repeat(i % 40)}`).join("\n");
 
@@ -32,9 +39,7 @@ describe("diff (src/diff.ts)", function () {
 			const lines = before.split("\n");
 			lines[i] = `${lines[i]} changed`;
 			const after = lines.join("\n");
-			const whole = createTwoFilesPatch("a/s/SKILL.md", "b/s/SKILL.md", before, after, undefined, undefined, {
-				context: 3,
-			}).replace(/^=+\n/, "");
+			const whole = wholeFileDiff(before, after);
 			expect(diffChange(change(before, after)), `line ${i}`).to.equal(whole);
 		}
 	});
@@ -47,9 +52,7 @@ describe("diff (src/diff.ts)", function () {
 			[`${body}ü`, `${body}ö`],
 			[`a\n${body}`, `${body}`],
 		]) {
-			const whole = createTwoFilesPatch("a/s/SKILL.md", "b/s/SKILL.md", before, after, undefined, undefined, {
-				context: 3,
-			}).replace(/^=+\n/, "");
+			const whole = wholeFileDiff(before, after);
 			expect(diffChange(change(before, after))).to.equal(whole);
 			expect(applyPatch(before, diffChange(change(before, after)))).to.equal(after);
 		}
@@ -62,9 +65,7 @@ describe("diff (src/diff.ts)", function () {
 			const lines = before.split("\n");
 			lines[i] = `${lines[i]} changed`;
 			const after = lines.join("\n");
-			const whole = createTwoFilesPatch("a/s/SKILL.md", "b/s/SKILL.md", before, after, undefined, undefined, {
-				context: 3,
-			}).replace(/^=+\n/, "");
+			const whole = wholeFileDiff(before, after);
 			expect(diffChange(change(before, after)), `line ${i}`).to.equal(whole);
 		}
 	});
