@@ -142,3 +142,31 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 		signal: input.signal,
 	};
 }
+
+/** What a session's tool and command share for every call: where pi lives, the filesystem, the session's state. */
+export interface SessionDeps {
+	readonly agentDir: () => string;
+	readonly fs: FsOps;
+	readonly state: {
+		readonly ledger: ReadLedger;
+		readonly runtimeSkillFiles: readonly string[];
+		readonly discoveryCache: DiscoveryCache;
+	};
+}
+
+/** A call made in a session: its read ledger, the skill files pi was handed, its discovery cache. */
+export function createSessionCallContext(
+	deps: SessionDeps,
+	ctx: TrustContext,
+	call: Pick<CallContextInput, "targets" | "signal"> = {},
+): Promise<CallContext> {
+	return createCallContext({
+		ctx,
+		agentDir: deps.agentDir(),
+		ledger: deps.state.ledger,
+		fs: deps.fs,
+		runtimeSkillFiles: deps.state.runtimeSkillFiles,
+		discoveryCache: deps.state.discoveryCache,
+		...call,
+	});
+}

@@ -8,7 +8,7 @@ import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "./actions/restore.ts";
 import { showHistory } from "./actions/history.ts";
 import { createBackupStore, type BackupEntry, type SnapshotEntry } from "./backup-store.ts";
-import { createCallContext, loadPolicy, type CallContext } from "./call-context.ts";
+import { createSessionCallContext, loadPolicy, type CallContext } from "./call-context.ts";
 import {
 	approvePreviewText,
 	approveQuestion,
@@ -140,14 +140,7 @@ function refused(ctx: ExtensionCommandContext, refusal: Refusal): void {
 }
 
 async function context(deps: CommandDeps, ctx: TrustContext): Promise<CallContext> {
-	const callCtx = await createCallContext({
-		ctx,
-		agentDir: deps.agentDir(),
-		ledger: deps.state.ledger,
-		fs: deps.fs,
-		runtimeSkillFiles: deps.state.runtimeSkillFiles,
-		discoveryCache: deps.state.discoveryCache,
-	});
+	const callCtx = await createSessionCallContext(deps, ctx);
 	deps.knownSkills = callCtx.discovery.skills.map((s) => s.name);
 	return callCtx;
 }

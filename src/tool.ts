@@ -11,7 +11,7 @@ import { showHistory } from "./actions/history.ts";
 import { readSkillFile } from "./actions/read.ts";
 import { askPerson } from "./ask.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
-import { createCallContext, targetsOf, type ActionResult, type CallContext } from "./call-context.ts";
+import { createSessionCallContext, targetsOf, type ActionResult, type CallContext } from "./call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
@@ -169,13 +169,7 @@ export async function executeSkillManage(
 ): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
-		const callCtx = await createCallContext({
-			ctx,
-			agentDir: deps.agentDir(),
-			ledger: deps.state.ledger,
-			fs: deps.fs,
-			runtimeSkillFiles: deps.state.runtimeSkillFiles,
-			discoveryCache: deps.state.discoveryCache,
+		const callCtx = await createSessionCallContext(deps, ctx, {
 			// The cache's lighter check for calls that name their skills: every skill's folder and SKILL.md
 			// are still compared (a twin renamed in place is seen); other skills' bundled files are not.
 			targets: targetsOf(args),
