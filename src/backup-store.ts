@@ -20,13 +20,26 @@
 // skill whose name maps to them and never pruned or written: which skill wrote which backup there
 // cannot be told, so moving them into one skill's folder could hand it another skill's only backup.
 
+import type { Stats } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { listDir, walkTree, type FsOps } from "./fs-ops.ts";
 import { getBackupsDir } from "./paths.ts";
 import { sha256, sha256Once } from "./read-ledger.ts";
-import { assertNoLinkBelow, mkdirPrivate, syncDir, writeFileAtomic } from "./writer.ts";
+import {
+	assertNoLinkBelow,
+	createPrivateDirs,
+	discardWrite,
+	finishWrite,
+	prepareWrite,
+	StoreLinkError,
+	sweepTempNames,
+	syncDir,
+	writePrivate,
+	type PreparedWrite,
+	type PrivateDirs,
+} from "./writer.ts";
 
 export const DELETED_DIR = "__deleted__";
 const ENTRY = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
@@ -105,10 +118,31 @@ export function stampToIso(stamp: string): string {
 	);
 }
 
+/** One file's backup to take: its skill, its path in the skill folder, its bytes now. */
+export interface BackupRequest {
+	readonly skill: SkillKey;
+	readonly relPath: string;
+	readonly bytes: Uint8Array;
+	/** The file's mode now; recorded with the backup (MODES) when it is not 0644. */
+	readonly mode?: number;
+}
+
+/** The backups of one commit, all durable; `prune` trims each file's backups from what was listed then. */
+export interface StoredBackups {
+	readonly entries: readonly BackupEntry[];
+	/** Deletes each file's oldest backups past `cap`, never the newest; a failure is left for the next prune. */
+	prune(cap: number): void;
+}
+
 export interface BackupStore {
 	readonly root: string;
 	/** Stores a copy of `bytes` as the newest backup of skill/relPath durably; returns its entry. */
 	store(skill: SkillKey, relPath: string, bytes: Uint8Array): BackupEntry;
+	/**
+	 * Stores the backups of one commit (each file once): every one durable (file and folder entry
+	 * synced) when it returns, the store's folders checked once for all of them.
+	 */
+	storeAll(requests: readonly BackupRequest[]): StoredBackups;
 	/** Backups of skill/relPath, newest first (old per-name and flat backups count too). */
 	list(skill: SkillRef, relPath: string): BackupEntry[];
 	/** Records the mode the file had when backup `id` of it was taken (see MODES). */
@@ -155,12 +189,15 @@ function fileDir(s: Store, key: SkillKey, relPath: string): string {
 }
 
 const nameOf = (ref: SkillRef): string => (typeof ref === "string" ? ref : ref.name);
+/** Newest stamp first, then by id; compared by code point (localeCompare costs a collator per call, on every write). */
 const byNewest = (a: { stamp: string; id: string }, b: { stamp: string; id: string }): number =>
-	a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp);
+	a.stamp === b.stamp ? descending(a.id, b.id) : descending(a.stamp, b.stamp);
+const descending = (a: string, b: string): number => (a < b ? 1 : a > b ? -1 : 0);
 
-function readNote(s: Store, path: string): SkillKey | undefined {
+/** The note beside a skill's backup folder; `stat`: its lstat, when the caller has it. */
+function readNote(s: Store, path: string, stat?: Stats): SkillKey | undefined {
 	try {
-		if (!s.fs.lstat(path).isFile()) return undefined;
+		if (!(stat ?? s.fs.lstat(path)).isFile()) return undefined;
 		const note: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
 		if (typeof note !== "object" || note === null || !("name" in note) || !("dir" in note)) return undefined;
 		return typeof note.name === "string" && typeof note.dir === "string"
@@ -191,19 +228,27 @@ function skillDirs(s: Store, ref: SkillRef): string[] {
 	];
 }
 
-/** The skill's own folder, made (private, its note first) when missing; refuses one that is another skill's. */
-function ensureKeyed(s: Store, key: SkillKey): string {
+/**
+ * The skill's own folder, made (private, its note first) when missing; refuses one that is another
+ * skill's. `dirs`: the folders this operation made sure of.
+ */
+function ensureKeyed(s: Store, dirs: PrivateDirs, key: SkillKey): string {
 	const dir = keyedDir(s, key);
-	mkdirPrivate(s.fs, s.agentDir, s.root);
-	guard(s, `${dir}.json`);
-	const note = readNote(s, `${dir}.json`);
+	dirs.ensure(s.root);
+	const notePath = `${dir}.json`;
+	let stat: Stats | undefined;
+	try {
+		stat = s.fs.lstat(notePath);
+	} catch (error) {
+		if (refusals.errnoCode(error) !== "ENOENT") throw error;
+	}
+	if (stat?.isSymbolicLink()) throw new StoreLinkError(notePath);
+	const note = stat?.isFile() ? readNote(s, notePath, stat) : undefined;
 	if (note === undefined)
-		writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ name: key.name, dir: key.dir })}\n`), {
-			mode: 0o600,
-			storeBase: s.agentDir,
-		});
+		writePrivate(s.fs, dirs, notePath, Buffer.from(`${JSON.stringify({ name: key.name, dir: key.dir })}\n`));
 	else if (note.name !== key.name || note.dir !== key.dir)
 		throw Object.assign(new Error(`${dir} holds the backups of ${note.dir}, not of ${key.dir}`), { code: "EEXIST" });
+	dirs.ensure(dir);
 	return dir;
 }
 
@@ -242,19 +287,27 @@ function readEntries(s: Store, dir: string, legacy: boolean): BackupEntry[] {
  * on every write, without a stat per backup (a folder squatting on a backup name is skipped
  * where it matters: it is never read as a duplicate nor unlinked).
  */
-function names(
-	s: Store,
-	key: SkillKey,
-	relPath: string,
-): Array<{ id: string; path: string; stamp: string; hash: string }> {
+function names(s: Store, key: SkillKey, relPath: string): NamedBackup[] {
 	const dir = fileDir(s, key, relPath);
 	guard(s, dir);
-	return listDir(s.fs, dir)
+	return namedBackups(dir, listDir(s.fs, dir));
+}
+
+interface NamedBackup {
+	readonly id: string;
+	readonly path: string;
+	readonly stamp: string;
+	readonly hash: string;
+}
+
+/** The backups among a folder's `listed` entries, newest first. */
+function namedBackups(dir: string, listed: readonly string[]): NamedBackup[] {
+	return listed
 		.flatMap((id) => {
 			const match = ENTRY.exec(id);
 			return match ? [{ id, path: join(dir, id), stamp: match[1], hash: match[2] }] : [];
 		})
-		.sort((a, b) => (a.stamp === b.stamp ? b.id.localeCompare(a.id) : b.stamp.localeCompare(a.stamp)));
+		.sort(byNewest);
 }
 
 function sameBytes(s: Store, path: string, bytes: Uint8Array): boolean {
@@ -285,11 +338,14 @@ function nextStamp(entries: readonly { stamp: string }[]): string {
 	return formatStamp(new Date(Number.isFinite(newestMs) && newestMs >= Date.now() ? newestMs + 1 : Date.now()));
 }
 
-/** The mode record of a skill's backup folder; empty when absent, unreadable or not a file. */
-function readModes(s: Store, folder: string): Record<string, number> {
+/**
+ * The mode record of a skill's backup folder; empty when absent, unreadable or not a file.
+ * `walk` false: the folders down to it were checked by this operation already.
+ */
+function readModes(s: Store, folder: string, walk = true): Record<string, number> {
 	try {
 		const path = join(folder, MODES);
-		guard(s, path);
+		if (walk) guard(s, path);
 		if (!s.fs.lstat(path).isFile()) return {};
 		const record: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
 		const modes = typeof record === "object" && record !== null && "modes" in record ? record.modes : undefined;
@@ -300,12 +356,8 @@ function readModes(s: Store, folder: string): Record<string, number> {
 	}
 }
 
-function writeModes(s: Store, folder: string, modes: Record<string, number>): void {
-	mkdirPrivate(s.fs, s.agentDir, folder);
-	writeFileAtomic(s.fs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`), {
-		mode: 0o600,
-		storeBase: s.agentDir,
-	});
+function writeModes(s: Store, dirs: PrivateDirs, folder: string, modes: Record<string, number>): void {
+	writePrivate(s.fs, dirs, join(folder, MODES), Buffer.from(`${JSON.stringify({ modes })}\n`));
 }
 
 function readOrigin(s: Store, path: string): string | undefined {
@@ -320,33 +372,115 @@ function readOrigin(s: Store, path: string): string | undefined {
 	}
 }
 
-function storeBackup(s: Store, key: SkillKey, relPath: string, bytes: Uint8Array): BackupEntry {
-	ensureKeyed(s, key);
+/** One backup of a commit, planned: where it goes, and the held backup it re-stamps when the bytes are held already. */
+interface PlannedBackup {
+	readonly request: BackupRequest;
+	readonly dir: string;
+	readonly entry: BackupEntry;
+	/** The file's backups before this one, newest first. */
+	readonly existing: readonly NamedBackup[];
+	readonly same: NamedBackup | undefined;
+}
+
+function planBackup(s: Store, dirs: PrivateDirs, request: BackupRequest): PlannedBackup {
+	const { skill: key, relPath, bytes } = request;
+	ensureKeyed(s, dirs, key);
 	const dir = fileDir(s, key, relPath);
-	mkdirPrivate(s.fs, s.agentDir, dir);
+	dirs.ensure(dir);
+	const listed = listDir(s.fs, dir);
+	sweepTempNames(s.fs, dir, listed);
 	const hash = sha256Once(bytes).slice(0, 10);
-	const ext = extname(relPath);
-	const existing = names(s, key, relPath);
+	const existing = namedBackups(dir, listed);
 	const stamp = nextStamp(existing);
-	const id = `${stamp}-${hash}${ext}`;
+	const id = `${stamp}-${hash}${extname(relPath)}`;
 	const path = join(dir, id);
+	// A fresh name, newer than every one listed: only something planted since can sit there.
+	if (listed.includes(id) && s.fs.lstat(path).isSymbolicLink()) throw new StoreLinkError(path);
 	const same = existing.find((e) => e.hash === hash && sameBytes(s, e.path, bytes));
-	if (same) {
-		s.fs.rename(same.path, path);
-		syncDir(s.fs, dir);
-	} else {
-		writeFileAtomic(s.fs, path, bytes, { mode: 0o600, storeBase: s.agentDir });
+	const entry = { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
+	return { request, dir, entry, existing, same };
+}
+
+/**
+ * The backups of one commit, grouped by step rather than by file: every new copy written and
+ * fsynced, then each put in place (a held copy of the same bytes re-stamped instead), then each
+ * folder synced once. When this returns, every backup is durable.
+ */
+function storeAll(s: Store, requests: readonly BackupRequest[]): StoredBackups {
+	const dirs = createPrivateDirs(s.fs, s.agentDir);
+	const planned = requests.map((request) => planBackup(s, dirs, request));
+	const writes: Array<PreparedWrite | undefined> = [];
+	let placed = 0;
+	try {
+		for (const p of planned)
+			writes.push(p.same ? undefined : prepareWrite(s.fs, p.entry.path, p.request.bytes, { mode: 0o600 }));
+		for (; placed < planned.length; placed++) {
+			const p = planned[placed];
+			const write = writes[placed];
+			if (write) finishWrite(s.fs, write);
+			else if (p.same) s.fs.rename(p.same.path, p.entry.path);
+		}
+	} finally {
+		for (const write of writes.slice(placed)) if (write) discardWrite(s.fs, write);
 	}
-	return { id, path, stamp, time: stampToIso(stamp), hash, size: bytes.length, legacy: false };
+	for (const dir of new Set(planned.map((p) => p.dir))) syncDir(s.fs, dir);
+	recordModes(s, dirs, planned);
+	return {
+		entries: planned.map((p) => p.entry),
+		prune: (cap) => {
+			for (const p of planned) pruneNamed(s, heldAfter(p).slice(Math.max(cap, 1)));
+		},
+	};
+}
+
+/** The file's backups once `p` was stored, newest first (the new one; a re-stamped one under its new name only). */
+function heldAfter(p: PlannedBackup): NamedBackup[] {
+	return [p.entry, ...p.existing.filter((e) => e !== p.same)];
+}
+
+/** The modes of a commit's backups that are not 0644, one record per skill backup folder. */
+function recordModes(s: Store, dirs: PrivateDirs, planned: readonly PlannedBackup[]): void {
+	const byFolder = new Map<string, PlannedBackup[]>();
+	for (const p of planned) {
+		const mode = p.request.mode;
+		if (mode === undefined || (mode & 0o777) === 0o644) continue;
+		const folder = keyedDir(s, p.request.skill);
+		byFolder.set(folder, [...(byFolder.get(folder) ?? []), p]);
+	}
+	for (const [folder, group] of byFolder) {
+		let modes = readModes(s, folder, false);
+		for (const p of group) {
+			const { relPath, mode = 0o644 } = p.request;
+			modes = withMode(modes, relPath, new Set(heldAfter(p).map((e) => e.id)), p.entry.id, mode);
+		}
+		writeModes(s, dirs, folder, modes);
+	}
+}
+
+/** `modes` with backup `id` of relPath recorded, and entries of relPath backups no longer `held` dropped. */
+function withMode(
+	modes: Record<string, number>,
+	relPath: string,
+	held: ReadonlySet<string>,
+	id: string,
+	mode: number,
+): Record<string, number> {
+	const stale = (key: string) => {
+		if (!key.startsWith(`${relPath}/`)) return false;
+		const rest = key.slice(relPath.length + 1);
+		return !rest.includes("/") && !held.has(rest);
+	};
+	return {
+		...Object.fromEntries(Object.entries(modes).filter(([key]) => !stale(key))),
+		[`${relPath}/${id}`]: mode & 0o777,
+	};
 }
 
 function recordMode(s: Store, key: SkillKey, relPath: string, id: string, mode: number): void {
 	const folder = keyedDir(s, key);
-	const held = new Set(names(s, key, relPath).map((e) => `${relPath}/${e.id}`));
-	const stale = (key: string) =>
-		key.startsWith(`${relPath}/`) && !key.slice(relPath.length + 1).includes("/") && !held.has(key);
-	const modes = Object.fromEntries(Object.entries(readModes(s, folder)).filter(([key]) => !stale(key)));
-	writeModes(s, folder, { ...modes, [`${relPath}/${id}`]: mode & 0o777 });
+	const held = new Set(names(s, key, relPath).map((e) => e.id));
+	const modes = withMode(readModes(s, folder), relPath, held, id, mode);
+	writeModes(s, createPrivateDirs(s.fs, s.agentDir), folder, modes);
 }
 
 function readBackup(s: Store, entry: BackupEntry): Buffer | Refusal {
@@ -363,25 +497,19 @@ function takeSnapshot(
 	files: ReadonlyArray<{ relPath: string; bytes: Uint8Array; mode: number }>,
 ): SnapshotEntry {
 	const key = { name: skill, dir: originDir };
-	const base = join(ensureKeyed(s, key), DELETED_DIR);
+	const dirs = createPrivateDirs(s.fs, s.agentDir);
+	const base = join(ensureKeyed(s, dirs, key), DELETED_DIR);
 	const existing = listSnapshots(s, key).map((snapshot) => ({ stamp: snapshot.id }));
 	const id = nextStamp(existing);
 	const dir = join(base, id);
 	// Private like every backup: the files' own modes are recorded (MODES) for restore.
-	for (const file of files) {
-		const target = join(dir, ...file.relPath.split("/"));
-		mkdirPrivate(s.fs, s.agentDir, dirname(target));
-		writeFileAtomic(s.fs, target, file.bytes, { mode: 0o600, storeBase: s.agentDir });
-	}
-	mkdirPrivate(s.fs, s.agentDir, dir);
+	for (const file of files) writePrivate(s.fs, dirs, join(dir, ...file.relPath.split("/")), file.bytes);
+	dirs.ensure(dir);
 	const folder = join(base, "..");
-	const modes = readModes(s, folder);
+	const modes = readModes(s, folder, false);
 	for (const file of files) modes[`${DELETED_DIR}/${id}/${file.relPath}`] = file.mode & 0o777;
-	writeModes(s, folder, modes);
-	writeFileAtomic(s.fs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`), {
-		mode: 0o600,
-		storeBase: s.agentDir,
-	});
+	writeModes(s, dirs, folder, modes);
+	writePrivate(s.fs, dirs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`));
 	return { id, path: dir, time: stampToIso(id), originDir };
 }
 
@@ -415,19 +543,24 @@ function readSnapshot(s: Store, entry: SnapshotEntry): Array<{ relPath: string; 
 function prune(s: Store, key: SkillKey, relPath: string, cap: number): string[] {
 	// Runs after a change has landed: a failure here must not turn it into an error, so an
 	// unreadable folder or a backup that cannot be removed is left for the next prune.
-	const removed: string[] = [];
 	try {
-		for (const entry of names(s, key, relPath).slice(Math.max(cap, 1))) {
-			try {
-				if (!s.fs.lstat(entry.path).isFile()) continue;
-				s.fs.unlink(entry.path);
-				removed.push(entry.id);
-			} catch {
-				// Kept one backup too many; harmless.
-			}
-		}
+		return pruneNamed(s, names(s, key, relPath).slice(Math.max(cap, 1)));
 	} catch {
-		// Nothing pruned this time.
+		return []; // Nothing pruned this time.
+	}
+}
+
+/** Unlinks each of these backups that is a file (a folder squatting on a backup name is left); returns their ids. */
+function pruneNamed(s: Store, past: readonly NamedBackup[]): string[] {
+	const removed: string[] = [];
+	for (const entry of past) {
+		try {
+			if (!s.fs.lstat(entry.path).isFile()) continue;
+			s.fs.unlink(entry.path);
+			removed.push(entry.id);
+		} catch {
+			// Kept one backup too many; harmless.
+		}
 	}
 	return removed;
 }
@@ -477,7 +610,8 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	return {
 		root: s.root,
 		list: (ref, relPath) => list(s, ref, relPath),
-		store: (key, relPath, bytes) => storeBackup(s, key, relPath, bytes),
+		store: (key, relPath, bytes) => storeAll(s, [{ skill: key, relPath, bytes }]).entries[0],
+		storeAll: (requests) => storeAll(s, requests),
 		recordMode: (key, relPath, id, mode) => recordMode(s, key, relPath, id, mode),
 		read: (entry) => readBackup(s, entry),
 		snapshot: (skill, originDir, files) => takeSnapshot(s, skill, originDir, files),

@@ -1,11 +1,20 @@
 // Landing a plan (gates 7 and 8 of the contract), called while the caller holds the file locks:
 // re-check every file against its planned `before`, take durable backups of all of them, journal
-// a multi-file commit, then write each file atomically (re-checking its hash right before), load
-// changed skills again with pi's loader, and on any failure put every file already written back
-// from the bytes just backed up, checking each one, so the result can say what each file became.
+// a multi-file commit, then write the files atomically step by step (all new bytes synced in temp
+// files, each target re-checked right before its rename, each folder synced once), load changed
+// skills again with pi's loader, and on any failure put every file already written back from the
+// bytes just backed up, checking each one, so the result can say what each file became.
 
+import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import { DELETED_DIR, skillKey, type BackupStore, type SnapshotEntry } from "./backup-store.ts";
+import {
+	DELETED_DIR,
+	skillKey,
+	type BackupRequest,
+	type BackupStore,
+	type SnapshotEntry,
+	type StoredBackups,
+} from "./backup-store.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
 import { listDir, type FsOps } from "./fs-ops.ts";
@@ -14,12 +23,18 @@ import type { LockGuard } from "./locks.ts";
 import { diskHash, hashOrNull, readOrNull, type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "./validation.ts";
 import {
+	discardWrite,
+	finishWrite,
 	mkdirDurable,
+	prepareWrite,
+	removeFile,
 	removeFileDurable,
 	StoreLinkError,
 	SymlinkTargetError,
 	sweepTempFiles,
+	syncDir,
 	writeFileAtomic,
+	type PreparedWrite,
 } from "./writer.ts";
 
 export interface CommitContext {
@@ -89,14 +104,6 @@ class ChangedError extends Error {
 	}
 }
 
-function isSymlink(fs: FsOps, path: string): boolean {
-	try {
-		return fs.lstat(path).isSymbolicLink();
-	} catch {
-		return false;
-	}
-}
-
 function fileMode(fs: FsOps, path: string): number | undefined {
 	try {
 		return fs.lstat(path).mode & 0o7777;
@@ -105,30 +112,41 @@ function fileMode(fs: FsOps, path: string): number | undefined {
 	}
 }
 
-/** The file is still exactly what the plan was made from, or the refusal that says it is not. */
-function recheckOne(ctx: CommitContext, change: FileChange): Refusal | undefined {
-	if (isSymlink(ctx.fs, change.absPath)) return refusals.conflict(change.absPath, "it became a symbolic link");
+/** What a re-check found: the file as planned, with its mode (undefined: absent), or the refusal saying it is not. */
+type Rechecked = { readonly refusal: Refusal } | { readonly mode: number | undefined };
+
+/** The file is still exactly what the plan was made from (its bytes read now), or the refusal that says it is not. */
+function recheckOne(ctx: CommitContext, change: FileChange): Rechecked {
+	let stat: Stats | undefined;
+	try {
+		stat = ctx.fs.lstat(change.absPath);
+	} catch {
+		stat = undefined;
+	}
+	if (stat?.isSymbolicLink()) return { refusal: refusals.conflict(change.absPath, "it became a symbolic link") };
 	let bytes: Buffer | null;
 	try {
 		bytes = readOrNull(ctx.fs, change.absPath);
 	} catch (error) {
-		return refusals.ioError(change.absPath, error);
+		return { refusal: refusals.ioError(change.absPath, error) };
 	}
 	// The fresh bytes compared as bytes (no hash to compute); the hashes only name a difference.
 	if (bytes === null ? change.before === null : change.before !== null && bytes.equals(change.before))
-		return undefined;
+		return { mode: stat === undefined ? undefined : stat.mode & 0o7777 };
 	const now = hashOrNull(bytes);
 	const planned = hashOrNull(change.before);
 	if (ctx.changedCode === "stale") {
-		return refusals.stale(
-			change.absPath,
-			planned ?? "(absent)",
-			now ?? "(deleted)",
-			change.skill,
-			change.relPath === "SKILL.md" ? undefined : change.relPath,
-		);
+		return {
+			refusal: refusals.stale(
+				change.absPath,
+				planned ?? "(absent)",
+				now ?? "(deleted)",
+				change.skill,
+				change.relPath === "SKILL.md" ? undefined : change.relPath,
+			),
+		};
 	}
-	return refusals.conflict(change.absPath, "its content changed after the batch was planned");
+	return { refusal: refusals.conflict(change.absPath, "its content changed after the batch was planned") };
 }
 
 /** Folders a write of `dir` would create, deepest first (rolled back with the file). */
@@ -143,27 +161,78 @@ function missingDirs(fs: FsOps, dir: string): string[] {
 	return missing;
 }
 
-function applyChange(ctx: CommitContext, change: FileChange): void {
-	// Checked first, and again right before the rename or unlink: a program that writes the file in
-	// place while the new bytes are written and synced is seen and its bytes kept, not replaced.
+/**
+ * A write's first step: its new bytes synced in a temp file beside the target (nothing for a
+ * delete); no target changes. `mode`: the file's mode when the commit began (an overwrite keeps it).
+ */
+function prepareChange(ctx: CommitContext, change: FileChange, mode: number | undefined): PreparedWrite | undefined {
+	if (change.after === null) return undefined;
+	if (change.before === null) mkdirDurable(ctx.fs, dirname(change.absPath));
+	const keep = change.before === null ? (change.mode ?? 0o644) : (change.restoreMode ?? mode);
+	return prepareWrite(ctx.fs, change.absPath, change.after, keep === undefined ? {} : { mode: keep });
+}
+
+/**
+ * Its second: the target re-checked under its lock right before the rename or unlink, so a
+ * program that wrote the file in place while the new bytes were written and synced is seen and
+ * its bytes kept, not replaced. The folder is synced by the caller.
+ */
+function replaceChange(ctx: CommitContext, change: FileChange, write: PreparedWrite | undefined): void {
 	const recheck = () => {
 		ctx.guard.assertHeld(change.absPath);
-		const changed = recheckOne(ctx, change);
-		if (changed) throw new ChangedError(changed);
+		const checked = recheckOne(ctx, change);
+		if ("refusal" in checked) throw new ChangedError(checked.refusal);
 	};
-	recheck();
-	if (change.after === null) {
-		removeFileDurable(ctx.fs, change.absPath, recheck);
-		return;
+	if (write === undefined) removeFile(ctx.fs, change.absPath, recheck);
+	else finishWrite(ctx.fs, write, recheck);
+}
+
+/** Each folder a commit renamed into or removed from, once, with the first change that touched it. */
+function foldersOf(
+	changes: readonly FileChange[],
+	writes: ReadonlyArray<PreparedWrite | undefined>,
+): Map<string, number> {
+	const folders = new Map<string, number>();
+	changes.forEach((change, i) => {
+		const dir = writes[i]?.realDir ?? dirname(change.absPath);
+		if (!folders.has(dir)) folders.set(dir, i);
+	});
+	return folders;
+}
+
+/** Where writing stopped: how many targets were replaced or removed, the change the error belongs to, and why. */
+interface Stop {
+	readonly replaced: number;
+	readonly failed: number;
+	readonly error: unknown;
+}
+
+/**
+ * Writes every file by step rather than one after the other: all new bytes synced in temp files
+ * (until then no target has changed), then in order each target re-checked and renamed or
+ * removed, then each folder synced once. Returns where it stopped, or undefined when all landed.
+ */
+function writeFiles(ctx: CommitContext, plan: CommitPlan, modes: ReadonlyArray<number | undefined>): Stop | undefined {
+	const { changes } = plan;
+	const writes: Array<PreparedWrite | undefined> = [];
+	let at = 0;
+	let replaced = 0;
+	try {
+		for (; at < changes.length; at++) writes.push(prepareChange(ctx, changes[at], modes[at]));
+		for (at = 0; at < changes.length; at++) {
+			replaceChange(ctx, changes[at], writes[at]);
+			replaced = at + 1;
+		}
+		for (const [dir, first] of foldersOf(changes, writes)) {
+			at = first;
+			syncDir(ctx.fs, dir);
+		}
+		return undefined;
+	} catch (error) {
+		return { replaced, failed: at, error };
+	} finally {
+		for (const write of writes.slice(replaced)) if (write) discardWrite(ctx.fs, write);
 	}
-	mkdirDurable(ctx.fs, dirname(change.absPath));
-	const options =
-		change.before === null
-			? { mode: change.mode ?? 0o644 }
-			: change.restoreMode === undefined
-				? {}
-				: { mode: change.restoreMode };
-	writeFileAtomic(ctx.fs, change.absPath, change.after, { ...options, beforeRename: recheck });
 }
 
 /** Puts one written file back and checks its bytes; false when it is not back. */
@@ -260,55 +329,52 @@ interface TakenSnapshot {
 }
 
 /**
- * The backup of one file: its copy inside a whole-skill snapshot when that copy holds exactly the
- * old bytes (an earlier op of the batch may have changed the file before the delete), else its own.
+ * The copy of a file inside a whole-skill snapshot, when it holds exactly the file's old bytes (an
+ * earlier op of the batch may have changed the file before the delete); else the file gets its own.
  */
-function takeBackup(
-	ctx: CommitContext,
+function snapshotCopy(
 	change: FileChange,
 	snapshots: readonly TakenSnapshot[],
-): { id: string | null; path: string | null; inSnapshot: boolean } {
+): { id: string; path: string } | undefined {
 	const before = change.before;
-	if (before === null) return { id: null, path: null, inSnapshot: false };
+	if (before === null) return undefined;
 	for (const { plan, entry } of snapshots) {
 		const file = plan.files.find((f) => join(plan.dir, ...f.relPath.split("/")) === change.absPath);
 		if (file && before.equals(file.bytes))
-			return {
-				id: `${DELETED_DIR}/${entry.id}`,
-				path: join(entry.path, ...file.relPath.split("/")),
-				inSnapshot: true,
-			};
+			return { id: `${DELETED_DIR}/${entry.id}`, path: join(entry.path, ...file.relPath.split("/")) };
 	}
-	const entry = ctx.store.store(skillKey(change.skill, change.absPath, change.relPath), change.relPath, before);
-	sweepTempFiles(ctx.fs, dirname(entry.path));
-	recordMode(ctx, change, entry.id);
-	return { id: entry.id, path: entry.path, inSnapshot: false };
-}
-
-/** The file's mode goes with its backup when it is not 0644, so a restore puts it back (a snapshot keeps its own). */
-function recordMode(ctx: CommitContext, change: FileChange, id: string): void {
-	const mode = fileMode(ctx.fs, change.absPath);
-	if (mode !== undefined && (mode & 0o777) !== 0o644)
-		ctx.store.recordMode(skillKey(change.skill, change.absPath, change.relPath), change.relPath, id, mode);
+	return undefined;
 }
 
 interface Prepared {
 	readonly landed: LandedChange[];
 	readonly entries: JournalEntry[];
 	readonly snapshots: SnapshotEntry[];
-	/** Files whose own backup folder gets pruned after the commit (not those kept in a snapshot). */
-	readonly pruned: FileChange[];
+	/** The files' own backups (not those kept in a snapshot), pruned after the commit. */
+	readonly stored: StoredBackups;
 }
 
-/** Gate 7 for every file before any target is touched: backups durable, rollback data known. */
-function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
+/**
+ * Gate 7 for every file before any target is touched: backups durable, rollback data known.
+ * `modes`: each file's mode when the commit began (it goes with the backup when not 0644, so a
+ * restore puts it back; a snapshot keeps its own).
+ */
+function backUpAll(ctx: CommitContext, plan: CommitPlan, modes: ReadonlyArray<number | undefined>): Prepared {
 	const taken = plan.snapshots.map((s) => ({ plan: s, entry: ctx.store.snapshot(s.skill, s.dir, s.files) }));
+	const copies = plan.changes.map((change) => snapshotCopy(change, taken));
+	const requests: BackupRequest[] = [];
+	const own: number[] = [];
+	plan.changes.forEach((change, i) => {
+		if (change.before === null || copies[i]) return;
+		own[i] = requests.length;
+		const skill = skillKey(change.skill, change.absPath, change.relPath);
+		requests.push({ skill, relPath: change.relPath, bytes: change.before, mode: modes[i] });
+	});
+	const stored = ctx.store.storeAll(requests);
 	const landed: LandedChange[] = [];
 	const entries: JournalEntry[] = [];
-	const pruned: FileChange[] = [];
-	for (const change of plan.changes) {
-		const backup = takeBackup(ctx, change, taken);
-		if (change.before !== null && !backup.inSnapshot) pruned.push(change);
+	plan.changes.forEach((change, i) => {
+		const backup = copies[i] ?? (own[i] === undefined ? undefined : stored.entries[own[i]]);
 		const oldHash = hashOrNull(change.before);
 		const newHash = hashOrNull(change.after);
 		landed.push({
@@ -317,8 +383,8 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
 			absPath: change.absPath,
 			oldHash,
 			newHash,
-			backupId: backup.id,
-			backupPath: backup.path,
+			backupId: backup?.id ?? null,
+			backupPath: backup?.path ?? null,
 			after: change.after,
 		});
 		const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
@@ -326,12 +392,12 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan): Prepared {
 			absPath: change.absPath,
 			beforeHash: oldHash,
 			afterHash: newHash,
-			backupPath: backup.path,
-			mode: fileMode(ctx.fs, change.absPath),
+			backupPath: backup?.path ?? null,
+			mode: modes[i],
 			...(createdDirs.length > 0 ? { createdDirs } : {}),
 		});
-	}
-	return { landed, entries, snapshots: taken.map((t) => t.entry), pruned };
+	});
+	return { landed, entries, snapshots: taken.map((t) => t.entry), stored };
 }
 
 function notWritten(plan: CommitPlan, error: unknown): CommitOutcome {
@@ -342,34 +408,32 @@ function notWritten(plan: CommitPlan, error: unknown): CommitOutcome {
 	};
 }
 
-/** Where a failed commit stopped: what was backed up, its journal, how many writes began, and why. */
-interface Failure {
+/** Where a failed commit stopped: what was backed up, its journal, where writing stopped, and why. */
+interface Failure extends Stop {
 	readonly prepared: Prepared;
 	readonly journal: string | undefined;
-	/** Index of the write that failed (or plan.changes.length when a check after the writes failed). */
-	readonly done: number;
-	readonly error: unknown;
 }
 
 /**
  * Puts every write that began back from its backup, newest first, and reports each file's fate.
- * The write that failed may have got as far as its rename (a folder sync failed after it), or made
- * folders: it is checked and undone like the others, unless it found its file changed. The journal
- * goes once every file is back; one that could not be put back keeps it for the next recovery.
+ * The write that failed may have got as far as its rename: it is checked and undone like the
+ * others, unless it found its file changed. Folders made for new files that never landed go too.
+ * The journal goes once every file is back; one that could not be put back keeps it for the next
+ * recovery.
  */
 function rollBack(ctx: CommitContext, plan: CommitPlan, failure: Failure): CommitOutcome {
-	const { prepared, journal, done, error } = failure;
+	const { prepared, journal, replaced, failed, error } = failure;
 	const backupOf = (i: number) => prepared.landed[i].backupPath;
 	const fates: FateReport[] = plan.changes.map((c, i) => ({
 		path: c.absPath,
 		fate: "not_written",
 		backupPath: backupOf(i),
 	}));
-	const reached = done < plan.changes.length && !(error instanceof ChangedError) ? done + 1 : done;
-	for (let i = reached - 1; i >= 0; i--) {
+	for (let i = plan.changes.length - 1; i >= 0; i--) {
 		const change = plan.changes[i];
 		const entry = prepared.entries[i];
-		if (i === done && diskHash(ctx.fs, change.absPath) === entry.beforeHash) {
+		const reached = i < replaced || (i === failed && !(error instanceof ChangedError));
+		if (!reached || (i >= replaced && diskHash(ctx.fs, change.absPath) === entry.beforeHash)) {
 			removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
 			continue;
 		}
@@ -381,26 +445,28 @@ function rollBack(ctx: CommitContext, plan: CommitPlan, failure: Failure): Commi
 	}
 	if (journal && fates.every((f) => f.fate !== "rollback_failed")) forgetJournal(ctx, journal);
 	else if (journal) releaseJournal(journal);
-	const failed = plan.changes[Math.min(done, plan.changes.length - 1)];
+	const last = plan.changes[Math.min(failed, plan.changes.length - 1)];
 	return {
 		ok: false,
-		refusal: failureRefusal(error, done < plan.changes.length ? plan.changes[done] : undefined),
+		refusal: failureRefusal(error, failed < plan.changes.length ? plan.changes[failed] : undefined),
 		fates,
-		failedPath: error instanceof VerifyError ? error.path : failed?.absPath,
+		failedPath: error instanceof VerifyError ? error.path : last?.absPath,
 	};
 }
 
 export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome {
+	const modes: Array<number | undefined> = [];
 	for (const change of plan.changes) {
-		const changed = recheckOne(ctx, change);
-		if (changed) return { ok: false, refusal: changed, fates: [], failedPath: change.absPath };
+		const checked = recheckOne(ctx, change);
+		if ("refusal" in checked) return { ok: false, refusal: checked.refusal, fates: [], failedPath: change.absPath };
+		modes.push(checked.mode);
 	}
 	if (ctx.signal?.aborted) return { ok: false, refusal: refusals.aborted(), fates: [] };
 	for (const dir of new Set(plan.changes.map((c) => dirname(c.absPath)))) sweepTempFiles(ctx.fs, dir);
 
 	let prepared: Prepared;
 	try {
-		prepared = backUpAll(ctx, plan);
+		prepared = backUpAll(ctx, plan, modes);
 	} catch (error) {
 		return notWritten(plan, error);
 	}
@@ -410,18 +476,18 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	} catch (error) {
 		return notWritten(plan, error);
 	}
-	let done = 0;
+	const stop = writeFiles(ctx, plan, modes);
+	if (stop) return rollBack(ctx, plan, { prepared, journal, ...stop });
 	try {
-		for (; done < plan.changes.length; done++) applyChange(ctx, plan.changes[done]);
 		for (const change of plan.changes) verify(ctx, change);
 		removeEmptyDirs(ctx.fs, plan.removeDirs);
 		checkSkills(ctx, plan);
 		// The commit point: from here on a crash leaves all-new; before it, recovery rolls back.
 		if (journal) removeJournal(ctx.fs, journal);
 	} catch (error) {
-		return rollBack(ctx, plan, { prepared, journal, done, error });
+		const all = plan.changes.length;
+		return rollBack(ctx, plan, { prepared, journal, replaced: all, failed: all, error });
 	}
-	for (const change of prepared.pruned)
-		ctx.store.prune(skillKey(change.skill, change.absPath, change.relPath), change.relPath, ctx.backupCap);
+	prepared.stored.prune(ctx.backupCap);
 	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
 }

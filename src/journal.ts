@@ -17,13 +17,14 @@ import { getJournalDir } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
 import {
 	assertNoLinkBelow,
+	createPrivateDirs,
 	isProcessAlive,
 	mkdirDurable,
-	mkdirPrivate,
 	removeFileDurable,
 	sweepTempFiles,
 	unshareBackup,
 	writeFileAtomic,
+	writePrivate,
 } from "./writer.ts";
 
 export interface JournalEntry {
@@ -60,12 +61,13 @@ const leftAsFound = new Set<string>();
 
 export function writeJournal(fs: FsOps, agentDir: string, entries: readonly JournalEntry[]): string {
 	const dir = getJournalDir(agentDir);
-	mkdirPrivate(fs, agentDir, dir);
+	const dirs = createPrivateDirs(fs, agentDir);
+	dirs.ensure(dir);
 	const path = join(dir, `${Date.now()}-${process.pid}-${sequence++}.json`);
 	const journal: Journal = { pid: process.pid, startedAt: new Date().toISOString(), entries };
 	active.add(path);
 	try {
-		writeFileAtomic(fs, path, Buffer.from(JSON.stringify(journal)), { mode: 0o600, storeBase: agentDir });
+		writePrivate(fs, dirs, path, Buffer.from(JSON.stringify(journal)));
 	} catch (error) {
 		// Nothing was written yet: a journal the rename put in place (a folder sync failed after it) must
 		// not outlive this failed commit, or a later recovery would roll back a later commit of the same

@@ -111,13 +111,80 @@ export function assertNoLinkBelow(fs: FsOps, base: string, path: string): void {
  * below `base` is owner-only (made 0700, or set to it), and a symlink at any level is refused.
  */
 export function mkdirPrivate(fs: FsOps, base: string, dir: string): void {
-	if (!exists(fs, base)) mkdirDurable(fs, base);
-	eachStepBelow(fs, base, dir, (step, stat) => {
-		if (stat.isSymbolicLink()) throw new StoreLinkError(step);
-		if (stat.isDirectory() && (stat.mode & 0o777) !== 0o700) chmodNoFollow(fs, step, 0o700, constants.O_DIRECTORY);
-	});
-	mkdirDurable(fs, dir, 0o700);
-	assertNoLinkBelow(fs, base, dir);
+	createPrivateDirs(fs, base).ensure(dir);
+}
+
+/**
+ * The folders of the private store below `base` that one operation has made sure of (see
+ * mkdirPrivate): each step is lstat'ed once, so the files of one commit walk their shared folders
+ * once. Scoped to that one operation: a link planted before the next one is found by it.
+ */
+export interface PrivateDirs {
+	/** mkdir -p of `dir` with mkdirPrivate's checks, for each step this operation has not checked yet. */
+	ensure(dir: string): void;
+}
+
+export function createPrivateDirs(fs: FsOps, base: string): PrivateDirs {
+	const checked = new Set<string>();
+	return {
+		ensure(dir) {
+			if (checked.has(dir)) return;
+			const rel = relative(base, dir);
+			if (rel.startsWith("..") || isAbsolute(rel)) throw new Error(`${dir} is not inside ${base}`);
+			if (rel === "" && !checked.has(base) && !exists(fs, base)) mkdirDurable(fs, base);
+			checked.add(base);
+			let step = base;
+			for (const part of rel === "" ? [] : rel.split(sep)) {
+				step = join(step, part);
+				if (checked.has(step)) continue;
+				ensurePrivateStep(fs, base, step);
+				checked.add(step);
+			}
+		},
+	};
+}
+
+/** One folder of the private store: made 0700 when missing (its parent synced), set to 0700, never a link. */
+function ensurePrivateStep(fs: FsOps, base: string, step: string): void {
+	let stat = lstatOrUndefined(fs, step);
+	if (stat === undefined) {
+		const parent = dirname(step);
+		if (parent === base && !exists(fs, base)) mkdirDurable(fs, base);
+		try {
+			fs.mkdir(step, 0o700);
+		} catch (error) {
+			if (!(typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST")) throw error;
+		}
+		syncDir(fs, parent);
+		stat = fs.lstat(step);
+	}
+	if (stat.isSymbolicLink()) throw new StoreLinkError(step);
+	if (!stat.isDirectory()) throw new Error(`${step} exists and is not a folder`);
+	if ((stat.mode & 0o777) !== 0o700) chmodNoFollow(fs, step, 0o700, constants.O_DIRECTORY);
+}
+
+function lstatOrUndefined(fs: FsOps, path: string): Stats | undefined {
+	try {
+		return fs.lstat(path);
+	} catch (error) {
+		if (isMissing(error)) return undefined;
+		throw error;
+	}
+}
+
+/** Refuses a file of the private store that is a symlink (a missing one is fine: it is about to be made). */
+export function assertNotLink(fs: FsOps, path: string): void {
+	if (lstatOrUndefined(fs, path)?.isSymbolicLink()) throw new StoreLinkError(path);
+}
+
+/**
+ * Writes `bytes` atomically as the owner-only file `path` of the private store: its folders made
+ * sure of through `dirs`, the file itself never a symlink.
+ */
+export function writePrivate(fs: FsOps, dirs: PrivateDirs, path: string, bytes: Uint8Array): void {
+	dirs.ensure(dirname(path));
+	assertNotLink(fs, path);
+	writeFileAtomic(fs, path, bytes, { mode: 0o600 });
 }
 
 /** Sets the mode of a file or folder through a descriptor opened without following a symlink. */
@@ -171,12 +238,25 @@ export interface AtomicWriteOptions {
 	readonly storeBase?: string;
 }
 
+/** A new content written and synced in a temp file beside its target, not renamed over it yet. */
+export interface PreparedWrite {
+	readonly path: string;
+	/** The target's folder as it resolved when the temp file was made (the folder to sync). */
+	readonly realDir: string;
+	readonly temp: string;
+}
+
 /**
- * Replaces `path` with `bytes` atomically and durably. Refuses a symlinked target. The folder is
- * pinned to its real path first and checked again right before the rename, so a folder swapped
- * for a symlink while the bytes are written and synced aborts the write instead of following it.
+ * The first half of writeFileAtomic: the bytes in a temp file (O_EXCL|O_NOFOLLOW) of the target's
+ * folder, written, given their mode and fsynced. Nothing of the target is touched; on failure no
+ * temp file is left.
  */
-export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): void {
+export function prepareWrite(
+	fs: FsOps,
+	path: string,
+	bytes: Uint8Array,
+	options: AtomicWriteOptions = {},
+): PreparedWrite {
 	const dir = dirname(path);
 	if (options.storeBase !== undefined) assertNoLinkBelow(fs, options.storeBase, path);
 	const realDir = fs.realpath(dir);
@@ -186,22 +266,52 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 		`.${basename(path)}${TEMP_MARK}${process.pid}-${(counter++).toString(16)}${Date.now().toString(16)}`,
 	);
 	const fd = fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-	let renamed = false;
 	try {
 		withFd(fs, fd, () => {
 			writeAll(fs, fd, bytes);
 			fs.fchmod(fd, mode);
 			fs.fsync(fd);
 		});
-		if (fs.realpath(dir) !== realDir) throw new SymlinkTargetError(dir);
-		// Last, right before the rename: the caller's check of the file being replaced.
-		options.beforeRename?.();
-		fs.rename(temp, join(realDir, basename(path)));
-		renamed = true;
-		syncDir(fs, realDir);
-	} finally {
-		if (!renamed) unlinkQuietly(fs, temp);
+	} catch (error) {
+		unlinkQuietly(fs, temp);
+		throw error;
 	}
+	return { path, realDir, temp };
+}
+
+/**
+ * The second half: the folder checked to resolve where it did, `beforeRename` (the caller's check
+ * of the file being replaced), then the rename. The folder is not synced: the caller syncs
+ * `realDir` (once for all the files a commit renamed there). A failure leaves the temp file to
+ * discardWrite.
+ */
+export function finishWrite(fs: FsOps, write: PreparedWrite, beforeRename?: () => void): void {
+	const dir = dirname(write.path);
+	if (fs.realpath(dir) !== write.realDir) throw new SymlinkTargetError(dir);
+	// Last, right before the rename: the caller's check of the file being replaced.
+	beforeRename?.();
+	fs.rename(write.temp, join(write.realDir, basename(write.path)));
+}
+
+/** Removes the temp file of a write that will not be finished; never throws. */
+export function discardWrite(fs: FsOps, write: PreparedWrite): void {
+	unlinkQuietly(fs, write.temp);
+}
+
+/**
+ * Replaces `path` with `bytes` atomically and durably. Refuses a symlinked target. The folder is
+ * pinned to its real path first and checked again right before the rename, so a folder swapped
+ * for a symlink while the bytes are written and synced aborts the write instead of following it.
+ */
+export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): void {
+	const write = prepareWrite(fs, path, bytes, options);
+	try {
+		finishWrite(fs, write, options.beforeRename);
+	} catch (error) {
+		discardWrite(fs, write);
+		throw error;
+	}
+	syncDir(fs, write.realDir);
 }
 
 /**
@@ -216,7 +326,7 @@ export function appendPrivate(
 	options: { sync?: boolean } = {},
 ): void {
 	mkdirPrivate(fs, base, dirname(path));
-	assertNoLinkBelow(fs, base, path);
+	assertNotLink(fs, path);
 	const fd = fs.open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
 	withFd(fs, fd, () => {
 		fs.fchmod(fd, 0o600);
@@ -254,15 +364,24 @@ export function unshareBackup(fs: FsOps, backup: string, file: string, oldBytes:
 
 /** Removes a file (never a symlink's target) and syncs its folder; `beforeUnlink` throwing keeps it. */
 export function removeFileDurable(fs: FsOps, path: string, beforeUnlink?: () => void): void {
+	removeFile(fs, path, beforeUnlink);
+	syncDir(fs, dirname(path));
+}
+
+/** removeFileDurable without the folder sync, for a caller that syncs the folder itself (once for many files). */
+export function removeFile(fs: FsOps, path: string, beforeUnlink?: () => void): void {
 	existingMode(fs, path);
 	beforeUnlink?.();
 	fs.unlink(path);
-	syncDir(fs, dirname(path));
 }
 
 /** Deletes temp files that a killed process left in `dir` (their pid no longer runs). */
 export function sweepTempFiles(fs: FsOps, dir: string): string[] {
-	const names = listDir(fs, dir);
+	return sweepTempNames(fs, dir, listDir(fs, dir));
+}
+
+/** sweepTempFiles for a folder already listed (`names`, its entries). */
+export function sweepTempNames(fs: FsOps, dir: string, names: readonly string[]): string[] {
 	const swept: string[] = [];
 	for (const name of names) {
 		const match = TEMP_PATTERN.exec(name);

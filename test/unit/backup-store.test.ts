@@ -41,6 +41,7 @@ function thrownBy(fn: () => unknown): unknown {
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 const ID = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
 const ALPHA = { name: "alpha", dir: "/skills/alpha" };
+const BETA = { name: "beta", dir: "/skills/beta" };
 const FOLDER = backupFolderName(ALPHA);
 const ODD_BYTES = Buffer.concat([
 	Buffer.from("\uFEFF---\r\nname: alpha\r\n---\r\ntrailing  \r\n", "utf8"),
@@ -140,6 +141,57 @@ describe("backup store", function () {
 		expect(s.list(ALPHA, "SKILL.md").map((e) => e.id)).to.deep.equal([ids[4], ids[3], ids[2]]);
 		expect(s.prune(ALPHA, "SKILL.md", 0)).to.deep.equal([ids[3], ids[2]]);
 		expect(s.list(ALPHA, "SKILL.md").map((e) => e.id)).to.deep.equal([ids[4]]);
+	});
+
+	it("stores a commit's backups together: each in place, modes not 0644 recorded, pruned from its list", function () {
+		const s = store();
+		const held = [1, 2, 3].map((n) => s.store(ALPHA, "SKILL.md", Buffer.from(`v${n}`)).id);
+		const stored = s.storeAll([
+			{ skill: ALPHA, relPath: "SKILL.md", bytes: Buffer.from("v4"), mode: 0o644 },
+			{ skill: ALPHA, relPath: "scripts/run.sh", bytes: Buffer.from("#!/bin/sh\n"), mode: 0o755 },
+			{ skill: BETA, relPath: "SKILL.md", bytes: Buffer.from("beta"), mode: 0o600 },
+		]);
+		expect(stored.entries.map((e) => readFileSync(e.path, "utf8"))).to.deep.equal(["v4", "#!/bin/sh\n", "beta"]);
+		expect(stored.entries.map((e) => statSync(e.path).mode & 0o777)).to.deep.equal([0o600, 0o600, 0o600]);
+		expect(s.list(ALPHA, "SKILL.md").map((e) => [e.id, e.mode])).to.deep.equal(
+			[stored.entries[0].id, ...[...held].reverse()].map((id) => [id, undefined]),
+		);
+		expect(s.list(ALPHA, "scripts/run.sh").map((e) => e.mode)).to.deep.equal([0o755]);
+		expect(s.list(BETA, "SKILL.md").map((e) => e.mode)).to.deep.equal([0o600]);
+		stored.prune(2);
+		expect(s.list(ALPHA, "SKILL.md").map((e) => e.id)).to.deep.equal([stored.entries[0].id, held[2]]);
+		expect(s.list(ALPHA, "scripts/run.sh")).to.have.length(1);
+	});
+
+	it("walks the store's folders once for a commit's backups, and refuses a link planted before the next", function () {
+		const s = store();
+		s.store(ALPHA, "SKILL.md", Buffer.from("v1"));
+		s.store(BETA, "SKILL.md", Buffer.from("b1"));
+		const lstats: string[] = [];
+		const counting = createBackupStore(
+			{ ...realFs, lstat: (path) => (lstats.push(path), realFs.lstat(path)) },
+			getEnv().agentDir,
+		);
+		counting.storeAll([
+			{ skill: ALPHA, relPath: "SKILL.md", bytes: Buffer.from("v2") },
+			{ skill: BETA, relPath: "SKILL.md", bytes: Buffer.from("b2") },
+		]);
+		const steps = ["selfskills", "selfskills/backups"].map((step) => join(getEnv().agentDir, ...step.split("/")));
+		for (const step of steps)
+			expect(
+				lstats.filter((p) => p === step),
+				step,
+			).to.have.length(1);
+		const folder = join(backupsDir(), FOLDER, "SKILL.md");
+		expect(lstats.filter((p) => p === folder)).to.have.length(1);
+		const outside = join(getEnv().root, "outside");
+		mkdirSync(outside);
+		rmSync(folder, { recursive: true });
+		symlinkSync(outside, folder);
+		expect(
+			thrownBy(() => counting.storeAll([{ skill: ALPHA, relPath: "SKILL.md", bytes: Buffer.from("v3") }])),
+		).to.be.instanceOf(StoreLinkError);
+		expect(readdirSync(outside)).to.deep.equal([]);
 	});
 
 	it("lists an old flat <skill>/<stamp>-<hash>.md backup for SKILL.md and reads it back", function () {

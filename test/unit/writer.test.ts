@@ -7,6 +7,7 @@ import {
 	mkdirSync,
 	readdirSync,
 	readFileSync,
+	rmSync,
 	statSync,
 	symlinkSync,
 	writeFileSync,
@@ -17,8 +18,12 @@ import { realFs, type FsOps } from "../../src/fs-ops.ts";
 import {
 	appendPrivate,
 	assertNoLinkBelow,
+	createPrivateDirs,
+	discardWrite,
 	existingMode,
+	finishWrite,
 	mkdirPrivate,
+	prepareWrite,
 	removeFileDurable,
 	StoreLinkError,
 	sweepTempFiles,
@@ -128,6 +133,17 @@ describe("writer", function () {
 		expect(readFileSync(target, "utf8")).to.equal("original\n");
 	});
 
+	it("leaves the target untouched until a prepared write is finished, and no temp file once discarded", function () {
+		const { dir, target } = setup();
+		const kept = prepareWrite(realFs, target, Buffer.from("new\n"));
+		const dropped = prepareWrite(realFs, target, Buffer.from("other\n"));
+		expect(readFileSync(target, "utf8")).to.equal("original\n");
+		finishWrite(realFs, kept);
+		discardWrite(realFs, dropped);
+		expect(readFileSync(target, "utf8")).to.equal("new\n");
+		expect(readdirSync(dir)).to.deep.equal(["SKILL.md"]);
+	});
+
 	it("does not replace the target when beforeRename throws", function () {
 		const { dir, target } = setup();
 		const error = thrown(() =>
@@ -209,6 +225,29 @@ describe("writer", function () {
 
 	describe("the private store", function () {
 		const base = () => getEnv().agentDir;
+
+		it("checks each folder once per operation, and a link planted before the next operation is refused", function () {
+			const lstats: string[] = [];
+			const fs = withFaults({ lstat: (path) => (lstats.push(path), realFs.lstat(path)) });
+			const dirs = createPrivateDirs(fs, base());
+			dirs.ensure(join(base(), "selfskills", "backups", "a"));
+			dirs.ensure(join(base(), "selfskills", "backups", "b"));
+			dirs.ensure(join(base(), "selfskills", "backups", "a"));
+			for (const step of ["selfskills", "selfskills/backups", "selfskills/backups/a", "selfskills/backups/b"])
+				expect(
+					lstats.filter((p) => p === join(base(), ...step.split("/"))),
+					step,
+				).to.have.length(2); // once to find it missing, once to check the folder just made
+			const outside = join(getEnv().root, "outside");
+			mkdirSync(outside);
+			rmSync(join(base(), "selfskills", "backups", "a"), { recursive: true });
+			symlinkSync(outside, join(base(), "selfskills", "backups", "a"));
+			const next = createPrivateDirs(realFs, base());
+			expect(thrown(() => next.ensure(join(base(), "selfskills", "backups", "a", "x")))).to.be.instanceOf(
+				StoreLinkError,
+			);
+			expect(readdirSync(outside)).to.deep.equal([]);
+		});
 
 		it("makes missing folders 0700 and sets older looser ones to 0700, below the base only", function () {
 			chmodSync(base(), 0o755);

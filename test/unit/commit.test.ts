@@ -1,0 +1,106 @@
+// commit.ts: the order in which a commit makes things durable, seen from its filesystem calls. Every
+// backup (file and folder entry) and the journal are synced before the first target is renamed;
+// every new content is synced before any target changes; each folder is synced once per commit.
+import { join } from "node:path";
+import { expect } from "chai";
+import { type FsOps, realFs } from "../../src/fs-ops.ts";
+import { faultyFs } from "../support/faulty-fs.ts";
+import { skillText, writeSkill } from "../support/fixtures.ts";
+import { createHarness, expectOk, textOf } from "../support/harness.ts";
+import { useTempEnv } from "../support/temp-env.ts";
+
+/** What a commit did to the disk, in order: `fsync <path>`, `rename <to>`, `unlink <path>`. */
+function recordingFs(events: string[]): FsOps {
+	const paths = new Map<number, string>();
+	return {
+		...realFs,
+		open: (path, flags, mode) => {
+			const fd = realFs.open(path, flags, mode);
+			paths.set(fd, path);
+			return fd;
+		},
+		fsync: (fd) => {
+			realFs.fsync(fd);
+			events.push(`fsync ${paths.get(fd)}`);
+		},
+		rename: (from, to) => {
+			realFs.rename(from, to);
+			events.push(`rename ${to}`);
+		},
+		unlink: (path) => {
+			realFs.unlink(path);
+			events.push(`unlink ${path}`);
+		},
+	};
+}
+
+describe("commit: durability by step", function () {
+	const getEnv = useTempEnv();
+	const SKILLS = ["ant", "bee", "cat"];
+
+	async function patchAll(batch: boolean): Promise<{ events: string[]; files: string[] }> {
+		const env = getEnv();
+		const files = SKILLS.map((name) =>
+			writeSkill(join(env.agentDir, "skills"), name, skillText(name, "Old step.\n")),
+		);
+		const events: string[] = [];
+		const harness = createHarness(env, faultyFs({}, recordingFs(events)));
+		for (const skill of SKILLS) expectOk(await harness.call({ action: "read", skill }));
+		// The second round is the one looked at: the first made the store's folders and notes.
+		for (const [from, to] of [
+			["Old step.", "New step."],
+			["New step.", "Newer step."],
+		]) {
+			events.length = 0;
+			const ops = SKILLS.map((skill) => ({ action: "patch", skill, old_string: from, new_string: to }));
+			if (batch) {
+				const result = await harness.call({ action: "operations", operations: ops });
+				expect(result.details.ok, textOf(result)).to.equal(true);
+			} else for (const op of ops) expectOk(await harness.call(op));
+		}
+		return { events, files };
+	}
+
+	it("syncs every backup and the journal before the first target is renamed, and each folder once", async function () {
+		const { events, files } = await patchAll(true);
+		const backups = join(getEnv().agentDir, "selfskills", "backups");
+		const journal = join(getEnv().agentDir, "selfskills", "journal");
+		const firstTarget = events.findIndex((e) => files.some((f) => e === `rename ${f}`));
+		expect(firstTarget, events.join("\n")).to.be.greaterThan(0);
+		const before = events.slice(0, firstTarget);
+		const backupSyncs = before.filter((e) => e.startsWith(`fsync ${backups}`));
+		// Each backup file, then each backup folder: 3 + 3.
+		expect(
+			backupSyncs.filter((e) => e.includes(".selfskills-tmp-")),
+			events.join("\n"),
+		).to.have.length(3);
+		expect(
+			backupSyncs.filter((e) => e.endsWith("/SKILL.md")),
+			events.join("\n"),
+		).to.have.length(3);
+		expect(before, "the journal is durable first").to.include(`fsync ${journal}`);
+		// Every new content synced in its temp file before any target changed.
+		expect(before.filter((e) => /skills\/\w+\/\.SKILL\.md\.selfskills-tmp-/.test(e))).to.have.length(3);
+		// After the renames, each skill folder synced once.
+		for (const file of files) {
+			const renamed = events.indexOf(`rename ${file}`);
+			const synced = events.filter((e) => e === `fsync ${join(file, "..")}`);
+			expect(synced, file).to.have.length(1);
+			expect(events.indexOf(synced[0]), file).to.be.greaterThan(renamed);
+		}
+		// 3 backups + 3 backup folders + the journal and its folder + 3 temp files + 3 skill folders + the
+		// journal folder once it is removed.
+		expect(
+			events.filter((e) => e.startsWith("fsync")),
+			events.join("\n"),
+		).to.have.length(15);
+	});
+
+	it("syncs four times for one patch: its backup, the backup folder, its temp file, its folder", async function () {
+		const { events } = await patchAll(false);
+		expect(
+			events.filter((e) => e.startsWith("fsync")),
+			events.join("\n"),
+		).to.have.length(12);
+	});
+});
