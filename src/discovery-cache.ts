@@ -9,6 +9,13 @@
 // timestamps, 3 s otherwise) could change again within the same clock tick and keep its mtime
 // ("racy git"), so for those the content (folder names, file hash) is compared as well. Any
 // doubt means a fresh discovery: a miss costs time, never correctness.
+// A session's first discovery is stamped after pi read, off the call's path (in slices, finished
+// by the next call at the latest): an entry whose mtime or ctime is older than the build's start
+// less that window cannot have changed since before pi read it, and any later change moves its
+// timestamp; a younger entry may have changed while pi read, so the cache does not trust the
+// stamps and discovers again (in the background, stamped before the build as every later
+// discovery is). The places pi starts from are also stat'ed before the build: one that vanished
+// between pi's read and the walk leaves no timestamp behind.
 // A call that names its skills (patch, write, delete, read, restore, history) checks the stamps
 // outside every skill folder, everything in its own skills' folders, and of every other skill the
 // two entries that decide whether and under which name pi loads it: its folder (a new ignore file
@@ -16,22 +23,29 @@
 // It skips the other skills' bundled files and subfolders, which pi never reads while their SKILL.md
 // loads. Two stats per other skill remain: no cheaper signal sees an in-place edit (a folder's mtime
 // does not move, and fs.watch drops an inotify queue overflow without a word).
+// The tool's own writes are followed under its write locks: a rewritten file (same folder entries,
+// the bytes it wrote), and a created skill (the only new entry of its root, holding only the SKILL.md
+// pi's loader checked), placed among its siblings in the root's listing order, the order pi walks.
 
 import type { Stats } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import type { LandedChange } from "./commit.ts";
 import { type FsOps, realFs } from "./fs-ops.ts";
 import {
 	createPackageManager,
+	describeSkill,
 	discoverSkills,
 	shareNameIndex,
 	type DiscoverOptions,
 	type Discovery,
+	type SkillOrigin,
 } from "./discovery.ts";
+import { isWithin } from "./paths.ts";
 import { sha256 } from "./read-ledger.ts";
 import { getUserAgentsSkillsDir } from "./roots.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";
+import { SKILL_FILE } from "./target.ts";
 import { checkSkillContent } from "./validation.ts";
 
 /** Wider than any filesystem's timestamp granularity (FAT: 2 s). */
@@ -60,6 +74,8 @@ interface Stamp {
 	readonly sig: Sig | undefined;
 	/** Changed within the racy window of the stamp: compare the content too. */
 	readonly racy: boolean;
+	/** Stamped after pi read, and changed since shortly before the build: what pi read is unknown. */
+	readonly unsettled?: boolean;
 	/** A folder's sorted entry names. */
 	readonly names?: string;
 	/** A racy file's sha256. */
@@ -80,10 +96,24 @@ interface Fingerprint {
 	readonly fs: FsOps;
 }
 
+/**
+ * When stamps are taken. Before the build (`since`: the stamp time): a change while pi reads moves a
+ * stamp. After it (`builtAt`: the build's start; `before`: the places pi starts from, stat'ed first):
+ * an entry changed since shortly before the build is unsettled.
+ */
+type StampRule =
+	| { readonly since: number; readonly builtAt?: undefined }
+	| { readonly builtAt: number; readonly before: ReadonlyMap<string, Stats | undefined> };
+
 interface Entry {
 	readonly key: string;
+	readonly options: DiscoverOptions;
 	readonly fingerprint: Fingerprint;
 	discovery: Discovery;
+	/** No settings `skills` entry is a glob or an override (`!`, `+`, `-`): every file a place holds is enabled. */
+	readonly plainEntries: boolean;
+	/** The stamps still being taken after pi read (a session's first discovery); awaited before any use. */
+	settling?: Settling;
 	/** The stamps split by the skill folder (or single-file skill) they lie in; built on first use. */
 	groups?: StampGroups;
 	/** Each skill's index in discovery.skills by its file; built on first use. */
@@ -106,6 +136,10 @@ export interface DiscoveryCacheStats {
 	misses: number;
 	/** Misses whose result could not be kept (a package not installed, a skill outside the stamped places). */
 	unkept: number;
+	/** Discoveries run again after a call returned: the first one's late stamps found an entry changed too recently. */
+	rebuilt: number;
+	/** Creates of the tool followed into the cache (the skill added without a new discovery). */
+	followedCreates: number;
 }
 
 export interface DiscoveryCache {
@@ -124,6 +158,8 @@ export interface DiscoveryCache {
 	 * that loads with its old name and diagnostics), and is dropped otherwise.
 	 */
 	noteLanded(changes: readonly LandedChange[]): void;
+	/** Resolves once the last discovery's stamps are taken (a session's first is stamped after the call). */
+	settled(): Promise<void>;
 	clear(): void;
 }
 
@@ -192,16 +228,42 @@ function racyWindow(stat: Stats, granularityMs: number): number {
 	return Math.max(fine ? FINE_RACY_MS : RACY_MS, 2 * granularityMs);
 }
 
+/** Whether two stats of one path say the same (both missing, or the same entry unchanged). */
+function sameStat(a: Stats | undefined, b: Stats | undefined): boolean {
+	if (!a || !b) return !a && !b;
+	return (
+		a.ino === b.ino &&
+		a.dev === b.dev &&
+		a.mode === b.mode &&
+		a.size === b.size &&
+		a.mtimeMs === b.mtimeMs &&
+		a.ctimeMs === b.ctimeMs
+	);
+}
+
 function stampOf(
 	fs: FsOps,
 	path: string,
 	stat: Stats | undefined,
 	granularityMs: number,
-	since: number,
+	rule: StampRule,
 	names?: string,
 ): Stamp {
-	const racy = stat !== undefined && Math.max(stat.mtimeMs, stat.ctimeMs) >= since - racyWindow(stat, granularityMs);
 	const isDir = stat?.isDirectory() === true;
+	const changed = stat === undefined ? 0 : Math.max(stat.mtimeMs, stat.ctimeMs);
+	if (rule.builtAt !== undefined) {
+		// Stamped after pi read: trusted only if unchanged since before the build began.
+		const unsettled =
+			(stat !== undefined && changed >= rule.builtAt - racyWindow(stat, granularityMs)) ||
+			(rule.before.has(path) && !sameStat(rule.before.get(path), stat));
+		return {
+			sig: sigOf(stat, granularityMs),
+			racy: false,
+			names: isDir ? (names ?? namesOf(fs, path)) : undefined,
+			...(unsettled ? { unsettled } : {}),
+		};
+	}
+	const racy = stat !== undefined && changed >= rule.since - racyWindow(stat, granularityMs);
 	return {
 		sig: sigOf(stat, granularityMs),
 		racy,
@@ -210,13 +272,21 @@ function stampOf(
 	};
 }
 
-/** Stamps `path` and, for a folder, everything under it pi could scan (not dot folders, not node_modules). */
-function stampTree(path: string, fingerprint: Fingerprint, since: number, visited: Set<string>): void {
+/**
+ * Stamps `path` and, for a folder, everything under it pi could scan (not dot folders, not
+ * node_modules); pauses after each folder, so a walk after the call can yield to pi in between.
+ */
+function* stampTree(
+	path: string,
+	fingerprint: Fingerprint,
+	rule: StampRule,
+	visited: Set<string>,
+): Generator<void, void, void> {
 	const { stamps, granularityMs, fs } = fingerprint;
 	if (stamps.has(path)) return;
 	const stat = statOf(fs, path);
 	if (!stat?.isDirectory()) {
-		stamps.set(path, stampOf(fs, path, stat, granularityMs, since));
+		stamps.set(path, stampOf(fs, path, stat, granularityMs, rule));
 		return;
 	}
 	const entries = (() => {
@@ -233,7 +303,7 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 			path,
 			stat,
 			granularityMs,
-			since,
+			rule,
 			entries
 				.map((e) => e.name)
 				.sort()
@@ -243,16 +313,17 @@ function stampTree(path: string, fingerprint: Fingerprint, since: number, visite
 	const id = `${stat.dev}:${stat.ino}`;
 	if (visited.has(id)) return; // A symlink loop.
 	visited.add(id);
+	yield;
 	for (const entry of entries) {
 		const child = join(path, entry.name);
 		fingerprint.links.set(child, entry.isSymbolicLink());
-		if (WATCHED_FILE.test(entry.name) && !entry.isDirectory()) stampTree(child, fingerprint, since, visited);
+		if (WATCHED_FILE.test(entry.name) && !entry.isDirectory()) yield* stampTree(child, fingerprint, rule, visited);
 		else if (
 			!entry.name.startsWith(".") &&
 			entry.name !== "node_modules" &&
 			(entry.isDirectory() || entry.isSymbolicLink())
 		)
-			stampTree(child, fingerprint, since, visited);
+			yield* stampTree(child, fingerprint, rule, visited);
 	}
 }
 
@@ -260,7 +331,7 @@ function isFresh(fingerprint: Fingerprint, paths: Iterable<string> = fingerprint
 	const now = Date.now();
 	for (const path of paths) {
 		const stamp = fingerprint.stamps.get(path);
-		if (!stamp) return false;
+		if (!stamp || stamp.unsettled) return false;
 		const stat = statOf(fingerprint.fs, path);
 		if (!sameSig(stat, stamp, fingerprint.granularityMs)) return false;
 		if (!stamp.racy || !stat) continue;
@@ -355,27 +426,47 @@ function watchedPlaces(
 	return { ...places, trees: places.trees.map((p) => resolve(p)) };
 }
 
-function takeFingerprint(places: Places, granularityMs: number, fs: FsOps): Fingerprint {
-	const since = Date.now();
-	const fingerprint: Fingerprint = {
+function emptyFingerprint(places: Places, granularityMs: number, fs: FsOps): Fingerprint {
+	return {
 		stamps: new Map(),
 		links: new Map(),
 		places: new Set([...places.trees, ...places.folders]),
 		granularityMs,
 		fs,
 	};
-	for (const marker of places.markers)
-		fingerprint.stamps.set(marker, {
-			sig: sigOf(statOf(fs, marker), granularityMs),
+}
+
+/** Each place pi starts from, stat'ed before the build: one gone by the late walk is a change, not a miss. */
+function statPlaces(places: Places, fs: FsOps): Map<string, Stats | undefined> {
+	const before = new Map<string, Stats | undefined>();
+	for (const path of [...places.markers, ...places.trees, ...places.folders]) before.set(path, statOf(fs, path));
+	return before;
+}
+
+/** Takes every stamp of `fingerprint`, pausing after each folder. */
+function* stampPlaces(places: Places, fingerprint: Fingerprint, rule: StampRule): Generator<void, void, void> {
+	const { stamps, granularityMs, fs } = fingerprint;
+	for (const marker of places.markers) {
+		const stat = statOf(fs, marker);
+		// Only whether it exists matters: a late stamp is unsettled when that differs from before the build.
+		const moved = rule.builtAt !== undefined && (rule.before.get(marker) === undefined) !== (stat === undefined);
+		stamps.set(marker, {
+			sig: sigOf(stat, granularityMs),
 			racy: false,
 			existenceOnly: true,
+			...(moved ? { unsettled: true } : {}),
 		});
+	}
 	const visited = new Set<string>();
-	for (const tree of places.trees) stampTree(tree, fingerprint, since, visited);
+	for (const tree of places.trees) yield* stampTree(tree, fingerprint, rule, visited);
 	// After the trees: a folder that is also a tree keeps its whole-tree stamps.
 	for (const folder of places.folders)
-		if (!fingerprint.stamps.has(folder))
-			fingerprint.stamps.set(folder, stampOf(fs, folder, statOf(fs, folder), granularityMs, since));
+		if (!stamps.has(folder)) stamps.set(folder, stampOf(fs, folder, statOf(fs, folder), granularityMs, rule));
+}
+
+function takeFingerprint(places: Places, granularityMs: number, fs: FsOps): Fingerprint {
+	const fingerprint = emptyFingerprint(places, granularityMs, fs);
+	for (const _ of stampPlaces(places, fingerprint, { since: Date.now() }));
 	return fingerprint;
 }
 
@@ -438,11 +529,12 @@ function followWrite(entry: Entry, change: LandedChange): boolean {
 	const file = resolve(change.absPath);
 	const dir = dirname(file);
 	const dirStamp = stamps.get(dir);
-	if (change.newHash === null || change.oldHash === null || !dirStamp) return false;
+	if (change.newHash === null || change.oldHash === null || !dirStamp || dirStamp.unsettled) return false;
 	const names = namesOf(fs, dir);
 	if (names === undefined || names !== dirStamp.names) return false;
 	stamps.set(dir, { sig: sigOf(statOf(fs, dir), granularityMs), racy: true, names });
 	if (!stamps.has(file)) return true;
+	if (stamps.get(file)?.unsettled) return false;
 	const stat = statOf(fs, file);
 	const bytes = readOrUndefined(fs, file);
 	// Compared with the bytes written when the commit passed them on (a memory compare, no hash).
@@ -465,17 +557,201 @@ function followWrite(entry: Entry, change: LandedChange): boolean {
 	return true;
 }
 
+const IGNORE_FILES = [".gitignore", ".ignore", ".fdignore"];
+
+/** An entry that is itself a folder (or a file), no symbolic link to one. */
+function isPlain(fs: FsOps, path: string, folder: boolean): boolean {
+	try {
+		const stat = fs.lstat(path);
+		return folder ? stat.isDirectory() : stat.isFile();
+	} catch {
+		return false;
+	}
+}
+
+const sameOrigin = (a: SkillOrigin, b: SkillOrigin) =>
+	a.kind === b.kind && a.scope === b.scope && a.packageSource === b.packageSource;
+
+/**
+ * The tool's own create of a skill folder, followed into the cache; false when the entry must be
+ * dropped instead. Followed only when the new folder is the only new entry of its root and holds
+ * only the SKILL.md written, pi's loader reads that file under the folder's name without a
+ * diagnostic, and nothing can treat the new skill unlike the root's other skills: no glob or
+ * override among the settings `skills` entries, no ignore file or SKILL.md in the root or above it,
+ * no place pi scans inside the root. Those siblings are then one run of the discovery in the
+ * root's listing order (the order pi walks it): the new skill takes its listing place in that run,
+ * with their origin. Anything else (an empty root, siblings from two places) is a miss.
+ */
+function followCreate(entry: Entry, change: LandedChange): boolean {
+	const { stamps, granularityMs, fs, places, links } = entry.fingerprint;
+	const file = resolve(change.absPath);
+	const dir = dirname(file);
+	const root = dirname(dir);
+	const name = basename(dir);
+	const rootStamp = stamps.get(root);
+	if (!entry.plainEntries || change.newHash === null || change.relPath !== "SKILL.md" || basename(file) !== "SKILL.md")
+		return false;
+	if (rootStamp?.names === undefined || rootStamp.unsettled || stamps.has(dir) || stamps.has(file)) return false;
+	let listing: string[];
+	try {
+		listing = fs.readdir(root);
+	} catch {
+		return false;
+	}
+	const before = rootStamp.names === "" ? [] : rootStamp.names.split("\0");
+	const names = [...listing].sort().join("\0");
+	if (names !== [...before, name].sort().join("\0")) return false;
+	if (namesOf(fs, dir) !== "SKILL.md" || !isPlain(fs, dir, true) || !isPlain(fs, file, false)) return false;
+	const bytes = readOrUndefined(fs, file);
+	if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
+	for (let p = root; ; p = dirname(p)) {
+		if ([SKILL_FILE, ...IGNORE_FILES].some((n) => stamps.get(join(p, n))?.sig !== undefined)) return false;
+		if (dirname(p) === p) break;
+	}
+	for (const place of places) if (place !== root && isWithin(root, place)) return false;
+	const skills = entry.discovery.skills;
+	const prefix = `${root}${sep}`;
+	const first = skills.findIndex((s) => s.filePath.startsWith(prefix));
+	if (first === -1) return false;
+	let end = first;
+	while (end < skills.length && skills[end].filePath.startsWith(prefix)) end++;
+	for (let i = end; i < skills.length; i++) if (skills[i].filePath.startsWith(prefix)) return false;
+	const origin = skills[first].origin;
+	if (origin.kind === "package" || origin.kind === "runtime") return false;
+	const order = new Map(listing.map((n, i) => [n, i]));
+	const own = order.get(name) ?? -1;
+	let at = end;
+	let last = -1;
+	for (let i = first; i < end; i++) {
+		const rank = order.get(skills[i].filePath.slice(prefix.length).split(sep)[0]);
+		if (rank === undefined || rank < last || !sameOrigin(skills[i].origin, origin)) return false;
+		last = rank;
+		if (at === end && rank > own) at = i;
+	}
+	// The bytes are the ones gate 6 checked: pi's verdict on them is in the check cache.
+	const check = checkSkillContent(bytes.toString("utf8"), name);
+	if (check.name !== name || check.description === undefined || check.diagnostics.length > 0) return false;
+	const skill = describeSkill(entry.options, entry.discovery.roots, {
+		name,
+		description: check.description,
+		filePath: file,
+		origin,
+	});
+	entry.discovery = { ...entry.discovery, skills: [...skills.slice(0, at), skill, ...skills.slice(at)] };
+	entry.groups = undefined;
+	entry.fileIndex = undefined;
+	stamps.set(root, { sig: sigOf(statOf(fs, root), granularityMs), racy: true, names });
+	stamps.set(dir, { sig: sigOf(statOf(fs, dir), granularityMs), racy: true, names: SKILL_FILE });
+	stamps.set(file, { sig: sigOf(statOf(fs, file), granularityMs), racy: true, hash: change.newHash });
+	links.set(dir, false);
+	links.set(file, false);
+	return true;
+}
+
+/** No settings `skills` entry is a glob or an override: pi enables every file a place holds. */
+function hasPlainEntries({ settingsManager }: PackageManagers): boolean {
+	const entries = [settingsManager.getGlobalSettings(), settingsManager.getProjectSettings()].flatMap(
+		(settings) => settings.skills ?? [],
+	);
+	return entries.every((entry) => typeof entry === "string" && !/^\s*[!+-]/.test(entry) && !/[*?[{]/.test(entry));
+}
+
 export interface DiscoveryCacheOptions {
 	/** Compare timestamps as if the filesystem kept them at this resolution (tests: a coarse clock). */
 	readonly timestampGranularityMs?: number;
 }
 
+/** How long a slice of the late walk runs before it lets pi go on. */
+const SLICE_MS = 4;
+
+interface Settling {
+	done: Promise<void>;
+	/** A call needs the stamps now: no more pauses. */
+	hurry: boolean;
+	cancelled: boolean;
+}
+
 export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): DiscoveryCache {
 	let entry: Entry | undefined;
-	const stats: DiscoveryCacheStats = { hits: 0, misses: 0, unkept: 0 };
+	/** Whether this cache has built a discovery yet: the first is stamped after pi read. */
+	let built = false;
+	const stats: DiscoveryCacheStats = { hits: 0, misses: 0, unkept: 0, rebuilt: 0, followedCreates: 0 };
+	const granularityMs = cacheOptions.timestampGranularityMs ?? 0;
+
+	function drop(): void {
+		if (entry?.settling) entry.settling.cancelled = true;
+		entry = undefined;
+	}
+
+	/** pi's discovery, and the entry that may serve later calls (stamped before the build, or `late`, after it). */
+	async function build(
+		options: DiscoverOptions,
+		key: string,
+		late: boolean,
+	): Promise<{ discovery: Discovery; kept?: Entry }> {
+		const builtAt = Date.now();
+		const fs = options.fs ?? realFs;
+		const managers = createPackageManager(options);
+		const places = watchedPlaces(options, managers);
+		if (!places) {
+			stats.unkept++;
+			return { discovery: await discoverSkills(options, managers.packageManager) };
+		}
+		const plainEntries = hasPlainEntries(managers);
+		if (late) {
+			const rule: StampRule = { builtAt, before: statPlaces(places, fs) };
+			const discovery = await discoverSkills(options, managers.packageManager);
+			const fingerprint = emptyFingerprint(places, granularityMs, fs);
+			const kept: Entry = { key, options, fingerprint, discovery, plainEntries };
+			const settling: Settling = { done: Promise.resolve(), hurry: false, cancelled: false };
+			settling.done = settle(kept, stampPlaces(places, fingerprint, rule), settling);
+			kept.settling = settling;
+			return { discovery, kept };
+		}
+		// Stamped before pi reads anything: a change while pi reads moves a stamp (or, within one
+		// clock tick, a racy entry's content), so the next check misses. No second pass is needed.
+		const fingerprint = takeFingerprint(places, granularityMs, fs);
+		const discovery = await discoverSkills(
+			{ ...options, isSymlinkHint: (path) => fingerprint.links.get(path) },
+			managers.packageManager,
+		);
+		if (discovery.skills.every((s) => fingerprint.stamps.has(s.filePath)))
+			return { discovery, kept: { key, options, fingerprint, discovery, plainEntries } };
+		stats.unkept++;
+		return { discovery };
+	}
+
+	/** The late walk, in slices between which pi goes on; then kept, dropped or built again. */
+	async function settle(self: Entry, walk: Generator<void, void, void>, settling: Settling): Promise<void> {
+		for (let done = false; !done; ) {
+			await new Promise((next) => setImmediate(next));
+			if (settling.cancelled) return;
+			const until = settling.hurry ? Number.POSITIVE_INFINITY : performance.now() + SLICE_MS;
+			do done = walk.next().done === true;
+			while (!done && performance.now() < until);
+		}
+		const { stamps } = self.fingerprint;
+		let next: Entry | undefined = self;
+		if (!self.discovery.skills.every((s) => stamps.has(s.filePath))) {
+			stats.unkept++;
+			next = undefined;
+		} else if ([...stamps.values()].some((stamp) => stamp.unsettled)) {
+			// Something changed around the build: what pi read is unknown, so pi reads again (stamped first).
+			stats.rebuilt++;
+			next = (await build(self.options, self.key, false)).kept;
+		}
+		self.settling = undefined;
+		if (entry === self && !settling.cancelled) entry = next;
+	}
+
 	return {
 		stats,
 		async discover(options, targets) {
+			const settling = entry?.settling;
+			if (settling) {
+				settling.hurry = true;
+				await settling.done;
+			}
 			const key = keyOf(options);
 			const paths = entry && entry.key === key && targets !== undefined ? targetedPaths(entry, targets) : undefined;
 			if (entry && entry.key === key && isFresh(entry.fingerprint, paths)) {
@@ -483,27 +759,29 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 				return entry.discovery;
 			}
 			stats.misses++;
-			entry = undefined;
-			const managers = createPackageManager(options);
-			const places = watchedPlaces(options, managers);
-			// Stamped before pi reads anything: a change while pi reads moves a stamp (or, within one
-			// clock tick, a racy entry's content), so the next check misses. No second pass is needed.
-			const fingerprint =
-				places && takeFingerprint(places, cacheOptions.timestampGranularityMs ?? 0, options.fs ?? realFs);
-			const discovery = await discoverSkills(
-				{ ...options, isSymlinkHint: fingerprint && ((path) => fingerprint.links.get(path)) },
-				managers.packageManager,
-			);
-			const covered = fingerprint !== undefined && discovery.skills.every((s) => fingerprint.stamps.has(s.filePath));
-			if (fingerprint && covered) entry = { key, fingerprint, discovery };
-			else stats.unkept++;
+			drop();
+			const late = !built;
+			built = true;
+			const { discovery, kept } = await build(options, key, late);
+			entry = kept;
 			return discovery;
 		},
 		noteLanded(changes) {
-			if (entry && !changes.every((change) => entry !== undefined && followWrite(entry, change))) entry = undefined;
+			if (!entry) return;
+			// Stamps still being taken would see the tool's write as a change made around the build.
+			if (entry.settling) return drop();
+			const follow = (kept: Entry, change: LandedChange) =>
+				change.oldHash === null ? followCreate(kept, change) : followWrite(kept, change);
+			const kept = entry;
+			if (!changes.every((change) => follow(kept, change))) return drop();
+			stats.followedCreates += changes.filter((change) => change.oldHash === null).length;
+		},
+		settled() {
+			return entry?.settling?.done ?? Promise.resolve();
 		},
 		clear() {
-			entry = undefined;
+			drop();
+			built = false;
 		},
 	};
 }

@@ -3,7 +3,7 @@
 // ~/.agents/skills, package skills), loadSkills() applies pi's validation and collision rules,
 // and each skill is then classified patchable or read-only with the reason.
 
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
 import {
 	getWritableRoots,
@@ -116,18 +116,59 @@ interface PolicyInput {
 	readonly places: PiPlaces;
 }
 
-function createPolicyInput(options: DiscoverOptions, roots: readonly WritableRoot[]): PolicyInput {
+/** A folder holding at least this many skills is listed once, instead of an lstat per skill. */
+const LISTED_FOLDER = 8;
+
+/**
+ * Whether each path is a symbolic link: the hint, else the listing of a folder holding many of
+ * `paths` (its entries' types, one readdir for hundreds of skills), else an lstat.
+ */
+function createLinkCheck(options: DiscoverOptions, paths: readonly string[]): (path: string) => boolean {
+	const fs = options.fs ?? realFs;
+	const counts = new Map<string, number>();
+	for (const path of paths) counts.set(dirname(path), (counts.get(dirname(path)) ?? 0) + 1);
+	const listings = new Map<string, ReadonlyMap<string, boolean> | undefined>();
+	const listed = (folder: string) => {
+		if (!listings.has(folder)) {
+			try {
+				listings.set(folder, new Map(fs.readdirEntries(folder).map((e) => [e.name, e.isSymbolicLink()])));
+			} catch {
+				listings.set(folder, undefined);
+			}
+		}
+		return listings.get(folder);
+	};
+	return (path) => {
+		const hint = options.isSymlinkHint?.(path);
+		if (hint !== undefined) return hint;
+		const folder = dirname(path);
+		const link = (counts.get(folder) ?? 0) >= LISTED_FOLDER ? listed(folder)?.get(basename(path)) : undefined;
+		return link ?? isSymlink(fs, path);
+	};
+}
+
+/** `skillPaths`: the skill folders (or files) to classify, whose common folders are listed once. */
+function createPolicyInput(
+	options: DiscoverOptions,
+	roots: readonly WritableRoot[],
+	skillPaths: readonly string[] = [],
+): PolicyInput {
 	const memo = new Map<string, string>();
+	const isLink = createLinkCheck(options, skillPaths);
 	const real = (path: string): string => {
 		let hit = memo.get(path);
 		if (hit === undefined) {
 			// A path that is no symlink resolves to its folder's real path plus its own name: one
 			// lstat per skill folder and file instead of a realpath() walking every component.
 			const parent = dirname(path);
-			hit =
-				parent !== path && !(options.isSymlinkHint?.(path) ?? isSymlink(options.fs ?? realFs, path))
-					? join(real(parent), basename(path))
-					: resolveReal(path);
+			if (parent === path || isLink(path)) hit = resolveReal(path);
+			else {
+				// join() normalises again what is normal already: a plain name is appended.
+				const realParent = real(parent);
+				const name = basename(path);
+				if (name === "." || name === "..") hit = join(realParent, name);
+				else hit = realParent === sep ? `${sep}${name}` : `${realParent}${sep}${name}`;
+			}
 			memo.set(path, hit);
 		}
 		return hit;
@@ -167,7 +208,8 @@ function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput)
 	if (isWithin(input.userAgentsReal, input.real(filePath))) {
 		return "user-level ~/.agents/skills is shared with other agents";
 	}
-	const inProjectAgents = input.projectAgentsDirs.some((dir) => isWithin(dir, resolve(filePath)));
+	// filePath is resolved already (discoverSkills, describeSkill).
+	const inProjectAgents = input.projectAgentsDirs.some((dir) => isWithin(dir, filePath));
 	if (inProjectAgents && !settings.patchProjectAgents)
 		return "project .agents/skills are off (patchProjectAgents: false)";
 	return undefined;
@@ -178,7 +220,13 @@ function classify(filePath: string, dir: string | undefined, origin: SkillOrigin
 	const policy = policyReason(filePath, origin, input);
 	if (policy) return { patchable: false, reason: policy };
 	// The skill file itself counts too: a SKILL.md symlinked out of the root makes the skill foreign.
-	if (!findWritableRootOfReal(input.roots, realDir) || !findWritableRootOfReal(input.roots, input.real(filePath))) {
+	// (One in its real folder lies strictly inside whichever root holds that folder.)
+	const realFile = input.real(filePath);
+	const fileInDir = dir !== undefined && realFile === `${realDir}${sep}${basename(filePath)}`;
+	if (
+		!findWritableRootOfReal(input.roots, realDir) ||
+		(!fileInDir && !findWritableRootOfReal(input.roots, realFile))
+	) {
 		return { patchable: false, reason: "outside every writable root (after resolving symlinks)" };
 	}
 	// A root that holds pi's own places (skillsDir set to a parent of them) still never reaches into them.
@@ -312,19 +360,42 @@ export async function discoverSkills(
 		localPackageDirs: [...localPackageDirs],
 		fs: options.fs,
 	});
-	const input = createPolicyInput(options, roots);
-	const skills = loaded.skills.map((skill): DiscoveredSkill => {
-		const filePath = resolve(skill.filePath);
+	const files = loaded.skills.map((skill) => resolve(skill.filePath));
+	const input = createPolicyInput(
+		options,
+		roots,
+		files.map((file) => dirname(file)),
+	);
+	const skills = loaded.skills.map((skill, i): DiscoveredSkill => {
+		const filePath = files[i];
 		const origin = origins.get(filePath) ?? { kind: "skills-dir", scope: "user" };
-		const dir = /(^|[\\/])SKILL\.md$/.test(filePath) ? dirname(filePath) : undefined;
-		return {
-			name: skill.name,
-			description: skill.description,
-			filePath,
-			dir,
-			origin,
-			...classify(filePath, dir, origin, input),
-		};
+		return describe({ name: skill.name, description: skill.description, filePath, origin }, input);
 	});
 	return { skills, diagnostics: loaded.diagnostics, roots };
+}
+
+interface LoadedSkill {
+	readonly name: string;
+	readonly description: string;
+	/** Resolved, as pi's resolver or loader found it. */
+	readonly filePath: string;
+	readonly origin: SkillOrigin;
+}
+
+function describe(skill: LoadedSkill, input: PolicyInput): DiscoveredSkill {
+	const { name, description, filePath, origin } = skill;
+	const dir = /(^|[\\/])SKILL\.md$/.test(filePath) ? dirname(filePath) : undefined;
+	return { name, description, filePath, dir, origin, ...classify(filePath, dir, origin, input) };
+}
+
+/**
+ * One skill as discoverSkills describes it, for a skill pi's loader read at `filePath` and found
+ * where skills of `origin` are (the discovery cache adds the tool's own create this way).
+ */
+export function describeSkill(
+	options: DiscoverOptions,
+	roots: readonly WritableRoot[],
+	skill: LoadedSkill,
+): DiscoveredSkill {
+	return describe(skill, createPolicyInput(options, roots));
 }

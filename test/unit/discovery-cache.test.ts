@@ -22,6 +22,7 @@ import { discoverSkills, type DiscoverOptions, type Discovery } from "../../src/
 import { sha256 } from "../../src/read-ledger.ts";
 import { loadSettings } from "../../src/settings.ts";
 import { buildLocations, LOCATIONS, type LocationsFixture } from "../fixtures/locations/build-locations.ts";
+import { faultyFs } from "../support/faulty-fs.ts";
 import { createRandom } from "../support/random.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 
@@ -351,6 +352,8 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			const options = optionsFor(env, fixture);
 			const file = fixture.files.get("agent-skill") ?? "";
 			await cache.discover(options);
+			// The first discovery is stamped after the call: the tool writes in a later call, after the stamps.
+			await cache.settled();
 			return { cache, options, file, oldHash: sha256(readFileSync(file)) };
 		}
 
@@ -621,6 +624,7 @@ describe("discovery cache: a call naming its skill checks only what can change i
 		const cache = createDiscoveryCache();
 		const options = currentOptions(env, fixture, true);
 		await cache.discover(options);
+		await cache.settled();
 		writeFileSync(join(other, "references", "api.md"), "Version 2, edited by another process.\n");
 		const targeted = await cache.discover(options, ["agent-skill"]);
 		expect(cache.stats).to.deep.include({ hits: 1, misses: 1 });
@@ -638,6 +642,7 @@ describe("discovery cache: a call naming its skill checks only what can change i
 			const cache = createDiscoveryCache();
 			const options = currentOptions(env, fixture, true);
 			const before = await cache.discover(options, ["agent-skill"]);
+			await cache.settled();
 			// The project's .pi/skills come before <agentDir>/skills: the renamed skill takes the name.
 			const other = fixture.files.get("pi-project-skill") ?? "";
 			const { mtime, atime } = statSync(other);
@@ -679,10 +684,119 @@ describe("discovery cache: a call naming its skill checks only what can change i
 		const cache = createDiscoveryCache();
 		const options = currentOptions(env, fixture, true);
 		await cache.discover(options);
+		await cache.settled();
 		// A skill renamed in place to the missing name: visible only in its own folder.
 		writeFileSync(fixture.files.get("pi-project-skill") ?? "", skillText("brand-new-name", "Renamed in place."));
 		const found = await cache.discover(options, ["brand-new-name"]);
 		expect(found.skills.map((s) => s.name)).to.include("brand-new-name");
+		expect(cache.stats.misses).to.equal(2);
+	});
+});
+
+describe("discovery cache: a session's first discovery, stamped after pi read", function () {
+	const getEnv = useTempEnv();
+
+	/** The locations fixture, older than the racy window: the late stamps trust what did not change since. */
+	async function agedFixture(env: TempEnv): Promise<{ fixture: LocationsFixture; options: DiscoverOptions }> {
+		const fixture = buildLocations(env);
+		await new Promise((done) => setTimeout(done, 3_500));
+		return { fixture, options: optionsFor(env, fixture) };
+	}
+
+	/** Same length, mtime put back: only ctime tells (the stamp, taken after, would see the new bytes). */
+	function editInPlace(file: string, description: string): void {
+		const { mtime, atime } = statSync(file);
+		writeFileSync(file, readFileSync(file, "utf8").replace(/description: .*/, `description: ${description}`));
+		utimesSync(file, atime, mtime);
+	}
+
+	it("trusts the late stamps of an old tree: the next call is a hit, with no second discovery", async function () {
+		this.timeout(30_000);
+		const { options } = await agedFixture(getEnv());
+		const cache = createDiscoveryCache();
+		const first = await cache.discover(options);
+		expect(summary(await cache.discover(options))).to.deep.equal(summary(first));
+		expect(cache.stats).to.deep.include({ hits: 1, misses: 1, rebuilt: 0 });
+	});
+
+	it("sees a change made after the call returned, before the late walk stamped it", async function () {
+		this.timeout(30_000);
+		const { fixture, options } = await agedFixture(getEnv());
+		const file = fixture.files.get("agent-skill") ?? "";
+		const cache = createDiscoveryCache();
+		const first = await cache.discover(options);
+		editInPlace(file, "Edited between pi's read and the stamp.");
+		const fresh = await discoverSkills(options);
+		expect(summary(fresh)).to.not.deep.equal(summary(first));
+		expect(summary(await cache.discover(options))).to.deep.equal(summary(fresh));
+		expect(cache.stats.rebuilt).to.equal(1);
+		// Stamped before that second build: a later change is a plain miss.
+		editInPlace(file, "Edited again, after the second build....");
+		expect(summary(await cache.discover(options))).to.deep.equal(summary(await discoverSkills(options)));
+		expect(cache.stats.misses).to.equal(2);
+	});
+
+	it("sees a change made while the late walk runs, through the fs it stamps with", async function () {
+		this.timeout(30_000);
+		const env = getEnv();
+		const { fixture, options } = await agedFixture(env);
+		const file = fixture.files.get("pi-project-skill") ?? "";
+		let planted = false;
+		// The walk stats the skill's folder, then lists it, then stats its SKILL.md: the edit lands in between.
+		const fs = faultyFs({
+			stat: (call) => {
+				if (planted || call.args[0] !== dirname(file)) return;
+				planted = true;
+				editInPlace(file, "Edited during the walk.");
+			},
+		});
+		const cache = createDiscoveryCache();
+		const first = await cache.discover({ ...options, fs });
+		expect(planted, "the build itself stat'ed the folder").to.equal(false);
+		const cached = await cache.discover({ ...options, fs });
+		expect(planted).to.equal(true);
+		const fresh = await discoverSkills(options);
+		expect(summary(fresh)).to.not.deep.equal(summary(first));
+		expect(summary(cached)).to.deep.equal(summary(fresh));
+		expect(cache.stats.rebuilt).to.equal(1);
+	});
+
+	it("sees a place pi read from removed before the late walk (no timestamp is left)", async function () {
+		this.timeout(30_000);
+		const env = getEnv();
+		const { fixture, options } = await agedFixture(env);
+		const cache = createDiscoveryCache();
+		const first = await cache.discover(options);
+		// Without the marker pi looks for .agents/skills above the old project root as well.
+		rmSync(join(fixture.gitRoot, ".git"), { recursive: true });
+		const fresh = await discoverSkills(options);
+		expect(summary(fresh)).to.not.deep.equal(summary(first));
+		expect(summary(await cache.discover(options))).to.deep.equal(summary(fresh));
+		expect(cache.stats.rebuilt).to.equal(1);
+	});
+
+	it("drops the entry when the call that built it writes before the late walk", async function () {
+		this.timeout(30_000);
+		const { fixture, options } = await agedFixture(getEnv());
+		const file = fixture.files.get("agent-skill") ?? "";
+		const cache = createDiscoveryCache();
+		await cache.discover(options);
+		const oldHash = sha256(readFileSync(file));
+		const text = skillText("agent-skill", "Rewritten by the first call.");
+		writeFileSync(file, text);
+		cache.noteLanded([
+			{
+				skill: "agent-skill",
+				relPath: "SKILL.md",
+				absPath: file,
+				oldHash,
+				newHash: sha256(text),
+				backupId: null,
+				backupPath: null,
+			},
+		]);
+		await cache.settled();
+		expect(summary(await cache.discover(options))).to.deep.equal(summary(await discoverSkills(options)));
 		expect(cache.stats.misses).to.equal(2);
 	});
 });
