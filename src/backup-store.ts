@@ -413,7 +413,7 @@ function storeAll(s: Store, requests: readonly BackupRequest[]): StoredBackups {
 	let placed = 0;
 	try {
 		for (const p of planned)
-			writes.push(p.same ? undefined : prepareWrite(s.fs, p.entry.path, p.request.bytes, { mode: 0o600 }));
+			writes.push(p.same ? undefined : prepareWrite(s.fs, p.entry.path, p.request.bytes, { mode: 0o600, dirs }));
 		for (; placed < planned.length; placed++) {
 			const p = planned[placed];
 			const write = writes[placed];

@@ -122,11 +122,19 @@ export function mkdirPrivate(fs: FsOps, base: string, dir: string): void {
 export interface PrivateDirs {
 	/** mkdir -p of `dir` with mkdirPrivate's checks, for each step this operation has not checked yet. */
 	ensure(dir: string): void;
+	/** The real path of a folder ensured: no step below the base is a link, so only the base is resolved (once). */
+	realPath(dir: string): string;
 }
 
 export function createPrivateDirs(fs: FsOps, base: string): PrivateDirs {
 	const checked = new Set<string>();
+	let realBase: string | undefined;
 	return {
+		realPath(dir) {
+			if (!checked.has(dir)) return fs.realpath(dir);
+			realBase ??= fs.realpath(base);
+			return join(realBase, relative(base, dir));
+		},
 		ensure(dir) {
 			if (checked.has(dir)) return;
 			const rel = relative(base, dir);
@@ -184,7 +192,7 @@ export function assertNotLink(fs: FsOps, path: string): void {
 export function writePrivate(fs: FsOps, dirs: PrivateDirs, path: string, bytes: Uint8Array): void {
 	dirs.ensure(dirname(path));
 	assertNotLink(fs, path);
-	writeFileAtomic(fs, path, bytes, { mode: 0o600 });
+	writeFileAtomic(fs, path, bytes, { mode: 0o600, dirs });
 }
 
 /** Sets the mode of a file or folder through a descriptor opened without following a symlink. */
@@ -236,6 +244,8 @@ export interface AtomicWriteOptions {
 	readonly beforeRename?: () => void;
 	/** The file lies in the package's own store below this folder: no step below it may be a symlink. */
 	readonly storeBase?: string;
+	/** The folders the file lies in, made sure of in this operation: its folder's real path is known. */
+	readonly dirs?: PrivateDirs;
 }
 
 /** A new content written and synced in a temp file beside its target, not renamed over it yet. */
@@ -259,7 +269,7 @@ export function prepareWrite(
 ): PreparedWrite {
 	const dir = dirname(path);
 	if (options.storeBase !== undefined) assertNoLinkBelow(fs, options.storeBase, path);
-	const realDir = fs.realpath(dir);
+	const realDir = options.dirs?.realPath(dir) ?? fs.realpath(dir);
 	const mode = options.mode ?? existingMode(fs, path) ?? 0o644;
 	const temp = join(
 		realDir,
@@ -326,10 +336,12 @@ export function appendPrivate(
 	options: { sync?: boolean } = {},
 ): void {
 	mkdirPrivate(fs, base, dirname(path));
-	assertNotLink(fs, path);
+	const stat = lstatOrUndefined(fs, path);
+	if (stat?.isSymbolicLink()) throw new StoreLinkError(path);
 	const fd = fs.open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
 	withFd(fs, fd, () => {
-		fs.fchmod(fd, 0o600);
+		// Set when new (the umask may have taken bits) or looser; a log already 0600 is left as it is.
+		if (stat === undefined || (stat.mode & 0o777) !== 0o600) fs.fchmod(fd, 0o600);
 		writeAll(fs, fd, Buffer.from(text));
 		if (options.sync) fs.fsync(fd);
 	});
