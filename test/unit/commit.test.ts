@@ -1,12 +1,13 @@
 // commit.ts: the order in which a commit makes things durable, seen from its filesystem calls. Every
 // backup (file and folder entry) and the journal are synced before the first target is renamed;
 // every new content is synced before any target changes; each folder is synced once per commit.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { type FsOps, realFs } from "../../src/fs-ops.ts";
-import { faultyFs } from "../support/faulty-fs.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { skillText, writeSkill } from "../support/fixtures.ts";
-import { createHarness, expectOk, textOf } from "../support/harness.ts";
+import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 /** What a commit did to the disk, in order: `fsync <path>`, `rename <to>`, `unlink <path>`. */
@@ -102,5 +103,37 @@ describe("commit: durability by step", function () {
 			events.filter((e) => e.startsWith("fsync")),
 			events.join("\n"),
 		).to.have.length(12);
+	});
+
+	it("writes nothing when a new content cannot be synced: every file not written, no temp file, no new folder", async function () {
+		const env = getEnv();
+		const skills = join(env.agentDir, "skills");
+		const files = SKILLS.map((name) => writeSkill(skills, name, skillText(name, "Old step.\n")));
+		const harness = createHarness(env);
+		for (const skill of SKILLS) expectOk(await harness.call({ action: "read", skill }));
+		let fail = false;
+		harness.fs = faultyFs(({ op, args }) => {
+			// The last op's temp file: the first two are synced and waiting, no target has changed.
+			if (op === "open") fail = String(args[0]).includes(join("cat", ".SKILL.md.selfskills-tmp-"));
+			if (op === "fsync" && fail) return errno("EIO", "injected fsync failure");
+		});
+		const result = await harness.call({
+			action: "operations",
+			operations: [
+				{ action: "write", skill: "ant", file: "references/new.md", content: "new\n" },
+				...SKILLS.map((skill) => ({ action: "patch", skill, old_string: "Old step.", new_string: "New step." })),
+			],
+		});
+		expectRefused(result, "io_error");
+		expect((result.details.operations as Array<{ fate: string }>).map((o) => o.fate)).to.deep.equal([
+			"not_written",
+			"not_written",
+			"not_written",
+			"not_written",
+		]);
+		for (const [i, file] of files.entries())
+			expect(readFileSync(file, "utf8")).to.equal(skillText(SKILLS[i], "Old step.\n"));
+		expect(existsSync(join(skills, "ant", "references")), "the folder made for the new file").to.equal(false);
+		for (const name of SKILLS) expect(readdirSync(join(skills, name)), name).to.deep.equal(["SKILL.md"]);
 	});
 });
