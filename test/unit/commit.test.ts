@@ -105,7 +105,7 @@ describe("commit: durability by step", function () {
 		).to.have.length(12);
 	});
 
-	it("writes nothing when a new content cannot be synced: every file not written, no temp file, no new folder", async function () {
+	it("writes nothing when a new content cannot be synced: not one file, temp file or new folder", async function () {
 		const env = getEnv();
 		const skills = join(env.agentDir, "skills");
 		const files = SKILLS.map((name) => writeSkill(skills, name, skillText(name, "Old step.\n")));
