@@ -669,6 +669,8 @@ interface Settling {
 	/** A call needs the stamps now: no more pauses. */
 	hurry: boolean;
 	cancelled: boolean;
+	/** Ends the current pause at once. */
+	wake?: () => void;
 }
 
 export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): DiscoveryCache {
@@ -691,6 +693,9 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 	): Promise<{ discovery: Discovery; kept?: Entry }> {
 		const builtAt = Date.now();
 		const fs = options.fs ?? realFs;
+		// The settings are read right away (the places follow from them): stat'ed before that.
+		const settingsFiles = [getGlobalSettingsPath(options.agentDir), getProjectSettingsPath(options.cwd)];
+		const settingsBefore = late ? settingsFiles.map((path) => [resolve(path), statOf(fs, path)] as const) : [];
 		const managers = createPackageManager(options);
 		const places = watchedPlaces(options, managers);
 		if (!places) {
@@ -699,7 +704,7 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 		}
 		const plainEntries = hasPlainEntries(managers);
 		if (late) {
-			const rule: StampRule = { builtAt, before: statPlaces(places, fs) };
+			const rule: StampRule = { builtAt, before: new Map([...statPlaces(places, fs), ...settingsBefore]) };
 			const discovery = await discoverSkills(options, managers.packageManager);
 			const fingerprint = emptyFingerprint(places, granularityMs, fs);
 			const kept: Entry = { key, options, fingerprint, discovery, plainEntries };
@@ -721,27 +726,48 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 		return { discovery };
 	}
 
-	/** The late walk, in slices between which pi goes on; then kept, dropped or built again. */
+	/** Nothing to stamp is left, or the entry went; never rejects (no call may be waiting for it). */
 	async function settle(self: Entry, walk: Generator<void, void, void>, settling: Settling): Promise<void> {
+		let next: Entry | undefined;
+		try {
+			next = await stampLate(self, walk, settling);
+		} catch {
+			// A walk or a second discovery that failed: the next call discovers for itself.
+			next = undefined;
+		}
+		self.settling = undefined;
+		if (entry === self && !settling.cancelled) entry = next;
+	}
+
+	/** The late walk, in slices between which pi goes on; then the entry kept, dropped or built again. */
+	async function stampLate(
+		self: Entry,
+		walk: Generator<void, void, void>,
+		settling: Settling,
+	): Promise<Entry | undefined> {
 		for (let done = false; !done; ) {
-			await new Promise((next) => setImmediate(next));
-			if (settling.cancelled) return;
+			await new Promise<void>((next) => {
+				settling.wake = next;
+				if (!settling.hurry) setImmediate(next);
+				else next();
+			});
+			if (settling.cancelled) return undefined;
 			const until = settling.hurry ? Number.POSITIVE_INFINITY : performance.now() + SLICE_MS;
 			do done = walk.next().done === true;
 			while (!done && performance.now() < until);
 		}
 		const { stamps } = self.fingerprint;
-		let next: Entry | undefined = self;
 		if (!self.discovery.skills.every((s) => stamps.has(s.filePath))) {
 			stats.unkept++;
-			next = undefined;
-		} else if ([...stamps.values()].some((stamp) => stamp.unsettled)) {
+			return undefined;
+		}
+		for (const stamp of stamps.values()) {
+			if (!stamp.unsettled) continue;
 			// Something changed around the build: what pi read is unknown, so pi reads again (stamped first).
 			stats.rebuilt++;
-			next = (await build(self.options, self.key, false)).kept;
+			return (await build(self.options, self.key, false)).kept;
 		}
-		self.settling = undefined;
-		if (entry === self && !settling.cancelled) entry = next;
+		return self;
 	}
 
 	return {
@@ -750,6 +776,7 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			const settling = entry?.settling;
 			if (settling) {
 				settling.hurry = true;
+				settling.wake?.();
 				await settling.done;
 			}
 			const key = keyOf(options);
