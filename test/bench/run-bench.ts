@@ -382,9 +382,8 @@ async function benchCreate(): Promise<void> {
 		}
 		const [c, p] = [summarize(times.create), summarize(times.patch)];
 		const { misses, followedCreates } = creating.deps.state.discoveryCache.stats;
-		console.log(
-			`create                 ${fmtMs(c)}   (discovery cache: ${followedCreates} creates followed, ${misses} misses)`,
-		);
+		const cacheNote = `(discovery cache: ${followedCreates} creates followed, ${misses} misses)`;
+		console.log(`create                 ${fmtMs(c)}   ${cacheNote}`);
 		console.log(`patch                  ${fmtMs(p)}   create/patch ${fmtRatio(c.median / p.median)}`);
 		rows.push({
 			figure: "create / patch, 4 KiB, disk",
