@@ -37,6 +37,7 @@ import {
 	describeSkill,
 	discoverSkills,
 	shareNameIndex,
+	skillNamed,
 	type DiscoverOptions,
 	type Discovery,
 	type SkillOrigin,
@@ -573,10 +574,11 @@ const sameOrigin = (a: SkillOrigin, b: SkillOrigin) =>
 	a.kind === b.kind && a.scope === b.scope && a.packageSource === b.packageSource;
 
 /**
- * The tool's own create of a skill folder, followed into the cache; false when the entry must be
- * dropped instead. Followed only when the new folder is the only new entry of its root and holds
- * only the SKILL.md written, pi's loader reads that file under the folder's name without a
- * diagnostic, and nothing can treat the new skill unlike the root's other skills: no glob or
+ * The tool's own create of a skill folder (or a restore of one), followed into the cache; false when
+ * the entry must be dropped instead. Followed only when the new folder is the only new entry of its
+ * root and holds only the SKILL.md written, pi's loader reads that file under the folder's name
+ * without a diagnostic, no skill has that name yet, and nothing can treat the new skill unlike the
+ * root's other skills: no glob or
  * override among the settings `skills` entries, no ignore file or SKILL.md in the root or above it,
  * no place pi scans inside the root. Those siblings are then one run of the discovery in the
  * root's listing order (the order pi walks it): the new skill takes its listing place in that run,
@@ -631,6 +633,8 @@ function followCreate(entry: Entry, change: LandedChange): boolean {
 	// The bytes are the ones gate 6 checked: pi's verdict on them is in the check cache.
 	const check = checkSkillContent(bytes.toString("utf8"), name);
 	if (check.name !== name || check.description === undefined || check.diagnostics.length > 0) return false;
+	// A create's name is new (gate); a restore's may not be, and pi would then keep only one of the two.
+	if (skillNamed(skills, name) !== undefined) return false;
 	const skill = describeSkill(entry.options, entry.discovery.roots, {
 		name,
 		description: check.description,

@@ -60,6 +60,22 @@ describe("discovery cache: following the tool's own create", function () {
 		expect(again.code).to.equal("exists");
 	});
 
+	it("follows a deleted skill put back by restore: later calls read as a fresh session's", async function () {
+		this.timeout(30_000);
+		const env = getEnv();
+		seed(env);
+		const tool = await session(env);
+		expect((await tool.call({ action: "read", skill: "mike" })).ok).to.equal(true);
+		const deleted = await tool.call({ action: "delete", skill: "mike" });
+		expect(deleted.ok, deleted.text).to.equal(true);
+		expect((await tool.call({ action: "list" })).text).to.not.contain("mike —");
+		const { misses } = tool.state.discoveryCache.stats;
+		const restored = await tool.call({ action: "restore", skill: "mike" });
+		expect(restored.ok, restored.text).to.equal(true);
+		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env));
+		expect(tool.state.discoveryCache.stats).to.deep.include({ misses, followedCreates: 1 });
+	});
+
 	it("discovers again when the root changed in any other way during the create", async function () {
 		this.timeout(30_000);
 		const env = getEnv();
