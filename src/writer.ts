@@ -156,14 +156,9 @@ export function createPrivateDirs(fs: FsOps, base: string): PrivateDirs {
 function ensurePrivateStep(fs: FsOps, base: string, step: string): void {
 	let stat = lstatOrUndefined(fs, step);
 	if (stat === undefined) {
-		const parent = dirname(step);
-		if (parent === base && !exists(fs, base)) mkdirDurable(fs, base);
-		try {
-			fs.mkdir(step, 0o700);
-		} catch (error) {
-			if (!(typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST")) throw error;
-		}
-		syncDir(fs, parent);
+		// The steps above were made sure of already; only the base (the user's own, not 0700) may be missing.
+		if (dirname(step) === base && !exists(fs, base)) mkdirDurable(fs, base);
+		mkdirDurable(fs, step, 0o700);
 		stat = fs.lstat(step);
 	}
 	if (stat.isSymbolicLink()) throw new StoreLinkError(step);

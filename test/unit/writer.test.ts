@@ -227,17 +227,19 @@ describe("writer", function () {
 		const base = () => getEnv().agentDir;
 
 		it("checks each folder once per operation, and a link planted before the next operation is refused", function () {
+			mkdirSync(join(base(), "selfskills", "backups", "a"), { recursive: true, mode: 0o700 });
+			mkdirSync(join(base(), "selfskills", "backups", "b"), { mode: 0o700 });
 			const lstats: string[] = [];
 			const fs = withFaults({ lstat: (path) => (lstats.push(path), realFs.lstat(path)) });
 			const dirs = createPrivateDirs(fs, base());
 			dirs.ensure(join(base(), "selfskills", "backups", "a"));
 			dirs.ensure(join(base(), "selfskills", "backups", "b"));
 			dirs.ensure(join(base(), "selfskills", "backups", "a"));
-			for (const step of ["selfskills", "selfskills/backups", "selfskills/backups/a", "selfskills/backups/b"])
-				expect(
-					lstats.filter((p) => p === join(base(), ...step.split("/"))),
-					step,
-				).to.have.length(2); // once to find it missing, once to check the folder just made
+			expect(lstats.sort()).to.deep.equal(
+				["selfskills", "selfskills/backups", "selfskills/backups/a", "selfskills/backups/b"]
+					.map((step) => join(base(), ...step.split("/")))
+					.sort(),
+			);
 			const outside = join(getEnv().root, "outside");
 			mkdirSync(outside);
 			rmSync(join(base(), "selfskills", "backups", "a"), { recursive: true });
