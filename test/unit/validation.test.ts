@@ -38,7 +38,7 @@ describe("validation", function () {
 			`---\nname: alpha\ndescription: ${"x".repeat(1100)}\ncompatibility: ${"y".repeat(600)}\n---`,
 			"\uFEFF---\nname: alpha\ndescription: After a byte order mark.\n---",
 			"---\r\nname: alpha\r\ndescription: CRLF line ends.\r\n---",
-			"---\rname: alpha\rdescription: Lone CR.\r---\nname: beta\ndescription: Seen only if CR is not a line end.\n---",
+			"---\rname: alpha\rdescription: Lone CR.\r---\nname: beta\ndescription: Seen if CR is no line end.\n---",
 			"---\nname: alpha\n\tdescription: tabbed\n---",
 			"# No frontmatter\n",
 			"---\nname: alpha\ndescription: Never closed.",
