@@ -36,6 +36,8 @@ import {
 	StoreLinkError,
 	sweepTempNames,
 	syncDir,
+	syncDirs,
+	syncWrites,
 	writePrivate,
 	type PreparedWrite,
 	type PrivateDirs,
@@ -142,7 +144,7 @@ export interface BackupStore {
 	 * Stores the backups of one commit (each file once): every one durable (file and folder entry
 	 * synced) when it returns, the store's folders checked once for all of them.
 	 */
-	storeAll(requests: readonly BackupRequest[]): StoredBackups;
+	storeAll(requests: readonly BackupRequest[]): Promise<StoredBackups>;
 	/** Backups of skill/relPath, newest first (old per-name and flat backups count too). */
 	list(skill: SkillRef, relPath: string): BackupEntry[];
 	/** Records the mode the file had when backup `id` of it was taken (see MODES). */
@@ -401,36 +403,83 @@ function planBackup(s: Store, dirs: PrivateDirs, request: BackupRequest): Planne
 	return { request, dir, entry, existing, same };
 }
 
-/**
- * The backups of one commit, grouped by step rather than by file: every new copy written and
- * fsynced, then each put in place (a held copy of the same bytes re-stamped instead), then each
- * folder synced once. When this returns, every backup is durable.
- */
-function storeAll(s: Store, requests: readonly BackupRequest[]): StoredBackups {
+/** A commit's backups planned, their new copies in temp files (a held copy of the same bytes needs none). */
+interface BegunStore {
+	readonly dirs: PrivateDirs;
+	readonly planned: readonly PlannedBackup[];
+	readonly writes: ReadonlyArray<PreparedWrite | undefined>;
+}
+
+/** Plans every backup and writes each new copy to its temp file (synced now, or by syncWrites when `deferSync`). */
+function beginStore(s: Store, requests: readonly BackupRequest[], deferSync: boolean): BegunStore {
 	const dirs = createPrivateDirs(s.fs, s.agentDir);
 	const planned = requests.map((request) => planBackup(s, dirs, request));
 	const writes: Array<PreparedWrite | undefined> = [];
-	let placed = 0;
 	try {
 		for (const p of planned)
-			writes.push(p.same ? undefined : prepareWrite(s.fs, p.entry.path, p.request.bytes, { mode: 0o600, dirs }));
-		for (; placed < planned.length; placed++) {
-			const p = planned[placed];
-			const write = writes[placed];
+			writes.push(
+				p.same ? undefined : prepareWrite(s.fs, p.entry.path, p.request.bytes, { mode: 0o600, dirs, deferSync }),
+			);
+	} catch (error) {
+		for (const write of writes) if (write) discardWrite(s.fs, write);
+		throw error;
+	}
+	return { dirs, planned, writes };
+}
+
+/** Puts each synced copy in place (a held copy of the same bytes re-stamped instead); a failure discards the rest. */
+function placeStored(s: Store, begun: BegunStore): void {
+	let placed = 0;
+	try {
+		for (; placed < begun.planned.length; placed++) {
+			const p = begun.planned[placed];
+			const write = begun.writes[placed];
 			if (write) finishWrite(s.fs, write);
 			else if (p.same) s.fs.rename(p.same.path, p.entry.path);
 		}
 	} finally {
-		for (const write of writes.slice(placed)) if (write) discardWrite(s.fs, write);
+		for (const write of begun.writes.slice(placed)) if (write) discardWrite(s.fs, write);
 	}
-	for (const dir of new Set(planned.map((p) => p.dir))) syncDir(s.fs, dir);
-	recordModes(s, dirs, planned);
+}
+
+/** The last step, once every backup is durable: the modes recorded, and the prune that goes with them. */
+function endStore(s: Store, begun: BegunStore): StoredBackups {
+	recordModes(s, begun.dirs, begun.planned);
+	const { planned } = begun;
 	return {
 		entries: planned.map((p) => p.entry),
 		prune: (cap) => {
 			for (const p of planned) pruneNamed(s, heldAfter(p).slice(Math.max(cap, 1)));
 		},
 	};
+}
+
+const backupFolders = (begun: BegunStore): string[] => [...new Set(begun.planned.map((p) => p.dir))];
+
+/**
+ * The backups of one commit, grouped by step rather than by file: every new copy written, then all
+ * fsynced at once, then each put in place, then every folder synced at once. When this resolves,
+ * every backup is durable.
+ */
+async function storeAll(s: Store, requests: readonly BackupRequest[]): Promise<StoredBackups> {
+	const begun = beginStore(s, requests, true);
+	try {
+		await syncWrites(s.fs, begun.writes);
+	} catch (error) {
+		for (const write of begun.writes) if (write) discardWrite(s.fs, write);
+		throw error;
+	}
+	placeStored(s, begun);
+	await syncDirs(s.fs, backupFolders(begun));
+	return endStore(s, begun);
+}
+
+/** One backup, synchronously (the side doors' store): its copy synced, put in place, its folder synced. */
+function storeOne(s: Store, request: BackupRequest): BackupEntry {
+	const begun = beginStore(s, [request], false);
+	placeStored(s, begun);
+	for (const dir of backupFolders(begun)) syncDir(s.fs, dir);
+	return endStore(s, begun).entries[0];
 }
 
 /** The file's backups once `p` was stored, newest first (the new one; a re-stamped one under its new name only). */
@@ -610,7 +659,7 @@ export function createBackupStore(fs: FsOps, agentDir: string): BackupStore {
 	return {
 		root: s.root,
 		list: (ref, relPath) => list(s, ref, relPath),
-		store: (key, relPath, bytes) => storeAll(s, [{ skill: key, relPath, bytes }]).entries[0],
+		store: (key, relPath, bytes) => storeOne(s, { skill: key, relPath, bytes }),
 		storeAll: (requests) => storeAll(s, requests),
 		recordMode: (key, relPath, id, mode) => recordMode(s, key, relPath, id, mode),
 		read: (entry) => readBackup(s, entry),

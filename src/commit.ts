@@ -32,7 +32,8 @@ import {
 	StoreLinkError,
 	SymlinkTargetError,
 	sweepTempFiles,
-	syncDir,
+	syncDirs,
+	syncWrites,
 	writeFileAtomic,
 	type PreparedWrite,
 } from "./writer.ts";
@@ -169,7 +170,10 @@ function prepareChange(ctx: CommitContext, change: FileChange, mode: number | un
 	if (change.after === null) return undefined;
 	if (change.before === null) mkdirDurable(ctx.fs, dirname(change.absPath));
 	const keep = change.before === null ? (change.mode ?? 0o644) : (change.restoreMode ?? mode);
-	return prepareWrite(ctx.fs, change.absPath, change.after, keep === undefined ? {} : { mode: keep });
+	return prepareWrite(ctx.fs, change.absPath, change.after, {
+		deferSync: true,
+		...(keep === undefined ? {} : { mode: keep }),
+	});
 }
 
 /**
@@ -208,25 +212,33 @@ interface Stop {
 }
 
 /**
- * Writes every file by step rather than one after the other: all new bytes synced in temp files
- * (until then no target has changed), then in order each target re-checked and renamed or
- * removed, then each folder synced once. Returns where it stopped, or undefined when all landed.
+ * Writes every file by step rather than one after the other: all new bytes written to temp files,
+ * then all synced at once (until then no target has changed), then in order each target re-checked
+ * and renamed or removed, then every folder synced at once. Returns where it stopped, or undefined
+ * when all landed. While a sync runs, calls on other files go on; the lock guard and the file are
+ * checked again right before each rename, after the last await.
  */
-function writeFiles(ctx: CommitContext, plan: CommitPlan, modes: ReadonlyArray<number | undefined>): Stop | undefined {
+async function writeFiles(
+	ctx: CommitContext,
+	plan: CommitPlan,
+	modes: ReadonlyArray<number | undefined>,
+): Promise<Stop | undefined> {
 	const { changes } = plan;
 	const writes: Array<PreparedWrite | undefined> = [];
 	let at = 0;
 	let replaced = 0;
 	try {
 		for (; at < changes.length; at++) writes.push(prepareChange(ctx, changes[at], modes[at]));
-		for (at = 0; at < changes.length; at++) {
+		// A failed sync belongs to no one file: it is reported on the first, as every file is not written.
+		at = 0;
+		await syncWrites(ctx.fs, writes);
+		for (; at < changes.length; at++) {
 			replaceChange(ctx, changes[at], writes[at]);
 			replaced = at + 1;
 		}
-		for (const [dir, first] of foldersOf(changes, writes)) {
-			at = first;
-			syncDir(ctx.fs, dir);
-		}
+		const folders = foldersOf(changes, writes);
+		at = folders.values().next().value ?? 0;
+		await syncDirs(ctx.fs, [...folders.keys()]);
 		return undefined;
 	} catch (error) {
 		return { replaced, failed: at, error };
@@ -359,7 +371,11 @@ interface Prepared {
  * `modes`: each file's mode when the commit began (it goes with the backup when not 0644, so a
  * restore puts it back; a snapshot keeps its own).
  */
-function backUpAll(ctx: CommitContext, plan: CommitPlan, modes: ReadonlyArray<number | undefined>): Prepared {
+async function backUpAll(
+	ctx: CommitContext,
+	plan: CommitPlan,
+	modes: ReadonlyArray<number | undefined>,
+): Promise<Prepared> {
 	const taken = plan.snapshots.map((s) => ({ plan: s, entry: ctx.store.snapshot(s.skill, s.dir, s.files) }));
 	const copies = plan.changes.map((change) => snapshotCopy(change, taken));
 	const requests: BackupRequest[] = [];
@@ -370,7 +386,7 @@ function backUpAll(ctx: CommitContext, plan: CommitPlan, modes: ReadonlyArray<nu
 		const skill = skillKey(change.skill, change.absPath, change.relPath);
 		requests.push({ skill, relPath: change.relPath, bytes: change.before, mode: modes[i] });
 	});
-	const stored = ctx.store.storeAll(requests);
+	const stored = await ctx.store.storeAll(requests);
 	const landed: LandedChange[] = [];
 	const entries: JournalEntry[] = [];
 	plan.changes.forEach((change, i) => {
@@ -454,7 +470,7 @@ function rollBack(ctx: CommitContext, plan: CommitPlan, failure: Failure): Commi
 	};
 }
 
-export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome {
+export async function commitPlan(plan: CommitPlan, ctx: CommitContext): Promise<CommitOutcome> {
 	const modes: Array<number | undefined> = [];
 	for (const change of plan.changes) {
 		const checked = recheckOne(ctx, change);
@@ -466,7 +482,7 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 
 	let prepared: Prepared;
 	try {
-		prepared = backUpAll(ctx, plan, modes);
+		prepared = await backUpAll(ctx, plan, modes);
 	} catch (error) {
 		return notWritten(plan, error);
 	}
@@ -476,7 +492,7 @@ export function commitPlan(plan: CommitPlan, ctx: CommitContext): CommitOutcome 
 	} catch (error) {
 		return notWritten(plan, error);
 	}
-	const stop = writeFiles(ctx, plan, modes);
+	const stop = await writeFiles(ctx, plan, modes);
 	if (stop) return rollBack(ctx, plan, { prepared, journal, ...stop });
 	try {
 		for (const change of plan.changes) verify(ctx, change);

@@ -10,6 +10,11 @@ export interface FsOps {
 	open(path: string, flags: number, mode: number): number;
 	write(fd: number, bytes: Uint8Array, offset: number): number;
 	fsync(fd: number): void;
+	/**
+	 * fsyncs every fd at once (on the thread pool), so the file system can commit them together; rejects
+	 * with the first failure in `fds` order once all have settled (no fd is closed while a sync on it runs).
+	 */
+	fsyncAll(fds: readonly number[]): Promise<void>;
 	fchmod(fd: number, mode: number): void;
 	close(fd: number): void;
 	rename(from: string, to: string): void;
@@ -101,6 +106,15 @@ export const realFs: FsOps = {
 	open: (path, flags, mode) => fs.openSync(path, flags, mode),
 	write: (fd, bytes, offset) => fs.writeSync(fd, bytes, offset, bytes.length - offset),
 	fsync: (fd) => fs.fsyncSync(fd),
+	fsyncAll: async (fds) => {
+		// One fd gains nothing from the thread pool: synced in place, without the round trip to it.
+		if (fds.length === 1) return fs.fsyncSync(fds[0]);
+		const settled = await Promise.allSettled(
+			fds.map((fd) => new Promise<void>((done, fail) => fs.fsync(fd, (error) => (error ? fail(error) : done())))),
+		);
+		const failed = settled.find((result) => result.status === "rejected");
+		if (failed) throw failed.reason;
+	},
 	fchmod: (fd, mode) => fs.fchmodSync(fd, mode),
 	close: (fd) => fs.closeSync(fd),
 	rename: (from, to) => fs.renameSync(from, to),

@@ -450,7 +450,7 @@ async function commitPlanned(
 ): Promise<MutationResult | Refusal> {
 	const diff = diffChanges(planned.changes);
 	const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
-	const outcome = commitPlan(commitPlanOf(planned), {
+	const outcome = await commitPlan(commitPlanOf(planned), {
 		fs: ctx.fs,
 		agentDir: ctx.agentDir,
 		store: ctx.store,

@@ -241,6 +241,11 @@ export interface AtomicWriteOptions {
 	readonly storeBase?: string;
 	/** The folders the file lies in, made sure of in this operation: its folder's real path is known. */
 	readonly dirs?: PrivateDirs;
+	/**
+	 * prepareWrite leaves the temp file open and not synced, for syncWrites to sync with others at
+	 * once; finishWrite refuses it until then.
+	 */
+	readonly deferSync?: boolean;
 }
 
 /** A new content written and synced in a temp file beside its target, not renamed over it yet. */
@@ -249,6 +254,8 @@ export interface PreparedWrite {
 	/** The target's folder as it resolved when the temp file was made (the folder to sync). */
 	readonly realDir: string;
 	readonly temp: string;
+	/** The temp file while its fsync is deferred (see AtomicWriteOptions.deferSync); closed by syncWrites. */
+	fd?: number;
 }
 
 /**
@@ -272,6 +279,16 @@ export function prepareWrite(
 	);
 	const fd = fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
 	try {
+		if (options.deferSync) {
+			try {
+				writeAll(fs, fd, bytes);
+				fs.fchmod(fd, mode);
+			} catch (error) {
+				closeQuietly(fs, fd);
+				throw error;
+			}
+			return { path, realDir, temp, fd };
+		}
 		withFd(fs, fd, () => {
 			writeAll(fs, fd, bytes);
 			fs.fchmod(fd, mode);
@@ -285,12 +302,68 @@ export function prepareWrite(
 }
 
 /**
+ * The deferred fsyncs of prepared writes, issued at once (fsyncAll), then each temp file closed.
+ * The first error is thrown once every sync has settled and every file is closed; the temp files
+ * stay for finishWrite or discardWrite.
+ */
+export async function syncWrites(fs: FsOps, writes: ReadonlyArray<PreparedWrite | undefined>): Promise<void> {
+	const open = writes.filter((w): w is PreparedWrite => w?.fd !== undefined);
+	const fds = open.flatMap((w) => (w.fd === undefined ? [] : [w.fd]));
+	try {
+		await closingAfter(fs, fds, () => fs.fsyncAll(fds));
+	} finally {
+		// Closed either way: a failed write is discarded (its temp file unlinked), never closed twice.
+		for (const w of open) w.fd = undefined;
+	}
+}
+
+/** syncDir for many folders at once: each opened, all fsynced together (fsyncAll), each closed. */
+export async function syncDirs(fs: FsOps, dirs: readonly string[]): Promise<void> {
+	const fds: number[] = [];
+	try {
+		for (const dir of dirs) fds.push(fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY, 0));
+	} catch (error) {
+		for (const fd of fds) closeQuietly(fs, fd);
+		throw error;
+	}
+	await closingAfter(fs, fds, () => fs.fsyncAll(fds));
+}
+
+/** Awaits `sync`, then closes every fd; the first error (the sync's, else a close's) is thrown after all are closed. */
+async function closingAfter(fs: FsOps, fds: readonly number[], sync: () => Promise<void>): Promise<void> {
+	let failure: { error: unknown } | undefined;
+	try {
+		await sync();
+	} catch (error) {
+		failure = { error };
+	}
+	for (const fd of fds) {
+		try {
+			fs.close(fd);
+		} catch (error) {
+			failure ??= { error };
+		}
+	}
+	if (failure) throw failure.error;
+}
+
+function closeQuietly(fs: FsOps, fd: number): void {
+	try {
+		fs.close(fd);
+	} catch {
+		// Keep the error that happened first.
+	}
+}
+
+/**
  * The second half: the folder checked to resolve where it did, `beforeRename` (the caller's check
  * of the file being replaced), then the rename. The folder is not synced: the caller syncs
  * `realDir` (once for all the files a commit renamed there). A failure leaves the temp file to
  * discardWrite.
  */
 export function finishWrite(fs: FsOps, write: PreparedWrite, beforeRename?: () => void): void {
+	// Never renamed before its bytes are durable.
+	if (write.fd !== undefined) throw new Error(`${write.temp} is not synced yet (syncWrites)`);
 	const dir = dirname(write.path);
 	if (fs.realpath(dir) !== write.realDir) throw new SymlinkTargetError(dir);
 	// Last, right before the rename: the caller's check of the file being replaced.
@@ -300,6 +373,8 @@ export function finishWrite(fs: FsOps, write: PreparedWrite, beforeRename?: () =
 
 /** Removes the temp file of a write that will not be finished; never throws. */
 export function discardWrite(fs: FsOps, write: PreparedWrite): void {
+	if (write.fd !== undefined) closeQuietly(fs, write.fd);
+	write.fd = undefined;
 	unlinkQuietly(fs, write.temp);
 }
 

@@ -30,7 +30,7 @@ const fs = faultyFs((call) => {
 	}
 	return undefined;
 });
-const outcome = commitPlan(scenarioPlan(agentDir), {
+const outcome = await commitPlan(scenarioPlan(agentDir), {
 	fs,
 	agentDir,
 	store: createBackupStore(fs, agentDir),

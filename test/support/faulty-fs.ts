@@ -4,7 +4,8 @@
 import { constants } from "node:fs";
 import { type FsOps, realFs } from "../../src/fs-ops.ts";
 
-export type FsOp = keyof FsOps;
+/** The ops a rule sees: fsyncAll is seen as its single fsyncs, one per fd. */
+export type FsOp = Exclude<keyof FsOps, "fsyncAll">;
 
 /** One filesystem call as a rule sees it. */
 export interface FsCall {
@@ -36,7 +37,8 @@ export function faultyFs(plan: FaultPlan = {}, base: FsOps = realFs): FaultyFs {
 	const counts = new Map<FsOp, number>();
 	let seq = 0;
 	const wrapped: Record<string, unknown> = { log };
-	for (const op of Object.keys(realFs) as FsOp[]) {
+	for (const op of Object.keys(realFs) as Array<keyof FsOps>) {
+		if (op === "fsyncAll") continue;
 		const original = base[op] as (...args: unknown[]) => unknown;
 		const rule = typeof plan === "function" ? plan : plan[op];
 		wrapped[op] = (...args: unknown[]) => {
@@ -49,6 +51,12 @@ export function faultyFs(plan: FaultPlan = {}, base: FsOps = realFs): FaultyFs {
 			return original(...args);
 		};
 	}
+	// One call point per fd, in order, exactly as the same fsyncs made one after the other: each is
+	// logged and run by the fsync rule (and base.fsync), and the first failure ends the rest.
+	const fsync = wrapped.fsync as FsOps["fsync"];
+	wrapped.fsyncAll = async (fds: readonly number[]) => {
+		for (const fd of fds) fsync(fd);
+	};
 	return wrapped as unknown as FaultyFs;
 }
 

@@ -38,6 +38,15 @@ function thrownBy(fn: () => unknown): unknown {
 	return undefined;
 }
 
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+	try {
+		await promise;
+	} catch (error) {
+		return error;
+	}
+	return undefined;
+}
+
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 const ID = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
 const ALPHA = { name: "alpha", dir: "/skills/alpha" };
@@ -143,10 +152,10 @@ describe("backup store", function () {
 		expect(s.list(ALPHA, "SKILL.md").map((e) => e.id)).to.deep.equal([ids[4]]);
 	});
 
-	it("stores a commit's backups together: each in place, modes not 0644 recorded, pruned from its list", function () {
+	it("stores a commit's backups together: each in place, modes not 0644 recorded, pruned from its list", async () => {
 		const s = store();
 		const held = [1, 2, 3].map((n) => s.store(ALPHA, "SKILL.md", Buffer.from(`v${n}`)).id);
-		const stored = s.storeAll([
+		const stored = await s.storeAll([
 			{ skill: ALPHA, relPath: "SKILL.md", bytes: Buffer.from("v4"), mode: 0o644 },
 			{ skill: ALPHA, relPath: "scripts/run.sh", bytes: Buffer.from("#!/bin/sh\n"), mode: 0o755 },
 			{ skill: BETA, relPath: "SKILL.md", bytes: Buffer.from("beta"), mode: 0o600 },
@@ -163,7 +172,7 @@ describe("backup store", function () {
 		expect(s.list(ALPHA, "scripts/run.sh")).to.have.length(1);
 	});
 
-	it("walks the store's folders once for a commit's backups, and refuses a link planted before the next", function () {
+	it("walks the store's folders once for a commit's backups, and refuses a link planted before the next", async () => {
 		const s = store();
 		s.store(ALPHA, "SKILL.md", Buffer.from("v1"));
 		s.store(BETA, "SKILL.md", Buffer.from("b1"));
@@ -172,7 +181,7 @@ describe("backup store", function () {
 			{ ...realFs, lstat: (path) => (lstats.push(path), realFs.lstat(path)) },
 			getEnv().agentDir,
 		);
-		counting.storeAll([
+		await counting.storeAll([
 			{ skill: ALPHA, relPath: "SKILL.md", bytes: Buffer.from("v2") },
 			{ skill: BETA, relPath: "SKILL.md", bytes: Buffer.from("b2") },
 		]);
@@ -189,7 +198,7 @@ describe("backup store", function () {
 		rmSync(folder, { recursive: true });
 		symlinkSync(outside, folder);
 		expect(
-			thrownBy(() => counting.storeAll([{ skill: ALPHA, relPath: "SKILL.md", bytes: Buffer.from("v3") }])),
+			await rejectionOf(counting.storeAll([{ skill: ALPHA, relPath: "SKILL.md", bytes: Buffer.from("v3") }])),
 		).to.be.instanceOf(StoreLinkError);
 		expect(readdirSync(outside)).to.deep.equal([]);
 	});

@@ -35,17 +35,52 @@ function recordingFs(events: string[]): FsOps {
 	};
 }
 
+/**
+ * recordingFs with fsyncAll kept as it runs in production (realFs, all at once): each group is one
+ * event, `sync <path>|<path>...`, logged when it has settled; a close of an fd while its group
+ * runs is logged as `closed in flight <path>`.
+ */
+function groupingFs(events: string[]): FsOps {
+	const paths = new Map<number, string>();
+	const inFlight = new Set<number>();
+	return {
+		...recordingFs(events),
+		open: (path, flags, mode) => {
+			const fd = realFs.open(path, flags, mode);
+			paths.set(fd, path);
+			return fd;
+		},
+		fsync: (fd) => {
+			realFs.fsync(fd);
+			events.push(`fsync ${paths.get(fd)}`);
+		},
+		fsyncAll: async (fds) => {
+			for (const fd of fds) inFlight.add(fd);
+			try {
+				await realFs.fsyncAll(fds);
+			} finally {
+				for (const fd of fds) inFlight.delete(fd);
+			}
+			events.push(`sync ${fds.map((fd) => paths.get(fd)).join("|")}`);
+		},
+		close: (fd) => {
+			if (inFlight.has(fd)) events.push(`closed in flight ${paths.get(fd)}`);
+			realFs.close(fd);
+		},
+	};
+}
+
 describe("commit: durability by step", function () {
 	const getEnv = useTempEnv();
 	const SKILLS = ["ant", "bee", "cat"];
 
-	async function patchAll(batch: boolean): Promise<{ events: string[]; files: string[] }> {
+	async function patchAll(batch: boolean, grouped = false): Promise<{ events: string[]; files: string[] }> {
 		const env = getEnv();
 		const files = SKILLS.map((name) =>
 			writeSkill(join(env.agentDir, "skills"), name, skillText(name, "Old step.\n")),
 		);
 		const events: string[] = [];
-		const harness = createHarness(env, faultyFs({}, recordingFs(events)));
+		const harness = createHarness(env, grouped ? groupingFs(events) : faultyFs({}, recordingFs(events)));
 		for (const skill of SKILLS) expectOk(await harness.call({ action: "read", skill }));
 		// The second round is the one looked at: the first made the store's folders and notes.
 		for (const [from, to] of [
@@ -103,6 +138,82 @@ describe("commit: durability by step", function () {
 			events.filter((e) => e.startsWith("fsync")),
 			events.join("\n"),
 		).to.have.length(12);
+	});
+
+	/** The paths of a `sync a|b|c` event, or undefined for another event. */
+	const group = (event: string): string[] | undefined =>
+		event.startsWith("sync ") ? event.slice("sync ".length).split("|") : undefined;
+
+	it("syncs each step's files at once, and each group before the renames that need it", async function () {
+		const { events, files } = await patchAll(true, true);
+		const log = events.join("\n");
+		const backups = join(getEnv().agentDir, "selfskills", "backups");
+		const journal = join(getEnv().agentDir, "selfskills", "journal");
+		const skills = join(getEnv().agentDir, "skills");
+		expect(log).not.to.include("closed in flight");
+		const at = (pred: (paths: string[]) => boolean): number => {
+			const found = events.findIndex((e) => {
+				const paths = group(e);
+				return paths !== undefined && pred(paths);
+			});
+			expect(found, log).to.be.greaterThan(-1);
+			return found;
+		};
+		const allIn = (dir: string, temp: boolean) => (paths: string[]) =>
+			paths.length === 3 && paths.every((p) => p.startsWith(dir) && p.includes(".selfskills-tmp-") === temp);
+		const backupTemps = at(allIn(backups, true));
+		const backupDirs = at(
+			(paths) => paths.length === 3 && paths.every((p) => p.startsWith(backups) && p.endsWith("/SKILL.md")),
+		);
+		const targetTemps = at(allIn(skills, true));
+		const targetDirs = at(
+			(paths) => paths.length === 3 && paths.every((p) => files.some((f) => p === join(f, ".."))),
+		);
+		const backupRenames = events.flatMap((e, i) => (e.startsWith(`rename ${backups}`) ? [i] : []));
+		const targetRenames = files.map((f) => events.indexOf(`rename ${f}`));
+		const journalSync = events.indexOf(`fsync ${journal}`);
+		expect(backupRenames, log).to.have.length(3);
+		// Every backup's copy durable before it is renamed into place, and its folder entry after.
+		expect(Math.min(...backupRenames), log).to.be.greaterThan(backupTemps);
+		expect(backupDirs, log).to.be.greaterThan(Math.max(...backupRenames));
+		// Backups, their folders, the journal and every new content durable before the first target changes.
+		const firstTarget = Math.min(...targetRenames);
+		for (const [what, index] of Object.entries({ backupDirs, journalSync, targetTemps }))
+			expect(index, `${what}\n${log}`).to.be.greaterThan(-1).and.lessThan(firstTarget);
+		// Each skill folder synced once, after every rename into it.
+		expect(targetDirs, log).to.be.greaterThan(Math.max(...targetRenames));
+		expect(
+			events.filter((e) => e.startsWith("fsync") && e.includes(".selfskills-tmp-") && !e.includes(journal)),
+			"no backup copy or new content synced on its own (the journal is, before the first target)",
+		).to.deep.equal([]);
+	});
+
+	it("syncs one patch in four groups: backup copy, backup folder, new content, skill folder", async function () {
+		const { events, files } = await patchAll(false, true);
+		const log = events.join("\n");
+		expect(log).not.to.include("closed in flight");
+		const backups = join(getEnv().agentDir, "selfskills", "backups");
+		// The last patch: from its backup's sync to its folder's.
+		const file = files[files.length - 1];
+		const last = events.slice(events.findLastIndex((e) => e.startsWith(`sync ${backups}`) && e.includes("-tmp-")));
+		const kinds = last.flatMap((e) => {
+			const paths = group(e);
+			if (paths)
+				return [
+					`sync ${paths.map((p) => (p.startsWith(backups) ? "backup" : "skill")).join("|")}` +
+						(paths[0].includes("-tmp-") ? " temp" : " folder"),
+				];
+			if (e === `rename ${file}`) return ["rename target"];
+			return e.startsWith(`rename ${backups}`) ? ["rename backup"] : [];
+		});
+		expect(kinds, log).to.deep.equal([
+			"sync backup temp",
+			"rename backup",
+			"sync backup folder",
+			"sync skill temp",
+			"rename target",
+			"sync skill folder",
+		]);
 	});
 
 	it("writes nothing when a new content cannot be synced: not one file, temp file or new folder", async function () {

@@ -28,10 +28,14 @@ import {
 	StoreLinkError,
 	sweepTempFiles,
 	SymlinkTargetError,
+	syncDirs,
+	syncWrites,
 	TEMP_MARK,
 	unshareBackup,
 	writeFileAtomic,
+	type PreparedWrite,
 } from "../../src/writer.ts";
+import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
 const fail =
@@ -42,6 +46,15 @@ const fail =
 
 function withFaults(overrides: Partial<FsOps>): FsOps {
 	return { ...realFs, ...overrides };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<NodeJS.ErrnoException> {
+	try {
+		await promise;
+	} catch (error) {
+		return error as NodeJS.ErrnoException;
+	}
+	throw new Error("expected a rejection");
 }
 
 function thrown(fn: () => void): NodeJS.ErrnoException {
@@ -142,6 +155,77 @@ describe("writer", function () {
 		discardWrite(realFs, dropped);
 		expect(readFileSync(target, "utf8")).to.equal("new\n");
 		expect(readdirSync(dir)).to.deep.equal(["SKILL.md"]);
+	});
+
+	describe("syncs issued at once", function () {
+		it("syncs deferred writes together, and never renames one before its sync", async function () {
+			const { dir, target } = setup();
+			const other = join(dir, "other.md");
+			const writes = [
+				prepareWrite(realFs, target, Buffer.from("new\n"), { deferSync: true }),
+				undefined,
+				prepareWrite(realFs, other, Buffer.from("other\n"), { deferSync: true }),
+			];
+			expect(thrown(() => finishWrite(realFs, writes[0] as PreparedWrite)).message).to.include("not synced yet");
+			expect(readFileSync(target, "utf8")).to.equal("original\n");
+			const closed: number[] = [];
+			await syncWrites({ ...realFs, close: (fd) => (closed.push(fd), realFs.close(fd)) }, writes);
+			expect(closed, "each temp file closed once synced").to.have.length(2);
+			for (const write of writes) if (write) finishWrite(realFs, write);
+			expect(readFileSync(target, "utf8")).to.equal("new\n");
+			expect(readFileSync(other, "utf8")).to.equal("other\n");
+			expect(readdirSync(dir).sort()).to.deep.equal(["SKILL.md", "other.md"]);
+		});
+
+		it("closes every file once all syncs settled and throws the first error; no temp file is left", async () => {
+			const { dir, target } = setup();
+			const events: string[] = [];
+			const fs = withFaults({
+				fsyncAll: async (fds) => {
+					events.push("sync begins");
+					await realFs.fsyncAll(fds);
+					events.push("sync settled");
+					throw errno("EIO", "injected");
+				},
+				close: (fd) => (events.push("close"), realFs.close(fd)),
+			});
+			const writes = [1, 2].map((n) => prepareWrite(fs, target, Buffer.from(`v${n}\n`), { deferSync: true }));
+			expect((await rejection(syncWrites(fs, writes))).code).to.equal("EIO");
+			expect(events).to.deep.equal(["sync begins", "sync settled", "close", "close"]);
+			for (const write of writes) discardWrite(fs, write);
+			expect(events, "never closed twice").to.have.length(4);
+			expect(readFileSync(target, "utf8")).to.equal("original\n");
+			expect(readdirSync(dir)).to.deep.equal(["SKILL.md"]);
+			expect((await rejection(syncDirs(fs, [dir, dir]))).code).to.equal("EIO");
+			expect(events.slice(4)).to.deep.equal(["sync begins", "sync settled", "close", "close"]);
+		});
+
+		it("realFs.fsyncAll rejects with the first failing fd's error once every sync has settled", async function () {
+			const { target } = setup();
+			const fd = realFs.open(target, 0, 0);
+			try {
+				expect((await rejection(realFs.fsyncAll([fd, 2 ** 30, fd]))).code).to.equal("EBADF");
+				await realFs.fsyncAll([fd, fd]);
+			} finally {
+				realFs.close(fd);
+			}
+		});
+
+		it("counts and fails in the fault-injecting fs as the same fsyncs one after the other", async function () {
+			const { target } = setup();
+			const fd = realFs.open(target, 0, 0);
+			try {
+				const fs = faultyFs({ fsync: ({ index }) => (index === 1 ? errno("EIO") : undefined) });
+				expect((await rejection(fs.fsyncAll([fd, fd, fd]))).code).to.equal("EIO");
+				// The third is never made, as it would not be after the second failed.
+				expect(fs.log.map((c) => [c.op, c.index, c.args[0]])).to.deep.equal([
+					["fsync", 0, fd],
+					["fsync", 1, fd],
+				]);
+			} finally {
+				realFs.close(fd);
+			}
+		});
 	});
 
 	it("does not replace the target when beforeRename throws", function () {
