@@ -10,9 +10,11 @@ import { skillText, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
-/** What a commit did to the disk, in order: `fsync <path>`, `rename <to>`, `unlink <path>`. */
-function recordingFs(events: string[]): FsOps {
-	const paths = new Map<number, string>();
+/**
+ * What a commit did to the disk, in order: `fsync <path>`, `rename <to>`, `unlink <path>`; `paths`
+ * collects the path each fd was opened for.
+ */
+function recordingFs(events: string[], paths = new Map<number, string>()): FsOps {
 	return {
 		...realFs,
 		open: (path, flags, mode) => {
@@ -44,16 +46,7 @@ function groupingFs(events: string[]): FsOps {
 	const paths = new Map<number, string>();
 	const inFlight = new Set<number>();
 	return {
-		...recordingFs(events),
-		open: (path, flags, mode) => {
-			const fd = realFs.open(path, flags, mode);
-			paths.set(fd, path);
-			return fd;
-		},
-		fsync: (fd) => {
-			realFs.fsync(fd);
-			events.push(`fsync ${paths.get(fd)}`);
-		},
+		...recordingFs(events, paths),
 		fsyncAll: async (fds) => {
 			for (const fd of fds) inFlight.add(fd);
 			try {
