@@ -237,6 +237,9 @@ function removeLockFolder(fs: FsOps, path: string): void {
  */
 function takeOver(fs: FsOps, lockPath: string, judged: string): boolean {
 	const grave = `${lockPath}.taken-${process.pid}-${randomBytes(4).toString("hex")}`;
+	// Judged a moment ago (a /proc read and a signal since): still the same folder right before the
+	// rename, or another taker already replaced it and there is nothing to take.
+	if (readOr(() => identity(fs, lockPath), "") !== judged) return false;
 	try {
 		fs.rename(lockPath, grave);
 	} catch {
