@@ -97,29 +97,28 @@ describe("discovery cache: following the tool's own create", function () {
 		expect(tool.state.discoveryCache.stats).to.deep.include({ misses: misses + 1, followedCreates: 0 });
 	});
 
+	/** Creates `name`, which pi will not load: the list after it is a fresh one's, without it, not followed. */
+	async function expectRediscoveredWithout(env: TempEnv, name: string): Promise<void> {
+		const tool = await session(env);
+		await create(tool, name);
+		const listed = (await tool.call({ action: "list" })).text;
+		expect(listed).to.equal(await freshList(env));
+		expect(listed).to.not.contain(`${name} —`);
+		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(0);
+	}
+
 	it("discovers again when an ignore file in the root could hide the new skill", async function () {
 		this.timeout(30_000);
 		const env = getEnv();
-		const root = seed(env);
-		writeFileSync(join(root, ".gitignore"), "hidden-*/\n");
-		const tool = await session(env);
-		await create(tool, "hidden-one");
-		const listed = (await tool.call({ action: "list" })).text;
-		expect(listed).to.equal(await freshList(env));
-		expect(listed).to.not.contain("hidden-one —");
-		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(0);
+		writeFileSync(join(seed(env), ".gitignore"), "hidden-*/\n");
+		await expectRediscoveredWithout(env, "hidden-one");
 	});
 
 	it("discovers again when a settings `skills` override could disable the new skill", async function () {
 		this.timeout(30_000);
 		const env = getEnv();
 		seed(env, { skills: ["!**/excluded-*"] });
-		const tool = await session(env);
-		await create(tool, "excluded-one");
-		const listed = (await tool.call({ action: "list" })).text;
-		expect(listed).to.equal(await freshList(env));
-		expect(listed).to.not.contain("excluded-one —");
-		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(0);
+		await expectRediscoveredWithout(env, "excluded-one");
 	});
 
 	it("discovers again when the skillsDir holds no skill yet (no sibling tells pi's order)", async function () {
