@@ -85,23 +85,34 @@ export function nameProblems(name: string): string[] {
 	return problems;
 }
 
-/** The last few texts' frontmatter: a patch asks for its after text's three times (rules, name, description). */
-const recentFrontmatter: Array<{ text: string; frontmatter: Readonly<Record<string, unknown>> | undefined }> = [];
-
-/** The frontmatter pi's parser reads from `text` (a leading byte order mark dropped), undefined when it throws. */
-function frontmatterOf(text: string): Readonly<Record<string, unknown>> | undefined {
-	const known = recentFrontmatter.find((r) => r.text === text);
-	if (known) return known.frontmatter;
-	let frontmatter: Record<string, unknown> | undefined;
-	try {
-		frontmatter = parseFrontmatter<Record<string, unknown>>(text.replace(/^\uFEFF/, "")).frontmatter;
-	} catch {
-		frontmatter = undefined;
-	}
-	recentFrontmatter.unshift({ text, frontmatter });
-	if (recentFrontmatter.length > 4) recentFrontmatter.pop();
-	return frontmatter;
+/**
+ * `compute` remembered for the last four texts: one patch asks about its before and after text
+ * several times, and `===` on two equal strings is a memory compare, far cheaper than hashing or
+ * parsing a 1 MB text again.
+ */
+function lastFew<T>(compute: (text: string) => T): (text: string) => T {
+	const recent: Array<{ text: string; value: T }> = [];
+	return (text) => {
+		const known = recent.find((r) => r.text === text);
+		if (known) return known.value;
+		const value = compute(text);
+		recent.unshift({ text, value });
+		if (recent.length > 4) recent.pop();
+		return value;
+	};
 }
+
+/**
+ * The frontmatter pi's parser reads from `text` (a leading byte order mark dropped), undefined when
+ * it throws; a patch asks for its after text's three times (rules, name, description).
+ */
+const frontmatterOf = lastFew((text): Readonly<Record<string, unknown>> | undefined => {
+	try {
+		return parseFrontmatter<Record<string, unknown>>(text.replace(/^\uFEFF/, "")).frontmatter;
+	} catch {
+		return undefined;
+	}
+});
 
 /** The package's own rules, applied on every pi line (1.6's loader is looser than 0.73's). */
 function strictDiagnostics(content: string, dirName: string): SkillDiagnostic[] {
@@ -171,18 +182,8 @@ export interface SkillCheck {
 	readonly diagnostics: readonly SkillDiagnostic[];
 }
 
-/** The last few texts' hashes: one patch asks about its before and after text several times. */
-const recentHashes: Array<{ text: string; hash: string }> = [];
-
-function hashText(text: string): string {
-	// `===` on two equal strings is a memory compare: far cheaper than hashing a 1 MB text again.
-	const known = recentHashes.find((r) => r.text === text);
-	if (known) return known.hash;
-	const hash = sha256(text);
-	recentHashes.unshift({ text, hash });
-	if (recentHashes.length > 4) recentHashes.pop();
-	return hash;
-}
+/** A text's sha256, for the last few texts. */
+const hashText = lastFew(sha256);
 
 /**
  * The part of a text a verdict depends on: up to and including the first "\n---" after its opening
