@@ -230,15 +230,39 @@ function removeLockFolder(fs: FsOps, path: string): void {
 	readOr(() => fs.rmdir(path), undefined);
 }
 
+/** A take-over mutex older than this was left by a taker that died mid-way (one holds it for microseconds). */
+const TAKE_OVER_STALE_MS = 5_000;
+
 /**
- * Takes over the lock folder judged abandoned (`judged`: its identity then). Renaming it away is
- * atomic, so of several takers exactly one wins; a folder that is no longer the judged one (it was
- * released and taken again meanwhile) is put back, or its holder finds its lock gone at assertHeld.
+ * Takes over the lock folder judged abandoned (`judged`: its identity then), under the lock's
+ * take-over mutex (a folder beside it, made with mkdir): of several takers that judged the same
+ * dead holder only one checks and renames at a time, so none can rename away the live lock another
+ * taker made right after its own take-over. Renaming it away is atomic; a folder that is no longer
+ * the judged one (released and taken again meanwhile) is put back, or its holder finds its lock gone
+ * at assertHeld.
  */
-function takeOver(fs: FsOps, lockPath: string, judged: string): boolean {
+export function takeOver(fs: FsOps, lockPath: string, judged: string): boolean {
+	const mutex = `${lockPath}.taking`;
+	try {
+		fs.mkdir(mutex, 0o700);
+	} catch {
+		// Another taker is at it (try again after the backoff), or one died holding it: cleared once stale.
+		const stat = readOr(() => fs.lstat(mutex), undefined);
+		if (stat?.isDirectory() && Date.now() - stat.mtimeMs > TAKE_OVER_STALE_MS)
+			readOr(() => fs.rmdir(mutex), undefined);
+		return false;
+	}
+	try {
+		return renameAway(fs, lockPath, judged);
+	} finally {
+		readOr(() => fs.rmdir(mutex), undefined);
+	}
+}
+
+function renameAway(fs: FsOps, lockPath: string, judged: string): boolean {
 	const grave = `${lockPath}.taken-${process.pid}-${randomBytes(4).toString("hex")}`;
-	// Judged a moment ago (a /proc read and a signal since): still the same folder right before the
-	// rename, or another taker already replaced it and there is nothing to take.
+	// Judged a moment ago (a /proc read and a signal since): still the same folder, or another taker
+	// already replaced it and there is nothing to take.
 	if (readOr(() => identity(fs, lockPath), "") !== judged) return false;
 	try {
 		fs.rename(lockPath, grave);

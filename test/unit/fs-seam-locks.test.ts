@@ -2,12 +2,13 @@
 // a dead holder's lock all go through the `fs` of the lock options, and a fault in the owner record
 // leaves the lock valid (only the timed stale rule could free it then).
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { Refusal } from "../../src/errors.ts";
-import { getLockPath, type LockOptions, queueKey, withFileLocks } from "../../src/locks.ts";
+import { realFs } from "../../src/fs-ops.ts";
+import { getLockPath, type LockOptions, queueKey, takeOver, withFileLocks } from "../../src/locks.ts";
 import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
@@ -128,5 +129,52 @@ describe("locks through an injected FsOps", function () {
 		expect((outcome as Refusal).data.errno).to.equal("ELOCKED");
 		expect(fs.log.some((call) => call.op === "rename" && call.args[0] === lockPath)).to.equal(true);
 		expect(readFileSync(join(lockPath, "owner"), "utf8")).to.equal(record);
+	});
+
+	describe("the take-over mutex", function () {
+		/** What takeOver compares a lock folder against: its inode and birth time when judged. */
+		const identityOf = (path: string) => {
+			const stat = statSync(path);
+			return `${stat.ino}:${stat.birthtimeMs}`;
+		};
+
+		it("lets one taker at a time: another that judged the same dead holder takes nothing then", async function () {
+			const lockPath = await plantDeadHolder(target, options);
+			const judged = identityOf(lockPath);
+			const record = readFileSync(join(lockPath, "owner"), "utf8");
+			let second: boolean | undefined;
+			let seenBySecond = "";
+			// Right before the first taker renames the dead lock away, a second taker tries the same.
+			const fs = faultyFs({
+				rename: (call) => {
+					if (call.args[0] !== lockPath || second !== undefined) return;
+					second = takeOver(realFs, lockPath, judged);
+					seenBySecond = readFileSync(join(lockPath, "owner"), "utf8");
+				},
+			});
+			expect(takeOver(fs, lockPath, judged)).to.equal(true);
+			expect(second).to.equal(false);
+			expect(seenBySecond).to.equal(record);
+			expect(existsSync(lockPath)).to.equal(false);
+			expect(existsSync(`${lockPath}.taking`)).to.equal(false);
+		});
+
+		it("is respected while fresh, and cleared once a dead taker left it behind", async function () {
+			const lockPath = await plantDeadHolder(target, options);
+			const mutex = `${lockPath}.taking`;
+			mkdirSync(mutex);
+			const busy = await withFileLocks([target], async () => "locked", { ...options, stale: 600_000, wait: 300 });
+			expect((busy as Refusal).data?.errno, JSON.stringify(busy)).to.equal("ELOCKED");
+			expect(existsSync(join(lockPath, "owner"))).to.equal(true);
+			const old = new Date(Date.now() - 60_000);
+			utimesSync(mutex, old, old);
+			const outcome = await withFileLocks([target], async () => "locked", {
+				...options,
+				stale: 600_000,
+				wait: 10_000,
+			});
+			expect(outcome).to.equal("locked");
+			expect(existsSync(mutex)).to.equal(false);
+		});
 	});
 });
