@@ -23,10 +23,23 @@ export interface CallContext {
 	readonly discovery: Discovery;
 	/** Where the discovery came from; a landed commit is reported back to it. */
 	readonly discoveryCache?: DiscoveryCache;
+	/**
+	 * Throws OutdatedNamesError when another skill may since have taken or left a name: the
+	 * discovery came from the cache's targeted check, which skips the skills after the targets. A
+	 * call asks before it gives a skill a new name (which must differ from every other).
+	 */
+	readonly assertNamesCurrent: () => void;
 	readonly ledger: ReadLedger;
 	readonly fs: FsOps;
 	readonly store: BackupStore;
 	readonly signal?: AbortSignal;
+}
+
+/** Thrown when a call needs every skill's name and its discovery checked only some: call again, fully checked. */
+export class OutdatedNamesError extends Error {
+	constructor() {
+		super("another skill's name may have changed since the targeted check: discover again");
+	}
 }
 
 /** A finished non-mutating call: text for the model and details for renderers and tests. */
@@ -136,6 +149,11 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 		policy,
 		discovery,
 		discoveryCache: input.discoveryCache,
+		assertNamesCurrent: () => {
+			const { discoveryCache, targets } = input;
+			if (discoveryCache && targets && !discoveryCache.laterNamesCurrent(discovery, targets))
+				throw new OutdatedNamesError();
+		},
 		ledger: input.ledger,
 		fs: input.fs,
 		store: createBackupStore(input.fs, input.agentDir),

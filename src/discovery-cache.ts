@@ -17,12 +17,17 @@
 // discovery is). The places pi starts from are also stat'ed before the build: one that vanished
 // between pi's read and the walk leaves no timestamp behind.
 // A call that names its skills (patch, write, delete, read, restore, history) checks the stamps
-// outside every skill folder, everything in its own skills' folders, and of every other skill the
-// two entries that decide whether and under which name pi loads it: its folder (a new ignore file
-// or a removed SKILL.md moves it) and its SKILL.md (a `name:` edited in place moves only that file).
-// It skips the other skills' bundled files and subfolders, which pi never reads while their SKILL.md
-// loads. Two stats per other skill remain: no cheaper signal sees an in-place edit (a folder's mtime
-// does not move, and fs.watch drops an inotify queue overflow without a word).
+// outside every skill folder, everything in its own skills' folders, and of each skill pi loads
+// before them the two entries that decide whether and under which name pi loads it: its folder (a
+// new ignore file or a removed SKILL.md moves it) and its SKILL.md (a `name:` edited in place moves
+// only that file). pi keeps the first skill of a name, so only a skill before a target can take its
+// name; one after it cannot change which file the name means, and where it stands in pi's order moves
+// only with a folder's entries or the settings, which are checked. The call skips the later skills'
+// folders and SKILL.md and every other skill's bundled files and subfolders (pi never reads those
+// while the SKILL.md loads); a call that gives a skill a new name, which must differ from every
+// other, checks the later ones too (`laterNamesCurrent`). No cheaper signal than a stat per SKILL.md
+// sees an in-place edit (a folder's mtime does not move, and fs.watch drops an inotify queue
+// overflow without a word): a target late in pi's order costs more than an early one.
 // The tool's own writes are followed under its write locks: a rewritten file (same folder entries,
 // the bytes it wrote), and a created skill (the only new entry of its root, holding only the SKILL.md
 // pi's loader checked), placed among its siblings in the root's listing order, the order pi walks.
@@ -38,6 +43,7 @@ import {
 	discoverSkills,
 	shareNameIndex,
 	skillNamed,
+	type DiscoveredSkill,
 	type DiscoverOptions,
 	type Discovery,
 	type SkillOrigin,
@@ -124,12 +130,14 @@ interface Entry {
 interface StampGroups {
 	/**
 	 * Checked for every targeted call: the stamps outside every skill (settings, markers, roots,
-	 * folders that group skills, manifests, ignore files), then each skill's folder and SKILL.md.
+	 * folders that group skills, manifests, ignore files, a SKILL.md pi does not load).
 	 */
 	readonly shared: readonly string[];
+	/** Each discovered skill's folder and SKILL.md, in pi's order: checked up to the last target. */
+	readonly heads: ReadonlyArray<readonly string[]>;
 	readonly byOwner: ReadonlyMap<string, readonly string[]>;
-	/** Each skill's folder (or file) by name; the tool's own writes never change a name or a path. */
-	readonly ownerByName: ReadonlyMap<string, string>;
+	/** Each skill's place in pi's order by name; the tool's own writes never change a name or a path. */
+	readonly indexByName: ReadonlyMap<string, number>;
 }
 
 export interface DiscoveryCacheStats {
@@ -147,12 +155,19 @@ export interface DiscoveryCache {
 	readonly stats: Readonly<DiscoveryCacheStats>;
 	/**
 	 * `targets`: the names of the only skills the call acts on. The check then skips the other
-	 * skills' bundled files and subfolders; every stamp that could make a skill of any name appear,
-	 * vanish or change (settings, roots, grouping folders, manifests, ignore files, each skill's
-	 * folder and SKILL.md, everything in the named skills' folders) is still compared. A name the
-	 * cached discovery lacks gets the full check.
+	 * skills' bundled files and subfolders, and the folder and SKILL.md of each skill pi loads after
+	 * the last target (none of them can take a target's name); every stamp that could change which
+	 * file a target's name means, or how it is treated (settings, roots, grouping folders, manifests,
+	 * ignore files, the earlier skills' folders and SKILL.md, everything in the named skills' folders)
+	 * is still compared. A name the cached discovery lacks gets the full check.
 	 */
 	discover(options: DiscoverOptions, targets?: readonly string[]): Promise<Discovery>;
+	/**
+	 * For a call served by the targeted check: whether the skills pi loads after its targets, whose
+	 * folder and SKILL.md it skipped, still load under the names `discovery` gives them. A call that
+	 * gives a target a new name needs every other name; false: discover again with the full check.
+	 */
+	laterNamesCurrent(discovery: Discovery, targets: readonly string[]): boolean;
 	/**
 	 * Called under the write locks after a commit landed: the cache follows the tool's own
 	 * writes when nothing else changed (same folder entries, the bytes it wrote, a SKILL.md
@@ -473,18 +488,30 @@ function takeFingerprint(places: Places, granularityMs: number, fs: FsOps): Fing
 
 const SHARED_FILE = /^(package\.json|\.gitignore|\.ignore|\.fdignore)$/;
 
+const ownerOf = (skill: DiscoveredSkill) => skill.dir ?? skill.filePath;
+
 /**
- * Each stamp under the skill folder (or single-file skill) that holds it; the rest are shared, and
- * so are each skill's folder and SKILL.md: an edit there can make that skill a twin of any name,
- * hide it, or (its SKILL.md ignored) let pi find skills in its subfolders.
+ * Each stamp under the skill folder (or single-file skill) that holds it, each skill's folder and
+ * SKILL.md by the skill (an edit there can make that skill a twin of any name, hide it, or, its
+ * SKILL.md ignored, let pi find skills in its subfolders); the rest are shared.
  */
 function groupStamps(entry: Entry): StampGroups {
-	const ownerByName = new Map(entry.discovery.skills.map((s) => [s.name, s.dir ?? s.filePath]));
-	const owners = new Set(ownerByName.values());
+	const skills = entry.discovery.skills;
+	const owners = new Set(skills.map(ownerOf));
+	const headOf = new Map<string, number>();
+	skills.forEach((s, i) => {
+		headOf.set(ownerOf(s), i);
+		headOf.set(s.filePath, i);
+	});
 	const shared: string[] = [];
-	const heads = new Set(entry.discovery.skills.flatMap((s) => [s.dir ?? s.filePath, s.filePath]));
+	const heads: string[][] = skills.map(() => []);
 	const byOwner = new Map<string, string[]>();
 	for (const path of entry.fingerprint.stamps.keys()) {
+		const head = headOf.get(path);
+		if (head !== undefined) {
+			heads[head].push(path);
+			continue;
+		}
 		let owner: string | undefined;
 		// An ignore file or manifest can hide or add skills anywhere (and move the writable roots): always checked.
 		for (let p = path; !SHARED_FILE.test(basename(path)); p = dirname(p)) {
@@ -495,28 +522,39 @@ function groupStamps(entry: Entry): StampGroups {
 			// A place pi scans on its own (a settings entry or package inside some skill folder).
 			if (entry.fingerprint.places.has(p) || dirname(p) === p) break;
 		}
-		if (owner === undefined || heads.has(path)) shared.push(path);
+		if (owner === undefined) shared.push(path);
 		else {
 			const list = byOwner.get(owner);
 			if (list) list.push(path);
 			else byOwner.set(owner, [path]);
 		}
 	}
-	return { shared, byOwner, ownerByName };
+	const indexByName = new Map<string, number>();
+	skills.forEach((s, i) => {
+		if (!indexByName.has(s.name)) indexByName.set(s.name, i);
+	});
+	return { shared, heads, byOwner, indexByName };
 }
 
-/** The stamps a call acting on `targets` depends on; undefined when it needs the full check. */
-function targetedPaths(entry: Entry, targets: readonly string[]): string[] | undefined {
+/**
+ * The stamps a call acting on `targets` depends on, and where the skills after its last target
+ * begin (their heads are skipped); undefined when it needs the full check.
+ */
+function targetedPaths(entry: Entry, targets: readonly string[]): { paths: string[]; later: number } | undefined {
 	entry.groups ??= groupStamps(entry);
-	const { shared, byOwner, ownerByName } = entry.groups;
-	const owners: string[] = [];
+	const { shared, heads, byOwner, indexByName } = entry.groups;
+	const owned: string[] = [];
+	let last = -1;
 	for (const name of targets) {
-		const owner = ownerByName.get(name);
+		const index = indexByName.get(name);
 		// Not found: the refusal lists the names nearest to it, which any skill can change.
-		if (owner === undefined) return undefined;
-		owners.push(owner);
+		if (index === undefined) return undefined;
+		last = Math.max(last, index);
+		owned.push(...(byOwner.get(ownerOf(entry.discovery.skills[index])) ?? []));
 	}
-	return [...shared, ...owners.flatMap((owner) => byOwner.get(owner) ?? [])];
+	const paths = [...shared, ...owned];
+	for (let i = 0; i <= last; i++) paths.push(...heads[i]);
+	return { paths, later: last + 1 };
 }
 
 function keyOf(options: DiscoverOptions): string {
@@ -784,8 +822,9 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 				await settling.done;
 			}
 			const key = keyOf(options);
-			const paths = entry && entry.key === key && targets !== undefined ? targetedPaths(entry, targets) : undefined;
-			if (entry && entry.key === key && isFresh(entry.fingerprint, paths)) {
+			const targeted =
+				entry && entry.key === key && targets !== undefined ? targetedPaths(entry, targets) : undefined;
+			if (entry && entry.key === key && isFresh(entry.fingerprint, targeted?.paths)) {
 				stats.hits++;
 				return entry.discovery;
 			}
@@ -796,6 +835,14 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			const { discovery, kept } = await build(options, key, late);
 			entry = kept;
 			return discovery;
+		},
+		laterNamesCurrent(discovery, targets) {
+			// Another discovery since (or none kept): which stamps the call skipped is unknown.
+			if (!entry || entry.discovery !== discovery || entry.settling) return false;
+			const targeted = targetedPaths(entry, targets);
+			if (!targeted) return true; // A name the cache lacks got the full check.
+			const { heads } = entry.groups ?? groupStamps(entry);
+			return isFresh(entry.fingerprint, heads.slice(targeted.later).flat());
 		},
 		noteLanded(changes) {
 			if (!entry) return;

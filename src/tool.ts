@@ -11,7 +11,13 @@ import { showHistory } from "./actions/history.ts";
 import { readSkillFile } from "./actions/read.ts";
 import { askPerson } from "./ask.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
-import { createSessionCallContext, targetsOf, type ActionResult, type CallContext } from "./call-context.ts";
+import {
+	createSessionCallContext,
+	OutdatedNamesError,
+	targetsOf,
+	type ActionResult,
+	type CallContext,
+} from "./call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
@@ -169,16 +175,29 @@ export async function executeSkillManage(
 ): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
-		const callCtx = await createSessionCallContext(deps, ctx, {
-			// The cache's lighter check for calls that name their skills: every skill's folder and SKILL.md
-			// are still compared (a twin renamed in place is seen); other skills' bundled files are not.
-			targets: targetsOf(args),
-			signal,
-		});
 		const ask = ctx.hasUI ? (request: AskRequest) => askPerson(ctx, request) : undefined;
-		const result = await dispatch(callCtx, args, { effects: deps.effects, ask, allowed: deps.state.allowedSkills });
-		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
-		return { content: [{ type: "text", text: clipText(result.text, RESULT_CHAR_LIMIT) }], details: result.details };
+		const run = async (targets: string[] | undefined) => {
+			const callCtx = await createSessionCallContext(deps, ctx, { targets, signal });
+			const result = await dispatch(callCtx, args, {
+				effects: deps.effects,
+				ask,
+				allowed: deps.state.allowedSkills,
+			});
+			if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
+			return {
+				content: [{ type: "text" as const, text: clipText(result.text, RESULT_CHAR_LIMIT) }],
+				details: result.details,
+			};
+		};
+		try {
+			// The cache's lighter check for calls that name their skills: each skill before them in pi's
+			// order is still compared (a twin renamed in place is seen); later ones and bundled files are not.
+			return await run(targetsOf(args));
+		} catch (error) {
+			// A new name met names the lighter check did not prove current; nothing was written yet.
+			if (!(error instanceof OutdatedNamesError)) throw error;
+			return await run(undefined);
+		}
 	} catch (error) {
 		if (error instanceof ArgumentError) return refusalResult(error.refusal);
 		return refusalResult(refusals.ioError("(skill_manage)", error));

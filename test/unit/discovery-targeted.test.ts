@@ -119,5 +119,46 @@ describe("targeted discovery checks", function () {
 				},
 			);
 		}
+
+		it(
+			"a call naming a skill does not check a skill after it in pi's order; a patch giving it that skill's " +
+				"new name (renamed in place) does, and is refused as a twin",
+			async function () {
+				this.timeout(30_000);
+				const env = getEnv();
+				// The project's .pi/skills come before <agentDir>/skills in pi's order. Its folder is "gamma": the
+				// one new name pi's loader takes without a new diagnostic is the folder's.
+				const alpha = writeSkill(
+					join(env.projectDir, ".pi", "skills"),
+					"gamma",
+					skillText("alpha", "# alpha\n\nStep 0.\n"),
+				);
+				const later = writeSkill(join(env.agentDir, "skills"), "beta", skillText("beta", "# beta\n\nStep 0.\n"));
+				writeFileSync(
+					join(env.agentDir, "settings.json"),
+					JSON.stringify({ selfskills: { trustedProjects: [env.projectDir] } }),
+				);
+				const tool = createHarness(env);
+				const patch = (old_string: string, new_string: string) =>
+					tool.call({ action: "patch", skill: "alpha", old_string, new_string });
+				expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
+				expect((await patch("Step 0.", "Step 1.")).ok).to.equal(true);
+				// The cache does not follow a write to a skill with a diagnostic (its name is not its folder's): a
+				// read discovers again.
+				expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
+				const { hits, misses } = tool.state.discoveryCache.stats;
+				writeFileSync(later, readFileSync(later, "utf8").replace("name: beta", "name: gamma"));
+				const reread = await tool.call({ action: "read", skill: "alpha" });
+				expect(reread.ok, reread.text).to.equal(true);
+				expect(tool.state.discoveryCache.stats, "the read was served from the cache").to.include({
+					hits: hits + 1,
+					misses,
+				});
+				const renamed = await patch("name: alpha", "name: gamma");
+				expect(renamed.code, renamed.text).to.equal("invalid_skill");
+				expect(renamed.text).to.contain('name "gamma" collides');
+				expect(readFileSync(alpha, "utf8")).to.contain("name: alpha").and.to.contain("Step 1.");
+			},
+		);
 	});
 });
