@@ -17,7 +17,7 @@ import {
 } from "./backup-store.ts";
 import * as refusals from "./errors.ts";
 import type { Refusal } from "./errors.ts";
-import { listDir, type FsOps } from "./fs-ops.ts";
+import { failedAt, listDir, type FsOps } from "./fs-ops.ts";
 import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "./journal.ts";
 import type { LockGuard } from "./locks.ts";
 import { diskHash, hashOrNull, readOrNull, type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
@@ -229,16 +229,21 @@ async function writeFiles(
 	let replaced = 0;
 	try {
 		for (; at < changes.length; at++) writes.push(prepareChange(ctx, changes[at], modes[at]));
-		// A failed sync belongs to no one file: it is reported on the first, as every file is not written.
-		at = 0;
-		await syncWrites(ctx.fs, writes);
-		for (; at < changes.length; at++) {
+		// A failed sync is reported on the file whose sync failed (every file is still not written).
+		await syncWrites(ctx.fs, writes).catch((error: unknown) => {
+			at = failedAt(error) ?? 0;
+			throw error;
+		});
+		for (at = 0; at < changes.length; at++) {
 			replaceChange(ctx, changes[at], writes[at]);
 			replaced = at + 1;
 		}
 		const folders = foldersOf(changes, writes);
-		at = folders.values().next().value ?? 0;
-		await syncDirs(ctx.fs, [...folders.keys()]);
+		// A folder's failed sync is reported on the first change in that folder.
+		await syncDirs(ctx.fs, [...folders.keys()]).catch((error: unknown) => {
+			at = [...folders.values()][failedAt(error) ?? 0] ?? 0;
+			throw error;
+		});
 		return undefined;
 	} catch (error) {
 		return { replaced, failed: at, error };

@@ -12,7 +12,8 @@ export interface FsOps {
 	fsync(fd: number): void;
 	/**
 	 * fsyncs every fd at once (on the thread pool), so the file system can commit them together; rejects
-	 * with the first failure in `fds` order once all have settled (no fd is closed while a sync on it runs).
+	 * with the first failure in `fds` order once all have settled (no fd is closed while a sync on it runs),
+	 * its place in `fds` noted (`failedAt`).
 	 */
 	fsyncAll(fds: readonly number[]): Promise<void>;
 	fchmod(fd: number, mode: number): void;
@@ -39,6 +40,19 @@ export interface FsOps {
 	readlink(path: string): string;
 	/** Sets a path's times (a lock folder's mtime is put back after its owner record is written). */
 	utimes(path: string, atime: Date, mtime: Date): void;
+}
+
+const failedPlaces = new WeakMap<object, number>();
+
+/** Notes that `error` is the failure of the `index`-th of several calls made together; returns it. */
+export function noteFailedAt<T>(error: T, index: number): T {
+	if (typeof error === "object" && error !== null) failedPlaces.set(error, index);
+	return error;
+}
+
+/** Which of several calls made together (fsyncAll, syncWrites, syncDirs) `error` is the failure of. */
+export function failedAt(error: unknown): number | undefined {
+	return typeof error === "object" && error !== null ? failedPlaces.get(error) : undefined;
 }
 
 /** What a path names when it is not a regular file ("a FIFO", "a folder"...), after following symlinks. */
@@ -108,12 +122,18 @@ export const realFs: FsOps = {
 	fsync: (fd) => fs.fsyncSync(fd),
 	fsyncAll: async (fds) => {
 		// One fd gains nothing from the thread pool: synced in place, without the round trip to it.
-		if (fds.length === 1) return fs.fsyncSync(fds[0]);
+		if (fds.length === 1) {
+			try {
+				return fs.fsyncSync(fds[0]);
+			} catch (error) {
+				throw noteFailedAt(error, 0);
+			}
+		}
 		const settled = await Promise.allSettled(
 			fds.map((fd) => new Promise<void>((done, fail) => fs.fsync(fd, (error) => (error ? fail(error) : done())))),
 		);
-		const failed = settled.find((result) => result.status === "rejected");
-		if (failed) throw failed.reason;
+		const failed = settled.findIndex((result) => result.status === "rejected");
+		if (failed !== -1) throw noteFailedAt((settled[failed] as PromiseRejectedResult).reason, failed);
 	},
 	fchmod: (fd, mode) => fs.fchmodSync(fd, mode),
 	close: (fd) => fs.closeSync(fd),

@@ -5,7 +5,7 @@
 
 import { constants, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
-import { listDir, type FsOps } from "./fs-ops.ts";
+import { failedAt, listDir, noteFailedAt, type FsOps } from "./fs-ops.ts";
 
 /** Temp files start with a dot so pi's skill loader never picks one up. */
 export const TEMP_MARK = ".selfskills-tmp-";
@@ -311,13 +311,20 @@ export async function syncWrites(fs: FsOps, writes: ReadonlyArray<PreparedWrite 
 	const fds = open.flatMap((w) => (w.fd === undefined ? [] : [w.fd]));
 	try {
 		await closingAfter(fs, fds, () => fs.fsyncAll(fds));
+	} catch (error) {
+		// Which of `writes` failed (failedAt), for the refusal to name its file.
+		const at = failedAt(error);
+		throw at === undefined ? error : noteFailedAt(error, writes.indexOf(open[at]));
 	} finally {
 		// Closed either way: a failed write is discarded (its temp file unlinked), never closed twice.
 		for (const w of open) w.fd = undefined;
 	}
 }
 
-/** syncDir for many folders at once: each opened, all fsynced together (fsyncAll), each closed. */
+/**
+ * syncDir for many folders at once: each opened, all fsynced together (fsyncAll), each closed. A
+ * failed sync names its folder's place in `dirs` (failedAt).
+ */
 export async function syncDirs(fs: FsOps, dirs: readonly string[]): Promise<void> {
 	const fds: number[] = [];
 	try {

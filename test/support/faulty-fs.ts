@@ -2,7 +2,7 @@
 // something on disk first, or kill the process; every call is logged. Imports only src/ and node
 // built-ins, so the crash children can load it as plain transpiled JS (test/crash/transpile.ts).
 import { constants } from "node:fs";
-import { type FsOps, realFs } from "../../src/fs-ops.ts";
+import { type FsOps, noteFailedAt, realFs } from "../../src/fs-ops.ts";
 
 /** The ops a rule sees: fsyncAll is seen as its single fsyncs, one per fd. */
 export type FsOp = Exclude<keyof FsOps, "fsyncAll">;
@@ -55,7 +55,13 @@ export function faultyFs(plan: FaultPlan = {}, base: FsOps = realFs): FaultyFs {
 	// logged and run by the fsync rule (and base.fsync), and the first failure ends the rest.
 	const fsync = wrapped.fsync as FsOps["fsync"];
 	wrapped.fsyncAll = async (fds: readonly number[]) => {
-		for (const fd of fds) fsync(fd);
+		for (const [i, fd] of fds.entries()) {
+			try {
+				fsync(fd);
+			} catch (error) {
+				throw noteFailedAt(error, i);
+			}
+		}
 	};
 	return wrapped as unknown as FaultyFs;
 }

@@ -240,4 +240,34 @@ describe("commit: durability by step", function () {
 		expect(existsSync(join(skills, "ant", "references")), "the folder made for the new file").to.equal(false);
 		for (const name of SKILLS) expect(readdirSync(join(skills, name)), name).to.deep.equal(["SKILL.md"]);
 	});
+
+	for (const step of ["new contents", "skill folders"] as const) {
+		it(`names the file whose sync failed when the ${step} sync together, not the first`, async function () {
+			const env = getEnv();
+			const skills = join(env.agentDir, "skills");
+			const files = SKILLS.map((name) => writeSkill(skills, name, skillText(name, "Old step.\n")));
+			const harness = createHarness(env);
+			for (const skill of SKILLS) expectOk(await harness.call({ action: "read", skill }));
+			const last = files[files.length - 1];
+			let armed = false;
+			let synced = 0;
+			harness.fs = faultyFs(({ op, args }) => {
+				// The group of the last file's step: its temp file just opened, or its target just renamed.
+				if (step === "new contents" && op === "open")
+					armed ||= String(args[0]).includes(".SKILL.md.selfskills-tmp-");
+				if (step === "skill folders" && op === "rename") armed ||= args[1] === last;
+				// The last of the group: ant, bee, then cat.
+				if (op === "fsync" && armed && synced++ === SKILLS.length - 1)
+					return errno("EIO", "injected fsync failure");
+			});
+			const result = await harness.call({
+				action: "operations",
+				operations: SKILLS.map((skill) => ({ action: "patch", skill, old_string: "Old step.", new_string: "New" })),
+			});
+			expectRefused(result, "io_error");
+			expect(result.details.path, textOf(result)).to.equal(last);
+			for (const [i, file] of files.entries())
+				expect(readFileSync(file, "utf8")).to.equal(skillText(SKILLS[i], "Old step.\n"));
+		});
+	}
 });
