@@ -11,6 +11,7 @@ import type { Refusal } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
 import { recoverJournals } from "./journal.ts";
 import { runMutations, type MutationEffects, type MutationResult } from "./mutate.ts";
+import { diskHash } from "./plan.ts";
 import { prepareCall } from "./prepare.ts";
 import {
 	changedSince,
@@ -122,6 +123,16 @@ export async function previewApproval(
 					`it changed since the proposal, and the call no longer resolves (${prepared.code})`,
 				)
 			: prepared;
+	// A changed file that holds the proposed bytes took the change since (made again by hand, say): a
+	// replay would apply it a second time wherever the new text still holds the old (`a` -> `ab`).
+	const taken = changed.filter((t) => t.after !== null && diskHash(deps.fs, t.path) === t.after);
+	if (taken.length > 0) {
+		return refusals.proposalStale(
+			proposal.id,
+			taken.map((t) => `${t.skill}/${t.file}`),
+			"it already holds the proposed change (made since the proposal), so approving would apply it twice",
+		);
+	}
 	// Only an exact-text op (patch) can be replayed on new text; a write, delete or restore would land
 	// over bytes the person never saw proposed.
 	const notReplayable = changed.filter((t) => prepared.some((p) => p.action !== "patch" && p.paths.includes(t.path)));

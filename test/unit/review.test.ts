@@ -78,4 +78,30 @@ describe("review (src/review.ts)", function () {
 		expect(preview.targets).to.deep.equal(proposal.targets);
 		expect(preview.diff).to.equal(proposal.diff);
 	});
+
+	it("does not replay a patch on a file that took the proposed change since", async function () {
+		const skillFile = join(env.agentDir, "skills", "deploy-checks", "SKILL.md");
+		const tool = createHarness(env);
+		// The new text still holds the old: replayed on the file that took it, it would apply again.
+		const patch = {
+			action: "patch",
+			skill: "deploy-checks",
+			old_string: "Run the build.",
+			new_string: "Run the build. Twice.",
+		};
+		approval("propose");
+		expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
+		const proposed = await tool.call(patch);
+		expect(proposed.details.proposed).to.equal(true);
+		approval("auto");
+		expectOk(await tool.call(patch));
+		const taken = readFileSync(skillFile, "utf8");
+		const proposal = findProposal(deps(), String(proposed.details.proposal));
+		if ("code" in proposal) throw new Error(proposal.message);
+		const preview = await previewApproval(deps(), { cwd: env.projectDir }, proposal);
+		expect(preview).to.have.property("code", "stale");
+		expect((preview as { message: string }).message).to.contain("already holds the proposed change");
+		expect(readFileSync(skillFile, "utf8")).to.equal(taken);
+		expect(listProposals(realFs, env.agentDir).map((p) => p.id)).to.deep.equal([proposal.id]);
+	});
 });
