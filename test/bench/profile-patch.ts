@@ -2,8 +2,10 @@
 // cache, gates, commit, locks...) and per function, from V8's CPU profile of repeated patches on
 // tmpfs. Nothing in src knows it is profiled. PROFILE_SKILLS=10,10000 picks the installed counts,
 // PROFILE_BYTES the size of the patched SKILL.md (default 4096). PROFILE_ACTION=first-list profiles
-// a session's first list instead (a new session each call: the fingerprint walk and pi's loader).
+// a session's first list instead (a new session each call: the fingerprint walk and pi's loader),
+// PROFILE_ACTION=batch one `operations` call patching every installed skill (up to 100).
 
+import { readdirSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -128,6 +130,19 @@ async function profileAt(count: number, session: Session): Promise<void> {
 			return expectOk(bench, { action: "patch", skill: "bench-patch", old_string: from, new_string: current });
 		};
 		const firstList = process.env.PROFILE_ACTION === "first-list";
+		const batch = process.env.PROFILE_ACTION === "batch";
+		// A batch patches every installed skill (up to MAX_OPERATIONS) in one call, each read first.
+		const batched = bench.roots.flatMap((root) => readdirSync(root)).slice(0, 100);
+		if (batch) for (const skill of batched) await expectOk(bench, { action: "read", skill });
+		let batchMark = MARK_A;
+		const patchAll = () => {
+			const from = batchMark;
+			batchMark = `Marker: version ${++version}.`;
+			return expectOk(bench, {
+				action: "operations",
+				operations: batched.map((skill) => ({ action: "patch", skill, old_string: from, new_string: batchMark })),
+			});
+		};
 		// A session's first list stamps the tree after it returns: that walk is finished before the
 		// next call is timed (it is the previous session's, not the next one's).
 		let last = createSessionState();
@@ -136,7 +151,9 @@ async function profileAt(count: number, session: Session): Promise<void> {
 					last = createSessionState();
 					return executeSkillManage({ ...bench.deps, state: last }, { action: "list" }, bench.ctx);
 				}
-			: patch;
+			: batch
+				? patchAll
+				: patch;
 		const settle = () => last.discoveryCache.settled();
 		for (let i = 0; i < (firstList ? 5 : 40); i++) {
 			await run();
@@ -151,7 +168,11 @@ async function profileAt(count: number, session: Session): Promise<void> {
 			await settle();
 		}
 		const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
-		const what = firstList ? "a session's first list" : `patch ${bytes / 1024} KiB`;
+		const what = firstList
+			? "a session's first list"
+			: batch
+				? `a batch patching ${batched.length} skills`
+				: `patch ${bytes / 1024} KiB`;
 		console.log(
 			`\n=== ${what}, ${count} skills installed, tmpfs: ${fmtMs(summarize(times))} (profiled, ${calls} calls)`,
 		);
