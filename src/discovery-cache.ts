@@ -537,10 +537,13 @@ function groupStamps(entry: Entry): StampGroups {
 }
 
 /**
- * The stamps a call acting on `targets` depends on, and where the skills after its last target
- * begin (their heads are skipped); undefined when it needs the full check.
+ * The stamps a call acting on `targets` depends on, and those it skips of the skills after its last
+ * target (their folders and SKILL.md); undefined when it needs the full check.
  */
-function targetedPaths(entry: Entry, targets: readonly string[]): { paths: string[]; later: number } | undefined {
+function targetedPaths(
+	entry: Entry,
+	targets: readonly string[],
+): { paths: string[]; later: () => string[] } | undefined {
 	entry.groups ??= groupStamps(entry);
 	const { shared, heads, byOwner, indexByName } = entry.groups;
 	const owned: string[] = [];
@@ -554,7 +557,7 @@ function targetedPaths(entry: Entry, targets: readonly string[]): { paths: strin
 	}
 	const paths = [...shared, ...owned];
 	for (let i = 0; i <= last; i++) paths.push(...heads[i]);
-	return { paths, later: last + 1 };
+	return { paths, later: () => heads.slice(last + 1).flat() };
 }
 
 function keyOf(options: DiscoverOptions): string {
@@ -840,9 +843,8 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			// Another discovery since (or none kept): which stamps the call skipped is unknown.
 			if (!entry || entry.discovery !== discovery || entry.settling) return false;
 			const targeted = targetedPaths(entry, targets);
-			if (!targeted) return true; // A name the cache lacks got the full check.
-			const { heads } = entry.groups ?? groupStamps(entry);
-			return isFresh(entry.fingerprint, heads.slice(targeted.later).flat());
+			// A name the cache lacks got the full check.
+			return targeted === undefined || isFresh(entry.fingerprint, targeted.later());
 		},
 		noteLanded(changes) {
 			if (!entry) return;
