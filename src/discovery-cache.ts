@@ -43,6 +43,7 @@ import {
 	discoverSkills,
 	shareNameIndex,
 	skillNamed,
+	type DiagnosticLike,
 	type DiscoveredSkill,
 	type DiscoverOptions,
 	type Discovery,
@@ -585,18 +586,44 @@ function followWrite(entry: Entry, change: LandedChange): boolean {
 	// Skill files keep their place in the list: the tool's own writes change descriptions only.
 	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
 	const index = entry.fileIndex.get(file) ?? -1;
-	const hasDiagnostics = entry.discovery.diagnostics.some((d) => d.path !== undefined && resolve(d.path) === file);
-	if (index === -1) return !hasDiagnostics;
+	const { diagnostics } = entry.discovery;
+	const own = diagnostics.flatMap((d, i) => (d.path !== undefined && resolve(d.path) === file ? [i] : []));
+	if (index === -1) return own.length === 0;
 	const skill = entry.discovery.skills[index];
-	if (hasDiagnostics || skill.dir === undefined) return false;
+	if (skill.dir === undefined) return false;
 	// The bytes on disk are the ones gate 6 checked: pi's verdict on them is in the check cache.
 	const check = checkSkillContent(bytes.toString("utf8"), basename(skill.dir));
-	if (check.name !== skill.name || check.description === undefined || check.diagnostics.length > 0) return false;
+	if (check.name !== skill.name || check.description === undefined) return false;
+	const warnings = followWarnings(diagnostics, own, check.loaderDiagnostics);
+	if (!warnings) return false;
 	const skills = [...entry.discovery.skills];
 	skills[index] = { ...skill, description: check.description };
 	shareNameIndex(entry.discovery.skills, skills);
-	entry.discovery = { ...entry.discovery, skills };
+	entry.discovery = { ...entry.discovery, skills, diagnostics: warnings };
 	return true;
+}
+
+/**
+ * A discovery's diagnostics with the warnings pi's loader gives a rewritten skill file in place of
+ * its old ones (`own`: their places), or undefined when that place is unknown. pi's loader lists a
+ * loaded file's warnings together, with the path it was given, and their text depends on the
+ * frontmatter and the folder's name alone; a file that had none has none after gate 6.
+ */
+function followWarnings(
+	diagnostics: readonly DiagnosticLike[],
+	own: readonly number[],
+	fresh: readonly { readonly type: string; readonly message: string }[],
+): readonly DiagnosticLike[] | undefined {
+	if (own.length === 0) return fresh.length === 0 ? diagnostics : undefined;
+	const first = own[0];
+	const path = diagnostics[first].path;
+	if (own.some((at, k) => at !== first + k || diagnostics[at].type !== "warning")) return undefined;
+	if (fresh.some((d) => d.type !== "warning")) return undefined;
+	return [
+		...diagnostics.slice(0, first),
+		...fresh.map((d) => ({ type: d.type, message: d.message, path })),
+		...diagnostics.slice(first + own.length),
+	];
 }
 
 const IGNORE_FILES = [".gitignore", ".ignore", ".fdignore"];

@@ -180,6 +180,8 @@ export interface SkillCheck {
 	/** The description pi would load, when it loads at all. */
 	readonly description: string | undefined;
 	readonly diagnostics: readonly SkillDiagnostic[];
+	/** pi's loader's own diagnostics, in its order (a discovery lists these for the file; no strict rules). */
+	readonly loaderDiagnostics: readonly SkillDiagnostic[];
 }
 
 /** A text's sha256, for the last few texts. */
@@ -217,12 +219,18 @@ export function judgeSkillContent(content: string, dirName: string): SkillCheck 
 	writeFileSync(file, content);
 	// The file itself, as a settings `skills` entry naming it: pi's per-file loader without a folder walk.
 	const { skills, diagnostics } = loadSkills({ cwd: dir, agentDir: dir, skillPaths: [file], includeDefaults: false });
-	const piDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
+	const loaderDiagnostics = diagnostics.map((d) => ({ type: d.type, message: d.message }));
+	const piDiagnostics = [...loaderDiagnostics];
 	if (skills.length !== 1) piDiagnostics.push({ type: "error", message: "pi does not load it as a skill" });
 	const strict = strictDiagnostics(content, dirName).filter(
 		(s) => !piDiagnostics.some((p) => p.message === s.message),
 	);
-	return { name: skills[0]?.name, description: skills[0]?.description, diagnostics: [...piDiagnostics, ...strict] };
+	return {
+		name: skills[0]?.name,
+		description: skills[0]?.description,
+		diagnostics: [...piDiagnostics, ...strict],
+		loaderDiagnostics,
+	};
 }
 
 /** Diagnostics in `after` that `before` did not have (compared by message). */

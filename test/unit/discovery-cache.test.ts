@@ -367,6 +367,40 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			expect(cache.stats).to.deep.include({ hits: 1, misses: 1 });
 		});
 
+		it("keeps the entry for a skill pi loads with warnings, which follow the new text", async function () {
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const options = optionsFor(env, fixture);
+			// Its description is over pi's limit (and, for pi 0.73, its name is not its folder's): warnings.
+			const file = join(env.agentDir, "skills", "warned", "SKILL.md");
+			const text = (description: string, body: string) =>
+				`---\nname: warned-skill\ndescription: ${description}\n---\n# Warned\n\n${body}\n`;
+			const long = `Use when warned. ${"Long. ".repeat(200)}`;
+			mkdirSync(dirname(file), { recursive: true });
+			writeFileSync(file, text(long, "Step 0."));
+			const cache = createDiscoveryCache();
+			await cache.discover(options);
+			await cache.settled();
+			const own = (discovery: Discovery) => discovery.diagnostics.filter((d) => d.path === file).length;
+			const warned = own(await discoverSkills(options));
+			expect(warned, "pi's warnings for the file").to.be.greaterThan(0);
+			let before = readFileSync(file);
+			for (const [step, after] of [
+				["the body", text(long, "Step 1.")],
+				["the description, shortened", text("Use when warned.", "Step 1.")],
+			] as const) {
+				writeFileSync(file, after);
+				cache.noteLanded([{ ...landed(file, sha256(before), sha256(after)), after: Buffer.from(after) }]);
+				const misses = cache.stats.misses;
+				const cached = await cache.discover(options);
+				expect(cache.stats.misses, `${step}: followed, not discovered again`).to.equal(misses);
+				const fresh = await discoverSkills(options);
+				expect(summary(cached), step).to.deep.equal(summary(fresh));
+				before = Buffer.from(after);
+			}
+			expect(own(await discoverSkills(options)), "the description's warning gone").to.equal(warned - 1);
+		});
+
 		it("drops the entry when something else changed in the same folder", async function () {
 			const { cache, options, file, oldHash } = await primed(getEnv());
 			const text = skillText("agent-skill", "Rewritten by the tool.");

@@ -83,6 +83,7 @@ describe("validation", function () {
 				name: "alpha",
 				description: "Does alpha things.",
 				diagnostics: [],
+				loaderDiagnostics: [],
 			});
 		});
 
