@@ -401,6 +401,43 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			expect(own(await discoverSkills(options)), "the description's warning gone").to.equal(warned - 1);
 		});
 
+		it("equals a fresh discovery after each of 30 random writes to a skill, warned or not", async function () {
+			this.timeout(60_000);
+			const env = getEnv();
+			const fixture = buildLocations(env);
+			const options = optionsFor(env, fixture);
+			const file = join(env.agentDir, "skills", "warned", "SKILL.md");
+			// Names pi takes, warns about (invalid characters; for pi 0.73 not the folder's) or the folder's
+			// own; descriptions within and over pi's limit, and none (pi does not load it).
+			const names = ["warned", "warned-skill", "Warned_Skill"];
+			const descriptions = ["Use when warned.", `Use when warned. ${"Long. ".repeat(200)}`, ""];
+			const pick = createRandom(41);
+			const text = (step: number) =>
+				`---\nname: ${names[pick(3) === 0 ? pick(names.length) : 0]}\n` +
+				`description: ${descriptions[pick(4) === 0 ? 2 : pick(2)]}\n---\n# Warned\n\nStep ${step}.\n`;
+			mkdirSync(dirname(file), { recursive: true });
+			let before = text(0);
+			writeFileSync(file, before);
+			const cache = createDiscoveryCache();
+			await cache.discover(options);
+			await cache.settled();
+			let followed = 0;
+			for (let step = 1; step <= 30; step++) {
+				const after = text(step);
+				writeFileSync(file, after);
+				cache.noteLanded([{ ...landed(file, sha256(before), sha256(after)), after: Buffer.from(after) }]);
+				const misses = cache.stats.misses;
+				const cached = await cache.discover(options);
+				if (cache.stats.misses === misses) followed++;
+				expect(summary(cached), `step ${step}: ${JSON.stringify(after.split("\n").slice(1, 3))}`).to.deep.equal(
+					summary(await discoverSkills(options)),
+				);
+				before = after;
+			}
+			// Renames, lost descriptions and new warnings are discovered again; the rest are followed.
+			expect(followed, "writes followed without a new discovery").to.be.at.least(5);
+		});
+
 		it("drops the entry when something else changed in the same folder", async function () {
 			const { cache, options, file, oldHash } = await primed(getEnv());
 			const text = skillText("agent-skill", "Rewritten by the tool.");
