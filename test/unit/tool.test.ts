@@ -245,6 +245,7 @@ describe("skill_manage actions", function () {
 					name: "new-skill",
 					description,
 					diagnostics: [],
+					loaderDiagnostics: [],
 				});
 				expect(parseFrontmatter<{ description: string }>(text).frontmatter.description).to.equal(description);
 				expect(statSync(file).mode & 0o777).to.equal(0o644);
