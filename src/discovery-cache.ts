@@ -42,6 +42,7 @@ import {
 	describeSkill,
 	discoverSkills,
 	shareNameIndex,
+	skillIndexNamed,
 	skillNamed,
 	type DiagnosticLike,
 	type DiscoveredSkill,
@@ -137,8 +138,6 @@ interface StampGroups {
 	/** Each discovered skill's folder and SKILL.md, in pi's order: checked up to the last target. */
 	readonly heads: ReadonlyArray<readonly string[]>;
 	readonly byOwner: ReadonlyMap<string, readonly string[]>;
-	/** Each skill's place in pi's order by name; the tool's own writes never change a name or a path. */
-	readonly indexByName: ReadonlyMap<string, number>;
 }
 
 export interface DiscoveryCacheStats {
@@ -530,11 +529,7 @@ function groupStamps(entry: Entry): StampGroups {
 			else byOwner.set(owner, [path]);
 		}
 	}
-	const indexByName = new Map<string, number>();
-	skills.forEach((s, i) => {
-		if (!indexByName.has(s.name)) indexByName.set(s.name, i);
-	});
-	return { shared, heads, byOwner, indexByName };
+	return { shared, heads, byOwner };
 }
 
 /**
@@ -546,11 +541,12 @@ function targetedPaths(
 	targets: readonly string[],
 ): { paths: string[]; later: () => string[] } | undefined {
 	entry.groups ??= groupStamps(entry);
-	const { shared, heads, byOwner, indexByName } = entry.groups;
+	const { shared, heads, byOwner } = entry.groups;
 	const owned: string[] = [];
 	let last = -1;
 	for (const name of targets) {
-		const index = indexByName.get(name);
+		// The tool's own writes never change a name or a place in pi's order: the groups still hold.
+		const index = skillIndexNamed(entry.discovery.skills, name);
 		// Not found: the refusal lists the names nearest to it, which any skill can change.
 		if (index === undefined) return undefined;
 		last = Math.max(last, index);

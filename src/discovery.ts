@@ -268,9 +268,14 @@ function nameIndexOf(skills: readonly DiscoveredSkill[]): ReadonlyMap<string, nu
 	return index;
 }
 
+/** Where the first skill of that name stands in `skills` (pi's order), like findIndex by name. */
+export function skillIndexNamed(skills: readonly DiscoveredSkill[], name: string): number | undefined {
+	return nameIndexOf(skills).get(name);
+}
+
 /** The first skill of that name (pi loads one per name), like skills.find by name. */
 export function skillNamed(skills: readonly DiscoveredSkill[], name: string): DiscoveredSkill | undefined {
-	const at = nameIndexOf(skills).get(name);
+	const at = skillIndexNamed(skills, name);
 	return at === undefined ? undefined : skills[at];
 }
 

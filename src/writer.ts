@@ -24,6 +24,9 @@ function isMissing(error: unknown): boolean {
 	return typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT";
 }
 
+/** A folder opened to be fsynced. */
+const openDir = (fs: FsOps, dir: string): number => fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY, 0);
+
 /** The mode of an existing regular file, or undefined when there is none; refuses symlinks. */
 export function existingMode(fs: FsOps, path: string): number | undefined {
 	try {
@@ -37,7 +40,7 @@ export function existingMode(fs: FsOps, path: string): number | undefined {
 }
 
 export function syncDir(fs: FsOps, dir: string): void {
-	const fd = fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY, 0);
+	const fd = openDir(fs, dir);
 	withFd(fs, fd, () => fs.fsync(fd));
 }
 
@@ -46,11 +49,7 @@ function withFd(fs: FsOps, fd: number, fn: () => void): void {
 	try {
 		fn();
 	} catch (error) {
-		try {
-			fs.close(fd);
-		} catch {
-			// Keep the error that happened first.
-		}
+		closeQuietly(fs, fd);
 		throw error;
 	}
 	fs.close(fd);
@@ -328,7 +327,7 @@ export async function syncWrites(fs: FsOps, writes: ReadonlyArray<PreparedWrite 
 export async function syncDirs(fs: FsOps, dirs: readonly string[]): Promise<void> {
 	const fds: number[] = [];
 	try {
-		for (const dir of dirs) fds.push(fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY, 0));
+		for (const dir of dirs) fds.push(openDir(fs, dir));
 	} catch (error) {
 		for (const fd of fds) closeQuietly(fs, fd);
 		throw error;
