@@ -6,8 +6,8 @@
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { DefaultPackageManager, loadSkills, SettingsManager } from "@mariozechner/pi-coding-agent";
 import {
+	createRootFinder,
 	getWritableRoots,
-	findWritableRootOfReal,
 	getProjectAgentsDirs,
 	getUserAgentsSkillsDir,
 	isInsideNodeModules,
@@ -111,6 +111,13 @@ interface PolicyInput {
 	readonly roots: readonly WritableRoot[];
 	/** resolveReal, memoised for one discovery: thousands of skills share the same few roots. */
 	readonly real: (path: string) => string;
+	/**
+	 * resolveReal of a path asked for once (a skill's folder or file), not kept; `realParent`: its
+	 * folder's, when known already. Its folders go through `real`.
+	 */
+	readonly realOnce: (path: string, realParent?: string) => string;
+	/** findWritableRootOfReal over `roots`, answered once per folder (createRootFinder). */
+	readonly rootOf: (real: string) => WritableRoot | undefined;
 	readonly userAgentsReal: string;
 	readonly projectAgentsDirs: readonly string[];
 	readonly places: PiPlaces;
@@ -155,28 +162,28 @@ function createPolicyInput(
 ): PolicyInput {
 	const memo = new Map<string, string>();
 	const isLink = createLinkCheck(options, skillPaths);
+	// A path that is no symlink resolves to its folder's real path plus its own name: one lstat per
+	// skill folder and file instead of a realpath() walking every component.
+	const realOnce = (path: string, realParent?: string): string => {
+		const parent = dirname(path);
+		if (parent === path || isLink(path)) return resolveReal(path);
+		const base = realParent ?? real(parent);
+		const name = basename(path);
+		// join() normalises again what is normal already: a plain name is appended.
+		if (name === "." || name === "..") return join(base, name);
+		return base === sep ? `${sep}${name}` : `${base}${sep}${name}`;
+	};
 	const real = (path: string): string => {
 		let hit = memo.get(path);
-		if (hit === undefined) {
-			// A path that is no symlink resolves to its folder's real path plus its own name: one
-			// lstat per skill folder and file instead of a realpath() walking every component.
-			const parent = dirname(path);
-			if (parent === path || isLink(path)) hit = resolveReal(path);
-			else {
-				// join() normalises again what is normal already: a plain name is appended.
-				const realParent = real(parent);
-				const name = basename(path);
-				if (name === "." || name === "..") hit = join(realParent, name);
-				else hit = realParent === sep ? `${sep}${name}` : `${realParent}${sep}${name}`;
-			}
-			memo.set(path, hit);
-		}
+		if (hit === undefined) memo.set(path, (hit = realOnce(path)));
 		return hit;
 	};
 	return {
 		options,
 		roots,
 		real,
+		realOnce,
+		rootOf: createRootFinder(roots),
 		userAgentsReal: real(getUserAgentsSkillsDir()),
 		projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)),
 		places: getPiPlaces(options.agentDir),
@@ -190,22 +197,25 @@ function getInstalledKind(source: string, realPath: string): "npm" | "git" | und
 	return isInsideNodeModules(realPath) ? "npm" : undefined;
 }
 
-/** The policy reason a skill is read-only before containment is even considered. */
-function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput): string | undefined {
+/**
+ * The policy reason a skill is read-only before containment is even considered (`realFile`: the
+ * skill file with every symlink resolved).
+ */
+function policyReason(filePath: string, realFile: string, origin: SkillOrigin, input: PolicyInput): string | undefined {
 	const { trusted, settings } = input.options;
 	if (origin.scope === "project" && !trusted) return "untrusted project (the user can run /selfskills trust)";
 	if (origin.kind === "runtime") return "added by a --skill flag or another extension";
 	if (origin.kind === "package") {
-		const installed = getInstalledKind(origin.packageSource ?? "", input.real(filePath));
+		const installed = getInstalledKind(origin.packageSource ?? "", realFile);
 		if (installed) return `installed ${installed} package: an update would overwrite the change`;
 		if (!settings.patchPackages) return "local package skills are off (patchPackages: false)";
 		return undefined;
 	}
 	if (origin.kind === "settings") {
-		const inSkillsDir = isWithin(input.real(settings.skillsDir), input.real(filePath));
+		const inSkillsDir = isWithin(input.real(settings.skillsDir), realFile);
 		return inSkillsDir ? undefined : "listed in a settings `skills` entry";
 	}
-	if (isWithin(input.userAgentsReal, input.real(filePath))) {
+	if (isWithin(input.userAgentsReal, realFile)) {
 		return "user-level ~/.agents/skills is shared with other agents";
 	}
 	// filePath is resolved already (discoverSkills, describeSkill).
@@ -216,17 +226,14 @@ function policyReason(filePath: string, origin: SkillOrigin, input: PolicyInput)
 }
 
 function classify(filePath: string, dir: string | undefined, origin: SkillOrigin, input: PolicyInput) {
-	const realDir = input.real(dir ?? filePath);
-	const policy = policyReason(filePath, origin, input);
+	const realDir = input.realOnce(dir ?? filePath);
+	const realFile = dir === undefined ? realDir : input.realOnce(filePath, realDir);
+	const policy = policyReason(filePath, realFile, origin, input);
 	if (policy) return { patchable: false, reason: policy };
 	// The skill file itself counts too: a SKILL.md symlinked out of the root makes the skill foreign.
 	// (One in its real folder lies strictly inside whichever root holds that folder.)
-	const realFile = input.real(filePath);
 	const fileInDir = dir !== undefined && realFile === `${realDir}${sep}${basename(filePath)}`;
-	if (
-		!findWritableRootOfReal(input.roots, realDir) ||
-		(!fileInDir && !findWritableRootOfReal(input.roots, realFile))
-	) {
+	if (!input.rootOf(realDir) || (!fileInDir && !input.rootOf(realFile))) {
 		return { patchable: false, reason: "outside every writable root (after resolving symlinks)" };
 	}
 	// A root that holds pi's own places (skillsDir set to a parent of them) still never reaches into them.

@@ -2,7 +2,7 @@
 // patchable or read-only with the reason. Containment is decided on resolved (symlink-free)
 // paths, segment by segment, never by string prefix.
 
-import { dirname, join, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
 import {
 	findProjectRoot,
@@ -54,8 +54,9 @@ export interface RootsInput {
 	readonly fs?: FsOps;
 }
 
+/** Whether a segment of `path` is `node_modules` (one string search, no array of segments). */
 export function isInsideNodeModules(path: string): boolean {
-	return path.split(sep).includes("node_modules");
+	return `${sep}${path}${sep}`.includes(`${sep}node_modules${sep}`);
 }
 
 export function getWritableRoots(input: RootsInput): WritableRoot[] {
@@ -94,4 +95,30 @@ export function findWritableRoot(roots: readonly WritableRoot[], path: string): 
 /** findWritableRoot for a path already resolved with resolveReal. */
 export function findWritableRootOfReal(roots: readonly WritableRoot[], real: string): WritableRoot | undefined {
 	return roots.find((root) => real !== root.realPath && isWithin(root.realPath, real));
+}
+
+/**
+ * findWritableRootOfReal for many paths, answered once per folder. For `real` = `<folder>/<name>`,
+ * a root holds `real` (and is not `real` itself) exactly when it is `folder` or holds it: no root
+ * lies strictly between a folder and its entry, and one at `real` never counts. So every entry of a
+ * folder gets the folder's answer, but where isWithin decides otherwise: a name starting with `..`
+ * (seen outside `folder`), a path or a root's realPath that is not normal (isWithin resolves it,
+ * the exclusion compares strings). Those take the plain search.
+ */
+export function createRootFinder(roots: readonly WritableRoot[]): (real: string) => WritableRoot | undefined {
+	const plain = roots.every((root) => resolve(root.realPath) === root.realPath);
+	/** A folder's answer for its entries (null: no root holds them); "search": the folder is not normal. */
+	const byFolder = new Map<string, WritableRoot | null | "search">();
+	return (real) => {
+		const folder = dirname(real);
+		const name = basename(real);
+		const entry = folder === sep ? `${sep}${name}` : `${folder}${sep}${name}`;
+		if (!plain || name === "" || name.startsWith("..") || entry !== real) return findWritableRootOfReal(roots, real);
+		let hit = byFolder.get(folder);
+		if (hit === undefined) {
+			hit = resolve(folder) !== folder ? "search" : (roots.find((root) => isWithin(root.realPath, folder)) ?? null);
+			byFolder.set(folder, hit);
+		}
+		return hit === "search" ? findWritableRootOfReal(roots, real) : (hit ?? undefined);
+	};
 }
