@@ -622,6 +622,188 @@ function followWarnings(
 	];
 }
 
+/** The folder of the skill pi loads from `<dir>/SKILL.md` that holds `change`'s file, with the file's path segments. */
+function loadedSkillOf(
+	entry: Entry,
+	change: LandedChange,
+): { dir: string; index: number; segments: string[] } | undefined {
+	const segments = change.relPath.split("/");
+	let dir = resolve(change.absPath);
+	for (const _ of segments) dir = dirname(dir);
+	if (join(dir, ...segments) !== resolve(change.absPath)) return undefined;
+	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
+	const index = entry.fileIndex.get(join(dir, SKILL_FILE));
+	if (index === undefined || entry.discovery.skills[index].dir !== dir) return undefined;
+	// A place pi scans inside the folder (or the folder itself, a package root) reads more than its SKILL.md.
+	for (const place of entry.fingerprint.places) if (isWithin(dir, place)) return undefined;
+	return { dir, index, segments };
+}
+
+/**
+ * The tool's own new files and removed files below the folders of skills pi loads (bundled files:
+ * never the SKILL.md), followed into the fingerprint; false when the
+ * entry must be dropped instead. pi reads nothing below a folder whose SKILL.md it loads but that
+ * file and the folder's ignore files, so the discovery stays as it is: only the stamps move. Each
+ * folder the walk stamps on the way must now list exactly what it listed plus the files (and
+ * folders) created, less the files removed; new folders and files must be plain ones, a new file
+ * the bytes written. The stamps then say what a fresh walk would: the changed folders with their
+ * new listings, a new watched file with its hash, a removed file none.
+ */
+function followBundled(entry: Entry, changes: readonly LandedChange[]): boolean {
+	if (changes.length === 0) return true;
+	const { stamps, granularityMs, fs, links } = entry.fingerprint;
+	/** Each folder's listing as the changes leave it, from its stamp (or empty: a folder they made). */
+	const listings = new Map<string, Set<string>>();
+	const made = new Set<string>();
+	const listingOf = (dir: string): Set<string> | undefined => {
+		let names = listings.get(dir);
+		if (names) return names;
+		const stamp = stamps.get(dir);
+		if (made.has(dir)) names = new Set();
+		else if (stamp?.names === undefined || stamp.unsettled) return undefined;
+		else names = new Set(stamp.names === "" ? [] : stamp.names.split("\0"));
+		listings.set(dir, names);
+		return names;
+	};
+	const files: Array<{ path: string; change: LandedChange; owner: string }> = [];
+	const ownerOf = new Map<string, string>();
+	for (const change of changes) {
+		const skill = loadedSkillOf(entry, change);
+		// Hidden files (an ignore file pi would read) and node_modules: the tool writes none, and the walk skips them.
+		if (!skill || skill.segments.some((name) => name.startsWith(".") || name === "node_modules")) return false;
+		const created = change.oldHash === null;
+		let dir = skill.dir;
+		for (const [i, name] of skill.segments.entries()) {
+			const path = join(dir, name);
+			const last = i === skill.segments.length - 1;
+			const names = listingOf(dir);
+			if (!names) return false;
+			if (last) {
+				if (names.has(name) === created || (created && stamps.has(path))) return false;
+				if (created) names.add(name);
+				else names.delete(name);
+			} else if (!names.has(name)) {
+				// A delete leaves its folders; only a new file brings new ones.
+				if (!created) return false;
+				names.add(name);
+				made.add(path);
+				ownerOf.set(path, skill.dir);
+			}
+			dir = path;
+		}
+		files.push({ path: resolve(change.absPath), change, owner: skill.dir });
+	}
+	const added: Array<[string, string]> = [];
+	const removed = new Map<string, string>();
+	for (const dir of made) if (!isPlain(fs, dir, true)) return false;
+	for (const [dir, names] of listings) {
+		const now = namesOf(fs, dir);
+		if (now === undefined || now !== [...names].sort().join("\0")) return false;
+		const owner = ownerOf.get(dir);
+		if (owner !== undefined) added.push([dir, owner]);
+		stamps.set(dir, { sig: sigOf(statOf(fs, dir), granularityMs), racy: true, names: now });
+	}
+	for (const dir of made) links.set(dir, false);
+	for (const { path, change, owner } of files) {
+		if (change.newHash === null) {
+			if (stamps.delete(path)) removed.set(path, owner);
+			links.delete(path);
+			continue;
+		}
+		if (!isPlain(fs, path, false)) return false;
+		links.set(path, false);
+		if (!WATCHED_FILE.test(basename(path))) continue;
+		const bytes = readOrUndefined(fs, path);
+		if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
+		stamps.set(path, { sig: sigOf(statOf(fs, path), granularityMs), racy: true, hash: change.newHash });
+		added.push([path, owner]);
+	}
+	if (entry.groups) entry.groups = regroup(entry.groups, added, removed);
+	return true;
+}
+
+/**
+ * The groups with new stamps below skill folders put in and removed ones taken out (each path with
+ * its skill's folder), split as groupStamps splits them: an ignore file or manifest is shared.
+ */
+function regroup(
+	groups: StampGroups,
+	added: ReadonlyArray<readonly [string, string]>,
+	removed: ReadonlyMap<string, string>,
+): StampGroups {
+	const kept = (paths: readonly string[]) => paths.filter((p) => !removed.has(p));
+	const shared = kept(groups.shared);
+	const byOwner = new Map(groups.byOwner);
+	for (const owner of new Set(removed.values())) byOwner.set(owner, kept(byOwner.get(owner) ?? []));
+	for (const [path, owner] of added) {
+		if (SHARED_FILE.test(basename(path))) shared.push(path);
+		else byOwner.set(owner, [...(byOwner.get(owner) ?? []), path]);
+	}
+	return { shared, heads: groups.heads, byOwner };
+}
+
+/**
+ * The tool's own delete of a whole skill, followed into the cache; false when the entry must be
+ * dropped instead. Followed when the folder is gone, its root now lists exactly what it listed less
+ * the folder, no place pi scans lay inside it, and no other skill of its name waits behind it (pi
+ * would load that one now: a collision names it). The skill leaves the discovery with its own
+ * warnings; every stamp below its folder goes.
+ */
+function followSkillDelete(entry: Entry, change: LandedChange): boolean {
+	const { stamps, granularityMs, fs, links } = entry.fingerprint;
+	const skill = loadedSkillOf(entry, change);
+	if (!skill || skill.segments.length !== 1 || !entry.plainEntries || links.get(skill.dir) === true) return false;
+	const { dir, index } = skill;
+	const root = dirname(dir);
+	const rootStamp = stamps.get(root);
+	if (rootStamp?.names === undefined || rootStamp.unsettled || statOf(fs, dir) !== undefined) return false;
+	const names = namesOf(fs, root);
+	const before = rootStamp.names === "" ? [] : rootStamp.names.split("\0");
+	if (names === undefined || names !== before.filter((n) => n !== basename(dir)).join("\0")) return false;
+	const { skills, diagnostics } = entry.discovery;
+	const name = skills[index].name;
+	if (diagnostics.some((d) => d.type === "collision" && d.message === `name "${name}" collision`)) return false;
+	const inside = (path: string) => isWithin(dir, resolve(path));
+	for (const path of [...stamps.keys()]) if (inside(path)) stamps.delete(path);
+	for (const path of [...links.keys()]) if (inside(path)) links.delete(path);
+	stamps.set(root, { sig: sigOf(statOf(fs, root), granularityMs), racy: true, names });
+	entry.discovery = {
+		...entry.discovery,
+		skills: skills.filter((_, i) => i !== index),
+		diagnostics: diagnostics.filter((d) => d.path === undefined || !inside(d.path)),
+	};
+	const groups = entry.groups;
+	if (groups) {
+		const byOwner = new Map(groups.byOwner);
+		byOwner.delete(dir);
+		entry.groups = {
+			shared: groups.shared.filter((p) => !inside(p)),
+			heads: groups.heads.filter((_, i) => i !== index),
+			byOwner,
+		};
+	}
+	entry.fileIndex = undefined;
+	return true;
+}
+
+/**
+ * The tool's own changes followed into the cache, each kind by its follower; false when the entry
+ * must be dropped instead. A skill deleted whole takes its files' changes with it; new and removed
+ * bundled files are followed together (a batch may add several to one folder) before any rewrite,
+ * whose folder must then list what it listed.
+ */
+function followLanded(entry: Entry, changes: readonly LandedChange[]): boolean {
+	const deleted = changes.filter((c) => c.relPath === SKILL_FILE && c.newHash === null);
+	for (const change of deleted) if (!followSkillDelete(entry, change)) return false;
+	const gone = deleted.map((c) => dirname(resolve(c.absPath)));
+	const rest = changes.filter((c) => !gone.some((dir) => isWithin(dir, resolve(c.absPath))));
+	const bundled = (c: LandedChange) => c.relPath !== SKILL_FILE && (c.oldHash === null || c.newHash === null);
+	if (!followBundled(entry, rest.filter(bundled))) return false;
+	return rest
+		.filter((c) => !bundled(c))
+		.every((change) => (change.oldHash === null ? followCreate(entry, change) : followWrite(entry, change)));
+}
+
 const IGNORE_FILES = [".gitignore", ".ignore", ".fdignore"];
 
 /** An entry that is itself a folder (or a file), no symbolic link to one. */
@@ -706,7 +888,10 @@ function followCreate(entry: Entry, change: LandedChange): boolean {
 		origin,
 	});
 	entry.discovery = { ...entry.discovery, skills: [...skills.slice(0, at), skill, ...skills.slice(at)] };
-	entry.groups = undefined;
+	// Its folder and SKILL.md are its head; its root's stamp (shared) keeps its key.
+	const groups = entry.groups;
+	if (groups)
+		entry.groups = { ...groups, heads: [...groups.heads.slice(0, at), [dir, file], ...groups.heads.slice(at)] };
 	entry.fileIndex = undefined;
 	stamps.set(root, { sig: sigOf(statOf(fs, root), granularityMs), racy: true, names });
 	stamps.set(dir, { sig: sigOf(statOf(fs, dir), granularityMs), racy: true, names: SKILL_FILE });
@@ -873,11 +1058,8 @@ export function createDiscoveryCache(cacheOptions: DiscoveryCacheOptions = {}): 
 			if (!entry) return;
 			// Stamps still being taken would see the tool's write as a change made around the build.
 			if (entry.settling) return drop();
-			const follow = (kept: Entry, change: LandedChange) =>
-				change.oldHash === null ? followCreate(kept, change) : followWrite(kept, change);
-			const kept = entry;
-			if (!changes.every((change) => follow(kept, change))) return drop();
-			stats.followedCreates += changes.filter((change) => change.oldHash === null).length;
+			if (!followLanded(entry, changes)) return drop();
+			stats.followedCreates += changes.filter((c) => c.oldHash === null && c.relPath === SKILL_FILE).length;
 		},
 		settled() {
 			return entry?.settling?.done ?? Promise.resolve();

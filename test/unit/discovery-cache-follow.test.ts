@@ -1,0 +1,238 @@
+// discovery-cache.ts following the tool's own new and removed bundled files and its delete of a
+// whole skill: the next call is served from the cache only when its discovery reads exactly as a
+// fresh session's, and a change another process makes afterwards is still seen.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { faultyFs } from "../support/faulty-fs.ts";
+import { createRandom } from "../support/random.ts";
+import { skillText, writeJson, writeSkill } from "../support/fixtures.ts";
+import { createHarness, type Harness } from "../support/harness.ts";
+import { type TempEnv, useTempEnv } from "../support/temp-env.ts";
+
+const SKILLS = ["alpha", "bravo", "charlie", "delta"];
+
+/** Skills in the skillsDir (<agentDir>/skills) and the project's .pi/skills, the project trusted. */
+function seed(env: TempEnv): string {
+	const root = join(env.agentDir, "skills");
+	for (const name of SKILLS) writeSkill(root, name);
+	writeSkill(join(env.projectDir, ".pi", "skills"), "project-skill");
+	writeJson(join(env.agentDir, "settings.json"), { selfskills: { trustedProjects: [env.projectDir] } });
+	return root;
+}
+
+/** A session whose first discovery is stamped and kept, every seeded skill read. */
+async function session(env: TempEnv, tool = createHarness(env)): Promise<Harness> {
+	expect((await tool.call({ action: "list" })).ok).to.equal(true);
+	await tool.state.discoveryCache.settled();
+	for (const skill of SKILLS) expect((await tool.call({ action: "read", skill })).ok).to.equal(true);
+	return tool;
+}
+
+/** What a fresh session lists: order, names, descriptions, paths, patchable and reasons. */
+async function freshList(env: TempEnv): Promise<string> {
+	return (await createHarness(env).call({ action: "list" })).text;
+}
+
+async function ok(tool: Harness, args: Record<string, unknown>): Promise<void> {
+	const result = await tool.call(args);
+	expect(result.ok, `${JSON.stringify(args)}: ${result.text}`).to.equal(true);
+}
+
+/** Runs `step`, then expects a list equal to a fresh session's, reached with `extra` new discoveries. */
+async function expectFollowed(env: TempEnv, tool: Harness, step: () => Promise<void>, extra = 0): Promise<void> {
+	const { misses } = tool.state.discoveryCache.stats;
+	await step();
+	expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env));
+	expect(tool.state.discoveryCache.stats.misses, "new discoveries").to.equal(misses + extra);
+}
+
+describe("discovery cache: following the tool's own bundled files and skill deletes", function () {
+	const getEnv = useTempEnv();
+
+	it("follows new and removed bundled files, in new folders or not, alone or in a batch", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		seed(env);
+		const tool = await session(env);
+		const files = ["notes/a.md", "scripts/run.sh", "notes/deep/b.md", "c.md"];
+		for (const file of files) {
+			await expectFollowed(env, tool, () =>
+				ok(tool, { action: "write", skill: "alpha", file, content: `${file}\n` }),
+			);
+		}
+		await expectFollowed(env, tool, () =>
+			ok(tool, {
+				action: "operations",
+				operations: [
+					{ action: "write", skill: "bravo", file: "notes/one.md", content: "1\n" },
+					{ action: "write", skill: "bravo", file: "notes/two.md", content: "2\n" },
+					{ action: "patch", skill: "bravo", old_string: "Run the build.", new_string: "Run the full build." },
+					{ action: "write", skill: "charlie", file: "refs/r.md", content: "r\n" },
+				],
+			}),
+		);
+		for (const file of files) {
+			await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "alpha", file }));
+		}
+		await expectFollowed(env, tool, () =>
+			ok(tool, {
+				action: "operations",
+				operations: [
+					{ action: "delete", skill: "bravo", file: "notes/one.md" },
+					{ action: "delete", skill: "bravo", file: "notes/two.md" },
+				],
+			}),
+		);
+	});
+
+	it("follows a whole skill deleted, alone and with another skill in a batch", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		seed(env);
+		const tool = await session(env);
+		await ok(tool, { action: "write", skill: "alpha", file: "notes/a.md", content: "a\n" });
+		await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "alpha" }));
+		await expectFollowed(env, tool, () =>
+			ok(tool, {
+				action: "operations",
+				operations: [
+					{ action: "delete", skill: "bravo" },
+					{ action: "write", skill: "charlie", file: "notes/c.md", content: "c\n" },
+				],
+			}),
+		);
+		const listed = (await tool.call({ action: "list" })).text;
+		expect(listed).to.not.contain("alpha —").and.not.contain("bravo —");
+	});
+
+	it("discovers again when the deleted skill hid a twin of its name, which pi loads now", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		seed(env);
+		// A later place holds a second "alpha": pi keeps the first and reports the collision.
+		writeSkill(join(env.projectDir, ".pi", "skills"), "alpha-twin", skillText("alpha"));
+		const tool = await session(env);
+		await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "alpha" }), 1);
+		expect((await tool.call({ action: "list" })).text).to.contain("alpha —");
+	});
+
+	it("still sees what another process changes after a followed write: a nested twin let in", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		const root = seed(env);
+		const tool = await session(env);
+		await expectFollowed(env, tool, () =>
+			ok(tool, { action: "write", skill: "alpha", file: "nested/notes.md", content: "n\n" }),
+		);
+		// The SKILL.md ignored, pi walks the folder and finds the nested skill.
+		writeSkill(join(root, "alpha", "nested"), "nested-one");
+		writeFileSync(join(root, "alpha", ".ignore"), "/SKILL.md\n");
+		const listed = (await tool.call({ action: "list" })).text;
+		expect(listed).to.equal(await freshList(env));
+		expect(listed).to.contain("nested-one").and.not.contain("alpha —");
+	});
+
+	it("discovers again when another process changed the folder while the tool wrote its file", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		const root = seed(env);
+		let planted = false;
+		// Between the tool's temp file and its rename, another process hides alpha's SKILL.md and nests a skill.
+		const fs = faultyFs({
+			rename: () => {
+				if (planted) return;
+				planted = true;
+				writeSkill(join(root, "alpha", "nested"), "nested-one");
+				writeFileSync(join(root, "alpha", ".ignore"), "/SKILL.md\n");
+			},
+		});
+		const tool = await session(env, createHarness(env, fs));
+		await expectFollowed(
+			env,
+			tool,
+			() => ok(tool, { action: "write", skill: "alpha", file: "nested/notes.md", content: "n\n" }),
+			1,
+		);
+		expect(planted).to.equal(true);
+		expect((await tool.call({ action: "list" })).text).to.contain("nested-one");
+	});
+
+	it("checks a followed create's and delete's neighbours for a call naming a later skill", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		const root = seed(env);
+		const tool = await session(env);
+		const read = async (harness: Harness, skill: string) => (await harness.call({ action: "read", skill })).text;
+		for (const name of ["a-new", "b-new"]) {
+			await ok(tool, { action: "create", name, description: `Use when ${name} is needed.`, body: "# Steps\n" });
+		}
+		await ok(tool, { action: "delete", skill: "bravo" });
+		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(2);
+		// Whichever of the two pi meets first, before every seeded skill or not, now holds delta's name.
+		for (const name of ["a-new", "b-new"]) {
+			const { misses } = tool.state.discoveryCache.stats;
+			writeFileSync(join(root, name, "SKILL.md"), skillText("delta"));
+			expect(await read(tool, "delta"), `${name} renamed delta in place`).to.equal(
+				await read(createHarness(env), "delta"),
+			);
+			expect(tool.state.discoveryCache.stats.misses).to.equal(misses + 1);
+			writeFileSync(join(root, name, "SKILL.md"), skillText(name));
+		}
+	});
+
+	it("equals a fresh session after each of 60 random steps by the tool and by others", async function () {
+		this.timeout(240_000);
+		const env = getEnv();
+		const root = seed(env);
+		const tool = await session(env);
+		const pick = createRandom(17);
+		const paths = ["notes/a.md", "notes/b.md", "scripts/run.sh", "notes/deep/c.md", "d.md"];
+		const alive = new Set(SKILLS);
+		const deleted = new Set<string>();
+		/** Skills whose SKILL.md an ignore file hides (pi loads their nested skills instead). */
+		const hidden = new Set<string>();
+		let followed = 0;
+		for (let step = 0; step < 60; step++) {
+			const skill = [...alive][pick(alive.size)];
+			const file = paths[pick(paths.length)];
+			const kind = hidden.has(skill) ? 9 : pick(10);
+			if (kind < 7) {
+				// The tool: a new file, a rewrite or a delete of a bundled file, or a whole skill deleted or restored.
+				expect((await tool.call({ action: "read", skill })).ok).to.equal(true);
+				const { misses } = tool.state.discoveryCache.stats;
+				const exists = (await tool.call({ action: "read", skill, file })).ok;
+				let result: { ok: boolean; text: string };
+				if (kind === 0 && alive.size > 1) {
+					result = await tool.call({ action: "delete", skill });
+					alive.delete(skill);
+					deleted.add(skill);
+				} else if (kind === 1 && deleted.size > 0) {
+					const back = [...deleted][0];
+					result = await tool.call({ action: "restore", skill: back });
+					deleted.delete(back);
+					alive.add(back);
+				} else if (exists && kind < 4) result = await tool.call({ action: "delete", skill, file });
+				else result = await tool.call({ action: "write", skill, file, content: `step ${step}\n` });
+				expect(result.ok, `step ${step}: ${result.text}`).to.equal(true);
+				expect((await tool.call({ action: "list" })).text, `step ${step}`).to.equal(await freshList(env));
+				if (tool.state.discoveryCache.stats.misses === misses) followed++;
+				continue;
+			}
+			// Another process: a file beside the tool's, or a nested skill let in and out by an ignore file.
+			const dir = join(root, skill);
+			if (kind === 7) writeFileSync(join(dir, "notes-by-hand.md"), `step ${step}\n`);
+			else if (kind === 8) {
+				mkdirSync(join(dir, "notes"), { recursive: true });
+				writeSkill(join(dir, "notes"), `nested-${step}`);
+				writeFileSync(join(dir, ".ignore"), "/SKILL.md\n");
+				hidden.add(skill);
+			} else {
+				rmSync(join(dir, ".ignore"), { force: true });
+				hidden.delete(skill);
+			}
+			expect((await tool.call({ action: "list" })).text, `step ${step} (by hand)`).to.equal(await freshList(env));
+		}
+		expect(followed, "tool steps followed without a new discovery").to.be.at.least(20);
+	});
+});
