@@ -283,6 +283,76 @@ async function benchScale(): Promise<void> {
 }
 
 /**
+ * The call after a write, at 10,000 skills: the discovery cache takes the tool's own writes in, so
+ * the next call checks its stamps instead of discovering every skill again. Timed: a read after a
+ * patch (followed since the cache was built), after a new bundled file, after a removed one, and
+ * after a whole skill deleted (each followed since round 2; each cost a discovery of every skill
+ * before, about 2 s here).
+ */
+async function benchFollow(): Promise<void> {
+	heading("the call after a write, 10,000 skills, tmpfs");
+	const bench = createTmpfsBenchEnv();
+	try {
+		buildTree(bench.roots, 9_999);
+		writeSkill(bench.roots[0], "bench-patch", 4096);
+		await ageTree();
+		await expectOk(bench, { action: "read", skill: "bench-patch" });
+		const readNext = () => timeOnce(() => expectOk(bench, { action: "read", skill: "bench-patch" }));
+		const after = {
+			patch: [] as number[],
+			created: [] as number[],
+			removed: [] as number[],
+			deleted: [] as number[],
+		};
+		let mark = MARK_A;
+		const warmup = reps(2, 1);
+		const n = reps(10, 3);
+		for (let i = 0; i < warmup + n; i++) {
+			const keep = (list: number[], t: number) => i >= warmup && list.push(t);
+			const to = `Marker: round ${i}.`;
+			await expectOk(bench, { action: "patch", skill: "bench-patch", old_string: mark, new_string: to });
+			mark = to;
+			keep(after.patch, await readNext());
+			const file = `notes/round-${i}.md`;
+			await expectOk(bench, { action: "write", skill: "bench-patch", file, content: `Round ${i}.\n` });
+			keep(after.created, await readNext());
+			await expectOk(bench, { action: "delete", skill: "bench-patch", file });
+			keep(after.removed, await readNext());
+			const extra = `extra-${i}`;
+			await expectOk(bench, {
+				action: "create",
+				name: extra,
+				description: `Use when round ${i} runs.`,
+				body: "# x\n",
+			});
+			await expectOk(bench, { action: "read", skill: extra });
+			await expectOk(bench, { action: "delete", skill: extra });
+			keep(after.deleted, await readNext());
+		}
+		const [patch, created, removed, deleted] = [after.patch, after.created, after.removed, after.deleted].map(
+			summarize,
+		);
+		const { misses } = bench.deps.state.discoveryCache.stats;
+		console.log(`a read after a patch          ${fmtMs(patch)}   (discovery cache: ${misses} misses in all)`);
+		for (const [label, s] of [
+			["a new bundled file", created],
+			["a bundled file deleted", removed],
+			["a whole skill deleted", deleted],
+		] as const) {
+			console.log(`a read after ${label.padEnd(22)} ${fmtMs(s)}   ratio ${fmtRatio(s.median / patch.median)}`);
+			rows.push({
+				figure: `read after ${label} / after a patch, 10k`,
+				value: `${fmtRatio(s.median / patch.median)} (${s.median.toFixed(1)} vs ${patch.median.toFixed(1)} ms)`,
+				goal: "(info)",
+				met: true,
+			});
+		}
+	} finally {
+		bench.cleanup();
+	}
+}
+
+/**
  * What the freshness check costs at 10,000 skills that each bundle files (a folder of two notes),
  * measured on the cache itself: the full check (list, create), the targeted one (a call naming its
  * skill: the folder and SKILL.md of each skill pi loads before it, no bundled files), and the least
@@ -826,6 +896,7 @@ async function main(): Promise<void> {
 		await benchPatch(1000 * 1024, true);
 	}
 	if (wants("scale")) await benchScale();
+	if (wants("follow")) await benchFollow();
 	if (wants("freshness")) await benchFreshness();
 	if (wants("create")) await benchCreate();
 	if (wants("list")) {
