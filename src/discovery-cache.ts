@@ -788,20 +788,24 @@ function followSkillDelete(entry: Entry, change: LandedChange): boolean {
 
 /**
  * The tool's own changes followed into the cache, each kind by its follower; false when the entry
- * must be dropped instead. A skill deleted whole takes its files' changes with it; new and removed
- * bundled files are followed together (a batch may add several to one folder) before any rewrite,
- * whose folder must then list what it listed.
+ * must be dropped instead. A skill deleted whole takes its files' changes with it; a new skill comes
+ * first (a restore brings its files back with it), then new and removed bundled files together (a
+ * batch may add several to one folder), then rewrites, whose folders must list what they listed.
  */
 function followLanded(entry: Entry, changes: readonly LandedChange[]): boolean {
 	const deleted = changes.filter((c) => c.relPath === SKILL_FILE && c.newHash === null);
 	for (const change of deleted) if (!followSkillDelete(entry, change)) return false;
 	const gone = deleted.map((c) => dirname(resolve(c.absPath)));
 	const rest = changes.filter((c) => !gone.some((dir) => isWithin(dir, resolve(c.absPath))));
-	const bundled = (c: LandedChange) => c.relPath !== SKILL_FILE && (c.oldHash === null || c.newHash === null);
-	if (!followBundled(entry, rest.filter(bundled))) return false;
-	return rest
-		.filter((c) => !bundled(c))
-		.every((change) => (change.oldHash === null ? followCreate(entry, change) : followWrite(entry, change)));
+	const bundled = rest.filter((c) => c.relPath !== SKILL_FILE && (c.oldHash === null || c.newHash === null));
+	const created = rest.filter((c) => c.relPath === SKILL_FILE && c.oldHash === null);
+	for (const change of created) {
+		const dir = dirname(resolve(change.absPath));
+		const withFiles = bundled.some((c) => isWithin(dir, resolve(c.absPath)));
+		if (!followCreate(entry, change, withFiles)) return false;
+	}
+	if (!followBundled(entry, bundled)) return false;
+	return rest.every((c) => bundled.includes(c) || created.includes(c) || followWrite(entry, c));
 }
 
 const IGNORE_FILES = [".gitignore", ".ignore", ".fdignore"];
@@ -830,7 +834,7 @@ const sameOrigin = (a: SkillOrigin, b: SkillOrigin) =>
  * root's listing order (the order pi walks it): the new skill takes its listing place in that run,
  * with their origin. Anything else (an empty root, siblings from two places) is a miss.
  */
-function followCreate(entry: Entry, change: LandedChange): boolean {
+function followCreate(entry: Entry, change: LandedChange, withFiles = false): boolean {
 	const { stamps, granularityMs, fs, places, links } = entry.fingerprint;
 	const file = resolve(change.absPath);
 	const dir = dirname(file);
@@ -849,7 +853,9 @@ function followCreate(entry: Entry, change: LandedChange): boolean {
 	const before = rootStamp.names === "" ? [] : rootStamp.names.split("\0");
 	const names = [...listing].sort().join("\0");
 	if (names !== [...before, name].sort().join("\0")) return false;
-	if (namesOf(fs, dir) !== "SKILL.md" || !isPlain(fs, dir, true) || !isPlain(fs, file, false)) return false;
+	// Files written with it are followed next (followBundled), from a folder that held only its SKILL.md.
+	if ((!withFiles && namesOf(fs, dir) !== SKILL_FILE) || !isPlain(fs, dir, true) || !isPlain(fs, file, false))
+		return false;
 	const bytes = readOrUndefined(fs, file);
 	if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
 	for (let p = root; ; p = dirname(p)) {

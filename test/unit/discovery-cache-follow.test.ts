@@ -106,6 +106,20 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		expect(listed).to.not.contain("alpha —").and.not.contain("bravo —");
 	});
 
+	it("follows a deleted skill restored with its files", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		seed(env);
+		const tool = await session(env);
+		const { followedCreates } = tool.state.discoveryCache.stats;
+		await ok(tool, { action: "write", skill: "alpha", file: "notes/a.md", content: "a\n" });
+		await ok(tool, { action: "write", skill: "alpha", file: "scripts/run.sh", content: "echo\n" });
+		await ok(tool, { action: "delete", skill: "alpha" });
+		await expectFollowed(env, tool, () => ok(tool, { action: "restore", skill: "alpha" }));
+		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(followedCreates + 1);
+		expect((await tool.call({ action: "read", skill: "alpha", file: "scripts/run.sh" })).ok).to.equal(true);
+	});
+
 	it("discovers again when the deleted skill hid a twin of its name, which pi loads now", async function () {
 		this.timeout(60_000);
 		const env = getEnv();
