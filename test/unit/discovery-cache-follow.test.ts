@@ -195,6 +195,26 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		}
 	});
 
+	it("discovers again when the new file lies in a place pi scans inside the skill (a settings entry)", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		const root = seed(env);
+		mkdirSync(join(root, "alpha", "notes"), { recursive: true });
+		writeJson(join(env.agentDir, "settings.json"), {
+			skills: [join(root, "alpha", "notes")],
+			selfskills: { trustedProjects: [env.projectDir] },
+		});
+		const tool = await session(env);
+		// pi loads every skill file the entry holds, this one too.
+		await expectFollowed(
+			env,
+			tool,
+			() => ok(tool, { action: "write", skill: "alpha", file: "notes/note.md", content: skillText("from-a-note") }),
+			1,
+		);
+		expect((await tool.call({ action: "list" })).text).to.contain("from-a-note —");
+	});
+
 	it("equals a fresh session after each of 60 random steps by the tool and by others", async function () {
 		this.timeout(240_000);
 		const env = getEnv();
