@@ -41,7 +41,7 @@ describe("discovery and roots through an injected FsOps", function () {
 		const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
 		const input = { cwd: env.projectDir, agentDir: env.agentDir, trusted: false, settings, localPackageDirs: [pkg] };
 		expect(getWritableRoots(input).map((r) => r.kind)).to.include("local-package");
-		const fs = faultyFs({ access: (call) => (call.args[0] === pkg ? errno("ENOENT") : undefined) });
+		const fs = faultyFs({ stat: (call) => (call.args[0] === pkg ? errno("ENOENT") : undefined) });
 		expect(getWritableRoots({ ...input, fs }).map((r) => r.kind)).to.not.include("local-package");
 	});
 

@@ -33,21 +33,19 @@ describe("paths through an injected FsOps", function () {
 		expect(resolveReal("/a/b/../c", fs)).to.equal("/a/c");
 	});
 
-	it("findProjectRoot asks the fs whether a .git exists (access F_OK)", function () {
+	it("findProjectRoot asks the fs whether a .git exists (stat, symlinks followed)", function () {
 		const env = getEnv();
 		const sub = join(env.projectDir, "deep", "er");
 		mkdirSync(sub, { recursive: true });
 		const seen = new Set([join(env.projectDir, ".git")]);
 		const fs = {
 			...realFs,
-			access: (path: string) => {
-				if (!seen.has(path)) throw errno("ENOENT");
-			},
+			stat: (path: string) => (seen.has(path) ? realFs.stat(env.projectDir) : undefined),
 		};
 		expect(findProjectRoot(sub, fs)).to.equal(env.projectDir);
-		const blind = faultyFs({ access: () => errno("EACCES") });
+		const blind = faultyFs({ stat: () => errno("EACCES") });
 		expect(findProjectRoot(sub, blind)).to.equal(sub);
-		expect(blind.log.every((call) => call.op === "access" && String(call.args[0]).endsWith("/.git"))).to.equal(true);
+		expect(blind.log.every((call) => call.op === "stat" && String(call.args[0]).endsWith("/.git"))).to.equal(true);
 	});
 
 	it(
