@@ -8,6 +8,7 @@ import type { DiscoveryCache } from "./discovery-cache.ts";
 import { discoverSkills, type Discovery } from "./discovery.ts";
 import type { Refusal } from "./errors.ts";
 import { type FsOps, realFs } from "./fs-ops.ts";
+import { getPiPlaces, type PiPlaces } from "./paths.ts";
 import type { FileView, Plan } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
 import { readSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
@@ -33,6 +34,8 @@ export interface CallContext {
 	readonly fs: FsOps;
 	readonly store: BackupStore;
 	readonly signal?: AbortSignal;
+	/** pi's places, resolved once per call (the settings and gate 4 both ask). */
+	readonly places: () => PiPlaces;
 }
 
 /** Thrown when a call needs every skill's name and its discovery checked only some: call again, fully checked. */
@@ -85,8 +88,8 @@ export interface Policy {
 }
 
 /** Trust first (from the global list or pi), then the settings that trust allows. */
-export function loadPolicy(ctx: TrustContext, agentDir: string, fs: FsOps = realFs): Policy {
-	const settings = readSettings({ cwd: ctx.cwd, agentDir, fs });
+export function loadPolicy(ctx: TrustContext, agentDir: string, fs: FsOps = realFs, places?: () => PiPlaces): Policy {
+	const settings = readSettings({ cwd: ctx.cwd, agentDir, fs, places });
 	const global = settings(false);
 	const trust = resolveProjectTrust(ctx, global.settings.trustedProjects);
 	const report = trust.trusted ? settings(true) : global;
@@ -127,7 +130,9 @@ export function targetsOf(args: SkillManageArgs): string[] | undefined {
 }
 
 export async function createCallContext(input: CallContextInput): Promise<CallContext> {
-	const policy = loadPolicy(input.ctx, input.agentDir, input.fs);
+	let resolved: PiPlaces | undefined;
+	const places = () => (resolved ??= getPiPlaces(input.agentDir, input.fs));
+	const policy = loadPolicy(input.ctx, input.agentDir, input.fs, places);
 	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
 	const options = {
@@ -158,6 +163,7 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 		fs: input.fs,
 		store: createBackupStore(input.fs, input.agentDir),
 		signal: input.signal,
+		places,
 	};
 }
 

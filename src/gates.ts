@@ -6,12 +6,12 @@
 // Between them sit the checks of the Limits (the file exists and is text, size, hidden Unicode).
 
 import { dirname } from "node:path";
-import type { PlanInput } from "./call-context.ts";
+import type { CallContext, PlanInput } from "./call-context.ts";
 import { escapeControls } from "./content-guard.ts";
 import * as refusals from "./errors.ts";
 import type { NearLine, Refusal } from "./errors.ts";
 import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
-import { getBackupsDir, getForbiddenReason, getPiPlaces, isWithin, resolveReal } from "./paths.ts";
+import { getBackupsDir, getForbiddenReason, getPiPlaces, isWithin, resolveReal, type PiPlaces } from "./paths.ts";
 import { originOfSkill } from "./origins.ts";
 import { hashOrNull } from "./plan.ts";
 import type { ReadLedger } from "./read-ledger.ts";
@@ -155,6 +155,13 @@ export interface WritableInput {
 	readonly agentDir: string;
 	/** Asked whether this user may write the folders (default realFs; tests inject EACCES). */
 	readonly fs?: FsOps;
+	/** pi's places as the call resolved them (default: resolved here). */
+	readonly places?: () => PiPlaces;
+}
+
+/** Gate 4's input for a planner: the call's writable roots, filesystem and places. */
+export function writableInput(ctx: CallContext): WritableInput {
+	return { roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs, places: ctx.places };
 }
 
 function isSymlink(fs: FsOps, path: string): boolean {
@@ -191,7 +198,7 @@ export function checkWritable(input: WritableInput, target: FileTarget | NewSkil
 		return refusals.folderNotWritable(target.absPath, skill.writeDenied.folder, skill.writeDenied.errno, rootPaths);
 	if (skill && !skill.patchable) return refusals.notWritable(target.absPath, skill.reason ?? "read-only", rootPaths);
 	const real = resolveReal(target.absPath);
-	const forbidden = getForbiddenReason(getPiPlaces(input.agentDir), real);
+	const forbidden = getForbiddenReason(input.places?.() ?? getPiPlaces(input.agentDir), real);
 	if (forbidden) return refusals.notWritable(target.absPath, forbidden, rootPaths);
 	if (!findWritableRootOfReal(input.roots, real)) {
 		return refusals.notWritable(target.absPath, "outside every writable root (after resolving symlinks)", rootPaths);

@@ -184,6 +184,8 @@ export interface LoadSettingsOptions {
 	readonly trusted: boolean;
 	/** Where the settings files are read and paths resolved (default realFs; tests inject faults). */
 	readonly fs?: FsOps;
+	/** pi's places, when the caller resolves them once for the whole call (default: resolved here, once). */
+	readonly places?: () => PiPlaces;
 }
 
 /** pi's places, resolved once for every skillsDir one reading of the settings checks. */
@@ -266,7 +268,8 @@ export function loadSettings(options: LoadSettingsOptions): SettingsReport {
  */
 export function readSettings(options: Omit<LoadSettingsOptions, "trusted">): (trusted: boolean) => SettingsReport {
 	let places: PiPlaces | undefined;
-	const placesOnce: PlacesOnce = () => (places ??= getPiPlaces(options.agentDir, options.fs ?? realFs));
+	const placesOnce: PlacesOnce =
+		options.places ?? (() => (places ??= getPiPlaces(options.agentDir, options.fs ?? realFs)));
 	const globalProblems: string[] = [];
 	const base = defaults(options.agentDir);
 	const globalPath = getGlobalSettingsPath(options.agentDir);

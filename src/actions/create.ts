@@ -9,7 +9,7 @@ import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from 
 import { skillNamed } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkWritable, GATE_ORDER, humanGates, runGates } from "../gates.ts";
+import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../gates.ts";
 import type { Plan } from "../plan.ts";
 import { newSkillTarget, SKILL_FILE, type NewSkillTarget } from "../target.ts";
 import { checkSkillContent, nameProblems } from "../validation.ts";
@@ -99,7 +99,7 @@ function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, 
 			view.read(target.absPath) !== null || view.mode(target.dir) !== undefined
 				? refusals.exists(args.name, target.dir)
 				: undefined,
-		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		writable: () => checkWritable(writableInput(ctx), target),
 		size: () => checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body)),
 		valid: () => {
 			const rendered = renderExact(args, target.absPath);

@@ -7,7 +7,16 @@ import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
 import { walkTree, type FsOps } from "../fs-ops.ts";
-import { checkRead, checkUnchanged, checkWritable, GATE_ORDER, humanGates, readGates, runGates } from "../gates.ts";
+import {
+	checkRead,
+	checkUnchanged,
+	checkWritable,
+	writableInput,
+	GATE_ORDER,
+	humanGates,
+	readGates,
+	runGates,
+} from "../gates.ts";
 import { isWithin } from "../paths.ts";
 import { hashOrNull, type FileChange, type Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
@@ -54,7 +63,7 @@ function planFileDelete(ctx: CallContext, target: FileTarget, input: PlanInput):
 				? refusals.badFilePath(target.relPath, `no such file in skill "${target.skill.name}"`)
 				: undefined,
 		unchanged: readGates(ctx, target, input).unchanged,
-		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		writable: () => checkWritable(writableInput(ctx), target),
 		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 	});
 	if (refused) return refused;
@@ -135,7 +144,7 @@ function prepareSkillDelete(ctx: CallContext, skill: DiscoveredSkill): PreparedM
 			const refused = runGates(GATE_ORDER.deleteSkill, {
 				read: () => checkRead(ctx.ledger, target),
 				unchanged: () => checkUnchanged(ctx.ledger, target, hashOrNull(input.disk.read(target.absPath))),
-				writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+				writable: () => checkWritable(writableInput(ctx), target),
 				...humanGates(ctx, input, { name: skill.name, dir }),
 			});
 			if (refused) return refused;

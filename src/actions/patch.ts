@@ -12,6 +12,7 @@ import {
 	checkUnique,
 	checkValid,
 	checkWritable,
+	writableInput,
 	GATE_ORDER,
 	humanGates,
 	readGates,
@@ -74,7 +75,7 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 	const refused = runGates(GATE_ORDER.patch, {
 		old_string: () => undefined, // checked in preparePatch, before the lookup
 		...readGates(ctx, target, input),
-		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		writable: () => checkWritable(writableInput(ctx), target),
 		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 		exists: () =>
 			bytes === null

@@ -9,7 +9,7 @@ import type { CallContext, PlanInput, PreparedMutation } from "../call-context.t
 import type { DiscoveredSkill } from "../discovery.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkWritable, GATE_ORDER, humanGates, runGates } from "../gates.ts";
+import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../gates.ts";
 import type { FileChange, Plan } from "../plan.ts";
 import { sha256 } from "../read-ledger.ts";
 import { loadedNameOf } from "../validation.ts";
@@ -153,7 +153,7 @@ function planFileRestore(
 	const entry = choice.named ?? newestDiffering(choice.entries, current) ?? choice.entries[0];
 	let bytes: Buffer = Buffer.alloc(0);
 	const refused = runGates(GATE_ORDER.restoreFile, {
-		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		writable: () => checkWritable(writableInput(ctx), target),
 		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 		// The backup must still hold what its name promises, and differ from the file now.
 		exists: () => {
@@ -243,7 +243,7 @@ function planSnapshotRestore(
 	const dir = snapshot.originDir ?? "";
 	const target = newSkillTarget(name, dir);
 	const refused = runGates(GATE_ORDER.restoreSkill, {
-		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		writable: () => checkWritable(writableInput(ctx), target),
 		...humanGates(ctx, input, { name, dir }),
 		exists: () => (input.view.mode(dir) !== undefined ? refusals.exists(name, dir) : undefined),
 	});

@@ -6,7 +6,7 @@ import type { CallContext, PlanInput, PreparedMutation } from "../call-context.t
 import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../content-guard.ts";
 import * as refusals from "../errors.ts";
 import type { Refusal } from "../errors.ts";
-import { checkRead, checkWritable, GATE_ORDER, humanGates, readGates, runGates } from "../gates.ts";
+import { checkRead, checkWritable, writableInput, GATE_ORDER, humanGates, readGates, runGates } from "../gates.ts";
 import type { Plan } from "../plan.ts";
 import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
 
@@ -52,7 +52,7 @@ function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input:
 	let before = "";
 	const refused = runGates(GATE_ORDER.write, {
 		...gates,
-		writable: () => checkWritable({ roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs }, target),
+		writable: () => checkWritable(writableInput(ctx), target),
 		...humanGates(ctx, input, { name: target.skill.name, dir: target.skill.dir ?? target.absPath }),
 		text: () => {
 			if (current === null) return undefined;
