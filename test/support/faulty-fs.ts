@@ -80,6 +80,22 @@ const MUTATING: ReadonlySet<FsOp> = new Set([
 ]);
 
 /**
+ * An fs on which another process's `change` lands right before the first rename (while the tool
+ * writes: its new bytes are in a temp file, not yet in place); `changed()` says whether it ran.
+ */
+export function changedBeforeFirstRename(change: () => void): FaultyFs & { changed(): boolean } {
+	let ran = false;
+	const fs = faultyFs({
+		rename: (call) => {
+			if (call.index > 0) return;
+			ran = true;
+			change();
+		},
+	});
+	return Object.assign(fs, { changed: () => ran });
+}
+
+/**
  * Whether a call changes what is on disk, as the crash children count their kill points: an open()
  * that creates, never a folder's open for its fsync.
  */

@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { faultyFs } from "../support/faulty-fs.ts";
+import { changedBeforeFirstRename } from "../support/faulty-fs.ts";
 import { writeJson, writeSkill } from "../support/fixtures.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
 import { type TempEnv, useTempEnv } from "../support/temp-env.ts";
@@ -80,19 +80,12 @@ describe("discovery cache: following the tool's own create", function () {
 		this.timeout(30_000);
 		const env = getEnv();
 		const root = seed(env);
-		let planted = false;
 		// Another process adds a skill while the tool writes its own.
-		const fs = faultyFs({
-			rename: () => {
-				if (planted) return;
-				planted = true;
-				writeSkill(root, "stray");
-			},
-		});
+		const fs = changedBeforeFirstRename(() => writeSkill(root, "stray"));
 		const tool = await session(env, createHarness(env, fs));
 		const { misses } = tool.state.discoveryCache.stats;
 		await create(tool, "alpha");
-		expect(planted).to.equal(true);
+		expect(fs.changed()).to.equal(true);
 		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env));
 		expect(tool.state.discoveryCache.stats).to.deep.include({ misses: misses + 1, followedCreates: 0 });
 	});

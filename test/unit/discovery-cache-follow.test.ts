@@ -4,7 +4,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { faultyFs } from "../support/faulty-fs.ts";
+import { changedBeforeFirstRename } from "../support/faulty-fs.ts";
 import { createRandom } from "../support/random.ts";
 import { skillText, writeJson, writeSkill } from "../support/fixtures.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
@@ -27,6 +27,12 @@ async function session(env: TempEnv, tool = createHarness(env)): Promise<Harness
 	await tool.state.discoveryCache.settled();
 	for (const skill of SKILLS) expect((await tool.call({ action: "read", skill })).ok).to.equal(true);
 	return tool;
+}
+
+/** Another process nests a skill in alpha and hides alpha's SKILL.md: pi walks the folder and finds it. */
+function nestUnderHiddenAlpha(root: string): void {
+	writeSkill(join(root, "alpha", "nested"), "nested-one");
+	writeFileSync(join(root, "alpha", ".ignore"), "/SKILL.md\n");
 }
 
 /** What a fresh session lists: order, names, descriptions, paths, patchable and reasons. */
@@ -139,9 +145,7 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		await expectFollowed(env, tool, () =>
 			ok(tool, { action: "write", skill: "alpha", file: "nested/notes.md", content: "n\n" }),
 		);
-		// The SKILL.md ignored, pi walks the folder and finds the nested skill.
-		writeSkill(join(root, "alpha", "nested"), "nested-one");
-		writeFileSync(join(root, "alpha", ".ignore"), "/SKILL.md\n");
+		nestUnderHiddenAlpha(root);
 		const listed = (await tool.call({ action: "list" })).text;
 		expect(listed).to.equal(await freshList(env));
 		expect(listed).to.contain("nested-one").and.not.contain("alpha —");
@@ -151,16 +155,7 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		this.timeout(60_000);
 		const env = getEnv();
 		const root = seed(env);
-		let planted = false;
-		// Between the tool's temp file and its rename, another process hides alpha's SKILL.md and nests a skill.
-		const fs = faultyFs({
-			rename: () => {
-				if (planted) return;
-				planted = true;
-				writeSkill(join(root, "alpha", "nested"), "nested-one");
-				writeFileSync(join(root, "alpha", ".ignore"), "/SKILL.md\n");
-			},
-		});
+		const fs = changedBeforeFirstRename(() => nestUnderHiddenAlpha(root));
 		const tool = await session(env, createHarness(env, fs));
 		await expectFollowed(
 			env,
@@ -168,7 +163,7 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 			() => ok(tool, { action: "write", skill: "alpha", file: "nested/notes.md", content: "n\n" }),
 			1,
 		);
-		expect(planted).to.equal(true);
+		expect(fs.changed()).to.equal(true);
 		expect((await tool.call({ action: "list" })).text).to.contain("nested-one");
 	});
 
