@@ -640,14 +640,14 @@ function loadedSkillOf(
 }
 
 /**
- * The tool's own new files and removed files below the folders of skills pi loads (bundled files:
- * never the SKILL.md), followed into the fingerprint; false when the
- * entry must be dropped instead. pi reads nothing below a folder whose SKILL.md it loads but that
- * file and the folder's ignore files, so the discovery stays as it is: only the stamps move. Each
- * folder the walk stamps on the way must now list exactly what it listed plus the files (and
- * folders) created, less the files removed; new folders and files must be plain ones, a new file
- * the bytes written. The stamps then say what a fresh walk would: the changed folders with their
- * new listings, a new watched file with its hash, a removed file none.
+ * The tool's own new and removed files below the folders of skills pi loads (bundled files, never
+ * a SKILL.md), followed into the fingerprint; false when the entry must be dropped instead. pi
+ * reads nothing below a folder whose SKILL.md it loads but that file and the folder's ignore files,
+ * so the discovery stays as it is: only the stamps move. Each folder on the way must now list
+ * exactly what it listed plus the files (and folders) created, less the files removed; new folders
+ * and files must be plain ones, a new file the bytes written. The stamps then say what a fresh walk
+ * would: the changed folders with their new listings, a new watched file with its hash, a removed
+ * file none.
  */
 function followBundled(entry: Entry, changes: readonly LandedChange[]): boolean {
 	if (changes.length === 0) return true;
