@@ -635,8 +635,27 @@ function loadedSkillOf(
 	const index = entry.fileIndex.get(join(dir, SKILL_FILE));
 	if (index === undefined || entry.discovery.skills[index].dir !== dir) return undefined;
 	// A place pi scans inside the folder (or the folder itself, a package root) reads more than its SKILL.md.
-	for (const place of entry.fingerprint.places) if (isWithin(dir, place)) return undefined;
+	if (scansInside(entry, dir)) return undefined;
 	return { dir, index, segments };
+}
+
+/**
+ * A skill file pi handed the session (each is a place: index.ts keeps pi's list) that is the SKILL.md
+ * of a skill found where pi looks anyway: pi reads that file there, and nothing beside it.
+ */
+function isFoundSkillFile(entry: Entry, place: string): boolean {
+	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
+	const index = entry.fileIndex.get(place);
+	return (
+		index !== undefined && basename(place) === SKILL_FILE && entry.discovery.skills[index].origin.kind !== "runtime"
+	);
+}
+
+/** Whether pi scans a place of its own at or inside `dir` (a settings entry, a package root): it reads more there. */
+function scansInside(entry: Entry, dir: string): boolean {
+	for (const place of entry.fingerprint.places)
+		if (isWithin(dir, place) && !isFoundSkillFile(entry, place)) return true;
+	return false;
 }
 
 /**
@@ -754,6 +773,8 @@ function followSkillDelete(entry: Entry, change: LandedChange): boolean {
 	const skill = loadedSkillOf(entry, change);
 	if (!skill || skill.segments.length !== 1 || !entry.plainEntries || links.get(skill.dir) === true) return false;
 	const { dir, index } = skill;
+	// pi's list still names the file: a fresh discovery reports it missing.
+	if (entry.fingerprint.places.has(join(dir, SKILL_FILE))) return false;
 	const root = dirname(dir);
 	const rootStamp = stamps.get(root);
 	if (rootStamp?.names === undefined || rootStamp.unsettled || statOf(fs, dir) !== undefined) return false;
@@ -862,7 +883,10 @@ function followCreate(entry: Entry, change: LandedChange, withFiles = false): bo
 		if ([SKILL_FILE, ...IGNORE_FILES].some((n) => stamps.get(join(p, n))?.sig !== undefined)) return false;
 		if (dirname(p) === p) break;
 	}
-	for (const place of places) if (place !== root && isWithin(root, place)) return false;
+	// A place inside the root is read apart from the root's run (the skill files pi handed the session aside).
+	if (places.has(file)) return false;
+	for (const place of places)
+		if (place !== root && isWithin(root, place) && !isFoundSkillFile(entry, place)) return false;
 	const skills = entry.discovery.skills;
 	const prefix = `${root}${sep}`;
 	const first = skills.findIndex((s) => s.filePath.startsWith(prefix));

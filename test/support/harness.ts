@@ -9,8 +9,10 @@ import type { AgentToolResult, ExtensionContext } from "@mariozechner/pi-coding-
 import { expect } from "chai";
 import { ArgumentError, normalizeArguments } from "../../src/arguments.ts";
 import type { ChangeRecord } from "../../src/audit.ts";
+import { discoverSkills } from "../../src/discovery.ts";
 import { type FsOps, realFs } from "../../src/fs-ops.ts";
 import { createSessionState, type SessionState } from "../../src/session-state.ts";
+import { loadSettings } from "../../src/settings.ts";
 import { executeSkillManage, type ToolDeps } from "../../src/tool.ts";
 
 /** The tool's result, with its text, ok flag and code read out for short assertions. */
@@ -28,6 +30,22 @@ export interface Harness {
 	fs: FsOps;
 	/** Runs one call; `cwd` defaults to the env's project folder. */
 	call(args: Record<string, unknown>, cwd?: string): Promise<Result>;
+}
+
+/**
+ * What index.ts does before each prompt in a real session: the skill files pi loaded (its system
+ * prompt's list) handed to the session, each then a place the discovery cache stamps. The project
+ * is taken as trusted.
+ */
+export async function handPiSkillFiles(
+	harness: Harness,
+	env: { readonly agentDir: string; readonly projectDir: string },
+): Promise<void> {
+	const { agentDir, projectDir: cwd } = env;
+	const { settings } = loadSettings({ cwd, agentDir, trusted: true });
+	const { skills } = await discoverSkills({ cwd, agentDir, trusted: true, settings });
+	harness.state.runtimeSkillFiles = skills.map((s) => s.filePath);
+	harness.state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
 }
 
 export function createHarness(

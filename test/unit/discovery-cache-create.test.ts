@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { changedBeforeFirstRename } from "../support/faulty-fs.ts";
 import { writeJson, writeSkill } from "../support/fixtures.ts";
-import { createHarness, type Harness } from "../support/harness.ts";
+import { createHarness, handPiSkillFiles, type Harness } from "../support/harness.ts";
 import { type TempEnv, useTempEnv } from "../support/temp-env.ts";
 
 const BODY = "# Steps\n\n1. Do the thing.\n";
@@ -23,16 +23,21 @@ function seed(env: TempEnv, settings: Record<string, unknown> = {}): string {
 	return root;
 }
 
-/** A session whose first discovery is stamped and kept. */
+/** A session as pi runs one (pi's skill files handed over: index.ts), its first discovery stamped and kept. */
 async function session(env: TempEnv, tool = createHarness(env)): Promise<Harness> {
+	await handPiSkillFiles(tool, env);
 	expect((await tool.call({ action: "list" })).ok).to.equal(true);
 	await tool.state.discoveryCache.settled();
 	return tool;
 }
 
-/** What a fresh session lists: order, names, descriptions, paths, patchable and reasons. */
-async function freshList(env: TempEnv): Promise<string> {
-	return (await createHarness(env).call({ action: "list" })).text;
+/** What a fresh session of the same pi lists: order, names, descriptions, paths, patchable and reasons. */
+async function freshList(env: TempEnv, session: Harness): Promise<string> {
+	const fresh = createHarness(env);
+	// The same pi: the skill files it handed the session are the same.
+	fresh.state.runtimeSkillFiles = session.state.runtimeSkillFiles;
+	fresh.state.runtimeSkillNames = session.state.runtimeSkillNames;
+	return (await fresh.call({ action: "list" })).text;
 }
 
 async function create(tool: Harness, name: string): Promise<void> {
@@ -52,7 +57,7 @@ describe("discovery cache: following the tool's own create", function () {
 		for (const name of ["alpha", "lima", "zulu", "a-first", "mike-2"]) {
 			await create(tool, name);
 			const listed = await tool.call({ action: "list" });
-			expect(listed.text, `after creating ${name}`).to.equal(await freshList(env));
+			expect(listed.text, `after creating ${name}`).to.equal(await freshList(env, tool));
 		}
 		expect(tool.state.discoveryCache.stats).to.deep.include({ misses, followedCreates: 5 });
 		// A create sees every other name, the created ones included.
@@ -65,15 +70,18 @@ describe("discovery cache: following the tool's own create", function () {
 		const env = getEnv();
 		seed(env);
 		const tool = await session(env);
-		expect((await tool.call({ action: "read", skill: "mike" })).ok).to.equal(true);
-		const deleted = await tool.call({ action: "delete", skill: "mike" });
+		// Made in this session: pi's list of the session does not name it (a skill it names, once
+		// deleted, is a file pi's list names and misses, so its discovery is taken again).
+		await create(tool, "oscar");
+		expect((await tool.call({ action: "read", skill: "oscar" })).ok).to.equal(true);
+		const deleted = await tool.call({ action: "delete", skill: "oscar" });
 		expect(deleted.ok, deleted.text).to.equal(true);
-		expect((await tool.call({ action: "list" })).text).to.not.contain("mike —");
+		expect((await tool.call({ action: "list" })).text).to.not.contain("oscar —");
 		const { misses } = tool.state.discoveryCache.stats;
-		const restored = await tool.call({ action: "restore", skill: "mike" });
+		const restored = await tool.call({ action: "restore", skill: "oscar" });
 		expect(restored.ok, restored.text).to.equal(true);
-		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env));
-		expect(tool.state.discoveryCache.stats).to.deep.include({ misses, followedCreates: 1 });
+		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env, tool));
+		expect(tool.state.discoveryCache.stats).to.deep.include({ misses, followedCreates: 2 });
 	});
 
 	it("discovers again when the root changed in any other way during the create", async function () {
@@ -86,7 +94,7 @@ describe("discovery cache: following the tool's own create", function () {
 		const { misses } = tool.state.discoveryCache.stats;
 		await create(tool, "alpha");
 		expect(fs.changed()).to.equal(true);
-		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env));
+		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env, tool));
 		expect(tool.state.discoveryCache.stats).to.deep.include({ misses: misses + 1, followedCreates: 0 });
 	});
 
@@ -95,7 +103,7 @@ describe("discovery cache: following the tool's own create", function () {
 		const tool = await session(env);
 		await create(tool, name);
 		const listed = (await tool.call({ action: "list" })).text;
-		expect(listed).to.equal(await freshList(env));
+		expect(listed).to.equal(await freshList(env, tool));
 		expect(listed).to.not.contain(`${name} —`);
 		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(0);
 	}
@@ -122,7 +130,7 @@ describe("discovery cache: following the tool's own create", function () {
 		writeJson(join(env.agentDir, "settings.json"), { selfskills: { trustedProjects: [env.projectDir] } });
 		const tool = await session(env);
 		await create(tool, "first-one");
-		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env));
+		expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env, tool));
 		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(0);
 	});
 });

@@ -1,13 +1,16 @@
 // discovery-cache.ts following the tool's own new and removed bundled files and its delete of a
 // whole skill: the next call is served from the cache only when its discovery reads exactly as a
 // fresh session's, and a change another process makes afterwards is still seen.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
+import { realFs } from "../../src/fs-ops.ts";
+import { createSideDoorGuard } from "../../src/side-doors.ts";
 import { changedBeforeFirstRename } from "../support/faulty-fs.ts";
 import { createRandom } from "../support/random.ts";
 import { skillText, writeJson, writeSkill } from "../support/fixtures.ts";
-import { createHarness, type Harness } from "../support/harness.ts";
+import { createHarness, handPiSkillFiles, type Harness } from "../support/harness.ts";
 import { type TempEnv, useTempEnv } from "../support/temp-env.ts";
 
 const SKILLS = ["alpha", "bravo", "charlie", "delta"];
@@ -21,8 +24,9 @@ function seed(env: TempEnv): string {
 	return root;
 }
 
-/** A session whose first discovery is stamped and kept, every seeded skill read. */
+/** A session as pi runs one (pi's skill files handed over), its first discovery stamped and kept, each skill read. */
 async function session(env: TempEnv, tool = createHarness(env)): Promise<Harness> {
+	await handPiSkillFiles(tool, env);
 	expect((await tool.call({ action: "list" })).ok).to.equal(true);
 	await tool.state.discoveryCache.settled();
 	for (const skill of SKILLS) expect((await tool.call({ action: "read", skill })).ok).to.equal(true);
@@ -35,9 +39,19 @@ function nestUnderHiddenAlpha(root: string): void {
 	writeFileSync(join(root, "alpha", ".ignore"), "/SKILL.md\n");
 }
 
-/** What a fresh session lists: order, names, descriptions, paths, patchable and reasons. */
-async function freshList(env: TempEnv): Promise<string> {
-	return (await createHarness(env).call({ action: "list" })).text;
+/** What a fresh session of the same pi lists: order, names, descriptions, paths, patchable and reasons. */
+async function freshList(env: TempEnv, session: Harness): Promise<string> {
+	const fresh = createHarness(env);
+	// The same pi: the skill files it handed the session are the same.
+	fresh.state.runtimeSkillFiles = session.state.runtimeSkillFiles;
+	fresh.state.runtimeSkillNames = session.state.runtimeSkillNames;
+	return (await fresh.call({ action: "list" })).text;
+}
+
+/** Creates `name` (a skill pi's list of the session does not name) and reads it. */
+async function createRead(tool: Harness, name: string): Promise<void> {
+	await ok(tool, { action: "create", name, description: `Use when ${name} is needed.`, body: "# Steps\n" });
+	await ok(tool, { action: "read", skill: name });
 }
 
 async function ok(tool: Harness, args: Record<string, unknown>): Promise<void> {
@@ -49,7 +63,7 @@ async function ok(tool: Harness, args: Record<string, unknown>): Promise<void> {
 async function expectFollowed(env: TempEnv, tool: Harness, step: () => Promise<void>, extra = 0): Promise<void> {
 	const { misses } = tool.state.discoveryCache.stats;
 	await step();
-	expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env));
+	expect((await tool.call({ action: "list" })).text).to.equal(await freshList(env, tool));
 	expect(tool.state.discoveryCache.stats.misses, "new discoveries").to.equal(misses + extra);
 }
 
@@ -97,19 +111,23 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		const env = getEnv();
 		seed(env);
 		const tool = await session(env);
-		await ok(tool, { action: "write", skill: "alpha", file: "notes/a.md", content: "a\n" });
-		await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "alpha" }));
+		// Skills made in this session: pi's list of the session does not name them.
+		for (const name of ["echo", "foxtrot"]) await createRead(tool, name);
+		await ok(tool, { action: "write", skill: "echo", file: "notes/a.md", content: "a\n" });
+		await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "echo" }));
 		await expectFollowed(env, tool, () =>
 			ok(tool, {
 				action: "operations",
 				operations: [
-					{ action: "delete", skill: "bravo" },
+					{ action: "delete", skill: "foxtrot" },
 					{ action: "write", skill: "charlie", file: "notes/c.md", content: "c\n" },
 				],
 			}),
 		);
 		const listed = (await tool.call({ action: "list" })).text;
-		expect(listed).to.not.contain("alpha —").and.not.contain("bravo —");
+		expect(listed).to.not.contain("echo —").and.not.contain("foxtrot —");
+		// One pi listed: a fresh discovery reports the file pi named as missing, so it is discovered again.
+		await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "alpha" }), 1);
 	});
 
 	it("follows a deleted skill restored with its files", async function () {
@@ -117,13 +135,14 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		const env = getEnv();
 		seed(env);
 		const tool = await session(env);
+		await createRead(tool, "echo");
 		const { followedCreates } = tool.state.discoveryCache.stats;
-		await ok(tool, { action: "write", skill: "alpha", file: "notes/a.md", content: "a\n" });
-		await ok(tool, { action: "write", skill: "alpha", file: "scripts/run.sh", content: "echo\n" });
-		await ok(tool, { action: "delete", skill: "alpha" });
-		await expectFollowed(env, tool, () => ok(tool, { action: "restore", skill: "alpha" }));
+		await ok(tool, { action: "write", skill: "echo", file: "notes/a.md", content: "a\n" });
+		await ok(tool, { action: "write", skill: "echo", file: "scripts/run.sh", content: "echo\n" });
+		await ok(tool, { action: "delete", skill: "echo" });
+		await expectFollowed(env, tool, () => ok(tool, { action: "restore", skill: "echo" }));
 		expect(tool.state.discoveryCache.stats.followedCreates).to.equal(followedCreates + 1);
-		expect((await tool.call({ action: "read", skill: "alpha", file: "scripts/run.sh" })).ok).to.equal(true);
+		expect((await tool.call({ action: "read", skill: "echo", file: "scripts/run.sh" })).ok).to.equal(true);
 	});
 
 	it("discovers again when the deleted skill hid a twin of its name, which pi loads now", async function () {
@@ -147,8 +166,9 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		);
 		nestUnderHiddenAlpha(root);
 		const listed = (await tool.call({ action: "list" })).text;
-		expect(listed).to.equal(await freshList(env));
-		expect(listed).to.contain("nested-one").and.not.contain("alpha —");
+		expect(listed).to.equal(await freshList(env, tool));
+		// alpha stays listed: pi handed its file to the session, and loads it from there.
+		expect(listed).to.contain("nested-one —");
 	});
 
 	it("discovers again when another process changed the folder while the tool wrote its file", async function () {
@@ -190,7 +210,7 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		}
 	});
 
-	it("discovers again when the new file lies in a place pi scans inside the skill (a settings entry)", async function () {
+	it("discovers again when the new file lies in a place pi scans in the skill (settings entry)", async function () {
 		this.timeout(60_000);
 		const env = getEnv();
 		const root = seed(env);
@@ -208,6 +228,51 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 			1,
 		);
 		expect((await tool.call({ action: "list" })).text).to.contain("from-a-note —");
+	});
+
+	it("follows pi's own write and edit of a skill's files, backed up by the side-door guard", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		const root = seed(env);
+		// The guard finds a path's skill among the skill files pi handed the session.
+		const tool = await session(env);
+		const guard = createSideDoorGuard({
+			agentDir: () => env.agentDir,
+			fs: realFs,
+			state: tool.state,
+			effects: { onLanded() {} },
+		});
+		const ctx = { cwd: env.projectDir } as ExtensionContext;
+		/** pi's tool `toolName` on `path`, which `run` stands in for, between the guard's two hooks. */
+		const piTool = (toolName: string, path: string, run: () => void) => async () => {
+			expect(guard.onToolCall({ toolName, toolCallId: toolName, input: { path } }, ctx)).to.equal(undefined);
+			run();
+			guard.onToolResult({ toolName, toolCallId: toolName });
+		};
+		const note = join(root, "alpha", "notes", "by-pi.md");
+		await expectFollowed(
+			env,
+			tool,
+			piTool("write", note, () => {
+				mkdirSync(dirname(note), { recursive: true });
+				writeFileSync(note, "Written by pi's write.\n");
+			}),
+		);
+		const skillFile = join(root, "bravo", "SKILL.md");
+		await expectFollowed(
+			env,
+			tool,
+			piTool("edit", skillFile, () =>
+				writeFileSync(skillFile, readFileSync(skillFile, "utf8").replace("Run the build.", "Run the full build.")),
+			),
+		);
+		// A new name is no follow: every skill is discovered again.
+		await expectFollowed(
+			env,
+			tool,
+			piTool("edit", skillFile, () => writeFileSync(skillFile, skillText("bravo-2"))),
+			1,
+		);
 	});
 
 	it("equals a fresh session after each of 60 random steps by the tool and by others", async function () {
@@ -244,7 +309,7 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 				} else if (exists && kind < 4) result = await tool.call({ action: "delete", skill, file });
 				else result = await tool.call({ action: "write", skill, file, content: `step ${step}\n` });
 				expect(result.ok, `step ${step}: ${result.text}`).to.equal(true);
-				expect((await tool.call({ action: "list" })).text, `step ${step}`).to.equal(await freshList(env));
+				expect((await tool.call({ action: "list" })).text, `step ${step}`).to.equal(await freshList(env, tool));
 				if (tool.state.discoveryCache.stats.misses === misses) followed++;
 				continue;
 			}
@@ -260,7 +325,9 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 				rmSync(join(dir, ".ignore"), { force: true });
 				hidden.delete(skill);
 			}
-			expect((await tool.call({ action: "list" })).text, `step ${step} (by hand)`).to.equal(await freshList(env));
+			expect((await tool.call({ action: "list" })).text, `step ${step} (by hand)`).to.equal(
+				await freshList(env, tool),
+			);
 		}
 		expect(followed, "tool steps followed without a new discovery").to.be.at.least(20);
 	});
