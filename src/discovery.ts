@@ -111,11 +111,8 @@ interface PolicyInput {
 	readonly roots: readonly WritableRoot[];
 	/** resolveReal, memoised for one discovery: thousands of skills share the same few roots. */
 	readonly real: (path: string) => string;
-	/**
-	 * resolveReal of a path asked for once (a skill's folder or file), not kept; `realParent`: its
-	 * folder's, when known already. Its folders go through `real`.
-	 */
-	readonly realOnce: (path: string, realParent?: string) => string;
+	/** A skill's folder and file with every symlink resolved, each asked for once (not kept). */
+	readonly realSkill: (dir: string | undefined, filePath: string) => RealSkill;
 	/** findWritableRootOfReal over `roots`, answered once per folder (createRootFinder). */
 	readonly rootOf: (real: string) => WritableRoot | undefined;
 	readonly userAgentsReal: string;
@@ -123,17 +120,31 @@ interface PolicyInput {
 	readonly places: PiPlaces;
 }
 
+interface RealSkill {
+	readonly realDir: string;
+	readonly realFile: string;
+	/** The real file is its real folder's entry of the same name (false for a single-file skill). */
+	readonly fileInDir: boolean;
+}
+
 /** A folder holding at least this many skills is listed once, instead of an lstat per skill. */
 const LISTED_FOLDER = 8;
 
 /**
  * Whether each path is a symbolic link: the hint, else the listing of a folder holding many of
- * `paths` (its entries' types, one readdir for hundreds of skills), else an lstat.
+ * `paths` (its entries' types, one readdir for hundreds of skills), else an lstat. `folder`: the
+ * path's dirname, when the caller has it.
  */
-function createLinkCheck(options: DiscoverOptions, paths: readonly string[]): (path: string) => boolean {
+function createLinkCheck(
+	options: DiscoverOptions,
+	paths: readonly string[],
+): (path: string, folder?: string) => boolean {
 	const fs = options.fs ?? realFs;
 	const counts = new Map<string, number>();
-	for (const path of paths) counts.set(dirname(path), (counts.get(dirname(path)) ?? 0) + 1);
+	for (const path of paths) {
+		const folder = dirname(path);
+		counts.set(folder, (counts.get(folder) ?? 0) + 1);
+	}
 	const listings = new Map<string, ReadonlyMap<string, boolean> | undefined>();
 	const listed = (folder: string) => {
 		if (!listings.has(folder)) {
@@ -145,12 +156,17 @@ function createLinkCheck(options: DiscoverOptions, paths: readonly string[]): (p
 		}
 		return listings.get(folder);
 	};
-	return (path) => {
+	// pi lists a folder's skills one after another: the last folder's listing is at hand.
+	let lastFolder: string | undefined;
+	let lastListing: ReadonlyMap<string, boolean> | undefined;
+	return (path, folder = dirname(path)) => {
 		const hint = options.isSymlinkHint?.(path);
 		if (hint !== undefined) return hint;
-		const folder = dirname(path);
-		const link = (counts.get(folder) ?? 0) >= LISTED_FOLDER ? listed(folder)?.get(basename(path)) : undefined;
-		return link ?? isSymlink(fs, path);
+		if (folder !== lastFolder) {
+			lastListing = (counts.get(folder) ?? 0) >= LISTED_FOLDER ? listed(folder) : undefined;
+			lastFolder = folder;
+		}
+		return lastListing?.get(basename(path)) ?? isSymlink(fs, path);
 	};
 }
 
@@ -160,29 +176,52 @@ function createPolicyInput(
 	roots: readonly WritableRoot[],
 	skillPaths: readonly string[] = [],
 ): PolicyInput {
+	const fs = options.fs ?? realFs;
 	const memo = new Map<string, string>();
 	const isLink = createLinkCheck(options, skillPaths);
+	/** A path in a folder whose real path is `realParent`, no symlink itself: a plain name is appended. */
+	const inFolder = (realParent: string, name: string): string => {
+		// join() normalises again what is normal already.
+		if (name === "." || name === "..") return join(realParent, name);
+		return realParent === sep ? `${sep}${name}` : `${realParent}${sep}${name}`;
+	};
+	// pi lists a folder's skills one after another: the last folder's real path is at hand.
+	let lastParent: string | undefined;
+	let lastParentReal = "";
 	// A path that is no symlink resolves to its folder's real path plus its own name: one lstat per
 	// skill folder and file instead of a realpath() walking every component.
-	const realOnce = (path: string, realParent?: string): string => {
+	const realOnce = (path: string): string => {
 		const parent = dirname(path);
-		if (parent === path || isLink(path)) return resolveReal(path);
-		const base = realParent ?? real(parent);
-		const name = basename(path);
-		// join() normalises again what is normal already: a plain name is appended.
-		if (name === "." || name === "..") return join(base, name);
-		return base === sep ? `${sep}${name}` : `${base}${sep}${name}`;
+		if (parent === path || isLink(path, parent)) return resolveReal(path);
+		if (parent !== lastParent) {
+			lastParentReal = real(parent);
+			lastParent = parent;
+		}
+		return inFolder(lastParentReal, basename(path));
 	};
 	const real = (path: string): string => {
 		let hit = memo.get(path);
 		if (hit === undefined) memo.set(path, (hit = realOnce(path)));
 		return hit;
 	};
+	const realSkill = (dir: string | undefined, filePath: string): RealSkill => {
+		if (dir === undefined) {
+			const realFile = realOnce(filePath);
+			return { realDir: realFile, realFile, fileInDir: false };
+		}
+		// `dir` is the file's folder. Its SKILL.md's type is the hint's or an lstat's (a folder's listing
+		// pays only for many skills side by side).
+		const realDir = realOnce(dir);
+		const name = basename(filePath);
+		const link = options.isSymlinkHint?.(filePath) ?? isSymlink(fs, filePath);
+		const realFile = link ? resolveReal(filePath) : inFolder(realDir, name);
+		return { realDir, realFile, fileInDir: realFile === `${realDir}${sep}${name}` };
+	};
 	return {
 		options,
 		roots,
 		real,
-		realOnce,
+		realSkill,
 		rootOf: createRootFinder(roots),
 		userAgentsReal: real(getUserAgentsSkillsDir()),
 		projectAgentsDirs: getProjectAgentsDirs(options.cwd).map((dir) => resolve(dir)),
@@ -226,13 +265,11 @@ function policyReason(filePath: string, realFile: string, origin: SkillOrigin, i
 }
 
 function classify(filePath: string, dir: string | undefined, origin: SkillOrigin, input: PolicyInput) {
-	const realDir = input.realOnce(dir ?? filePath);
-	const realFile = dir === undefined ? realDir : input.realOnce(filePath, realDir);
+	const { realDir, realFile, fileInDir } = input.realSkill(dir, filePath);
 	const policy = policyReason(filePath, realFile, origin, input);
 	if (policy) return { patchable: false, reason: policy };
 	// The skill file itself counts too: a SKILL.md symlinked out of the root makes the skill foreign.
 	// (One in its real folder lies strictly inside whichever root holds that folder.)
-	const fileInDir = dir !== undefined && realFile === `${realDir}${sep}${basename(filePath)}`;
 	if (!input.rootOf(realDir) || (!fileInDir && !input.rootOf(realFile))) {
 		return { patchable: false, reason: "outside every writable root (after resolving symlinks)" };
 	}
@@ -372,7 +409,8 @@ export async function discoverSkills(
 		localPackageDirs: [...localPackageDirs],
 		fs: options.fs,
 	});
-	const files = loaded.skills.map((skill) => resolve(skill.filePath));
+	// pi's loader keeps the path it was given for a skill file, an origins key: resolved already.
+	const files = loaded.skills.map((skill) => (origins.has(skill.filePath) ? skill.filePath : resolve(skill.filePath)));
 	const input = createPolicyInput(
 		options,
 		roots,

@@ -109,16 +109,21 @@ export function createRootFinder(roots: readonly WritableRoot[]): (real: string)
 	const plain = roots.every((root) => resolve(root.realPath) === root.realPath);
 	/** A folder's answer for its entries (null: no root holds them); "search": the folder is not normal. */
 	const byFolder = new Map<string, WritableRoot | null | "search">();
+	let lastFolder: string | undefined;
+	let lastHit: WritableRoot | null | "search" | undefined;
 	return (real) => {
 		const folder = dirname(real);
 		const name = basename(real);
 		const entry = folder === sep ? `${sep}${name}` : `${folder}${sep}${name}`;
 		if (!plain || name === "" || name.startsWith("..") || entry !== real) return findWritableRootOfReal(roots, real);
-		let hit = byFolder.get(folder);
+		// Paths come folder by folder (pi lists a folder's skills one after another): the last answer first.
+		let hit = folder === lastFolder ? lastHit : byFolder.get(folder);
 		if (hit === undefined) {
 			hit = resolve(folder) !== folder ? "search" : (roots.find((root) => isWithin(root.realPath, folder)) ?? null);
 			byFolder.set(folder, hit);
 		}
+		lastFolder = folder;
+		lastHit = hit;
 		return hit === "search" ? findWritableRootOfReal(roots, real) : (hit ?? undefined);
 	};
 }
