@@ -557,9 +557,24 @@ function targetedPaths(
 	return { paths, later: () => heads.slice(last + 1).flat() };
 }
 
+/**
+ * The skill files pi handed the session, as a digest taken once per list: index.ts hands over pi's
+ * whole list before each prompt (a new list, never one changed in place), 0.6 MB of JSON at 10,000
+ * skills, and the key is built on every call (1.4 ms for that JSON alone).
+ */
+const runtimeDigests = new WeakMap<readonly string[], string>();
+
+function runtimeDigestOf(files: readonly string[] | undefined): string {
+	if (files === undefined || files.length === 0) return "";
+	let digest = runtimeDigests.get(files);
+	if (digest === undefined) runtimeDigests.set(files, (digest = sha256(JSON.stringify(files))));
+	return digest;
+}
+
 function keyOf(options: DiscoverOptions): string {
 	const { cwd, agentDir, trusted, settings, runtimeSkillFiles } = options;
-	return JSON.stringify({ cwd, agentDir, trusted, settings, runtimeSkillFiles, home: getUserAgentsSkillsDir() });
+	const runtime = runtimeDigestOf(runtimeSkillFiles);
+	return JSON.stringify({ cwd, agentDir, trusted, settings, runtime, home: getUserAgentsSkillsDir() });
 }
 
 /** The tool's own write, followed into the cache; false when the entry must be dropped instead. */

@@ -275,6 +275,28 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		);
 	});
 
+	it("keys the discovery by the skill files pi hands over at each prompt: the same files reuse it", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		seed(env);
+		const tool = await session(env);
+		// Each prompt brings a new list (index.ts): the same files reuse the discovery.
+		await expectFollowed(env, tool, async () => {
+			tool.state.runtimeSkillFiles = [...tool.state.runtimeSkillFiles];
+		});
+		// One more (a --skill file pi loaded from elsewhere): discovered again, as a runtime skill.
+		const extra = writeSkill(join(env.root, "elsewhere"), "from-flag");
+		await expectFollowed(
+			env,
+			tool,
+			async () => {
+				tool.state.runtimeSkillFiles = [...tool.state.runtimeSkillFiles, extra];
+			},
+			1,
+		);
+		expect((await tool.call({ action: "list" })).text).to.contain("from-flag —");
+	});
+
 	it("equals a fresh session after each of 60 random steps by the tool and by others", async function () {
 		this.timeout(240_000);
 		const env = getEnv();
