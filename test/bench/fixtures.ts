@@ -8,6 +8,7 @@ import { realFs } from "../../src/fs-ops.ts";
 import { createSessionState } from "../../src/session-state.ts";
 import { executeSkillManage, type ToolDeps } from "../../src/tool.ts";
 import type { SkillManageArgs } from "../../src/arguments.ts";
+import { handPiSkillFiles } from "../support/harness.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
 
 export const MARK_A = "Marker: alpha step.";
@@ -43,6 +44,8 @@ export interface BenchEnv {
 	/** Every root the tree uses: agent skills, project .pi/skills, .agents/skills, local package skills. */
 	readonly roots: readonly string[];
 	call(args: SkillManageArgs): Promise<{ text: string; details: Record<string, unknown> }>;
+	/** Hands the session every skill file pi loads, as index.ts does before each prompt in pi. */
+	handPiSkillFiles(): Promise<void>;
 	cleanup(): void;
 }
 
@@ -83,6 +86,7 @@ export function createBenchEnv(settings: Record<string, unknown> = {}): BenchEnv
 			const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 			return { text, details: result.details };
 		},
+		handPiSkillFiles: () => handPiSkillFiles(deps, env),
 		cleanup: () => env.cleanup(),
 	};
 }

@@ -1,6 +1,8 @@
 // `npm run bench`: what skill_manage costs against the pi built-ins it stands beside, measured in
 // one run on one machine. Every figure is a median over repeated runs with min–max, and a ratio
 // against its peer. BENCH_SCALE=0.2 scales repetitions down; BENCH_ONLY=patch,list picks sections.
+// The sessions that patch, create and batch are handed pi's skill files first, as index.ts hands
+// them over in pi (each is a place the discovery cache stamps and a part of its key).
 
 import {
 	closeSync,
@@ -118,6 +120,7 @@ async function benchPatch(size: number, tmpfs = false): Promise<void> {
 	try {
 		for (let i = 0; i < 20; i++) writeSkill(bench.roots[0], `other-skill-${i}`);
 		const file = writeSkill(bench.roots[0], "bench-patch", size);
+		await bench.handPiSkillFiles();
 		const copies = ["edit", "floor", "durable", "durable-backups"].map((name) => join(bench.env.root, name));
 		for (const dir of copies) mkdirSync(dir, { recursive: true });
 		const [editFile, floorFile, durableFile] = copies.slice(0, 3).map((dir) => join(dir, "SKILL.md"));
@@ -212,6 +215,7 @@ async function benchScale(): Promise<void> {
 		buildTree(small.roots, 9);
 		buildTree(large.roots, 9_999);
 		for (const bench of benches) writeSkill(bench.roots[0], "bench-patch", 4096);
+		for (const bench of benches) await bench.handPiSkillFiles();
 		await ageTree();
 		// A session's first call takes the full discovery; the patches after it are what is timed.
 		// A call naming its skill checks the skills pi loads before it: where the target stands matters.
@@ -295,6 +299,7 @@ async function benchFollow(): Promise<void> {
 	try {
 		buildTree(bench.roots, 9_999);
 		writeSkill(bench.roots[0], "bench-patch", 4096);
+		await bench.handPiSkillFiles();
 		await ageTree();
 		await expectOk(bench, { action: "read", skill: "bench-patch" });
 		const readNext = () => timeOnce(() => expectOk(bench, { action: "read", skill: "bench-patch" }));
@@ -444,6 +449,7 @@ async function benchCreate(): Promise<void> {
 		for (const bench of [creating, patching])
 			for (let i = 0; i < 20; i++) writeSkill(bench.roots[0], `other-skill-${i}`);
 		writeSkill(patching.roots[0], "bench-patch", 4096);
+		for (const bench of [creating, patching]) await bench.handPiSkillFiles();
 		await ageTree();
 		await expectOk(patching, { action: "read", skill: "bench-patch" });
 		await expectOk(creating, { action: "list" });
@@ -611,6 +617,7 @@ async function benchOperations(): Promise<void> {
 	try {
 		const names = Array.from({ length: count }, (_, i) => `ops-skill-${i}`);
 		for (const name of names) writeSkill(bench.roots[0], name, 2048);
+		await bench.handPiSkillFiles();
 		for (const name of names) await expectOk(bench, { action: "read", skill: name });
 		// Every round writes text never seen before, so no validation result can be reused.
 		let current = MARK_A;

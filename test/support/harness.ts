@@ -38,14 +38,14 @@ export interface Harness {
  * is taken as trusted.
  */
 export async function handPiSkillFiles(
-	harness: Harness,
+	session: { readonly state: SessionState },
 	env: { readonly agentDir: string; readonly projectDir: string },
 ): Promise<void> {
 	const { agentDir, projectDir: cwd } = env;
 	const { settings } = loadSettings({ cwd, agentDir, trusted: true });
 	const { skills } = await discoverSkills({ cwd, agentDir, trusted: true, settings });
-	harness.state.runtimeSkillFiles = skills.map((s) => s.filePath);
-	harness.state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
+	session.state.runtimeSkillFiles = skills.map((s) => s.filePath);
+	session.state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
 }
 
 export function createHarness(
