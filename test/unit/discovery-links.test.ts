@@ -55,7 +55,7 @@ describe("discovery: folders of many skills with symlinks among them", function 
 		return { cwd: projectDir, agentDir, trusted: true, settings };
 	}
 
-	it("classifies each symlinked folder and SKILL.md by where it resolves, the plain ones as patchable", async function () {
+	it("classifies each symlinked folder and SKILL.md by where it resolves, the plain ones patchable", async () => {
 		const { skills } = await discoverSkills(build());
 		const expected: Record<string, string | undefined> = {
 			"linked-out": OUTSIDE,
@@ -73,7 +73,7 @@ describe("discovery: folders of many skills with symlinks among them", function 
 		expect(linkedIn?.filePath).to.equal(join(getEnv().projectDir, ".pi", "skills", "linked-in", "SKILL.md"));
 	});
 
-	it("gives the same answer from the discovery cache's hint (every path's type known) as from listings and lstats", async function () {
+	it("gives the same answer from the cache's hint (each path's type known) as from listings and lstats", async () => {
 		const options = build();
 		const listed = await discoverSkills(options);
 		const hinted = await discoverSkills({
