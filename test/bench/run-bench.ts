@@ -338,7 +338,7 @@ async function benchFollow(): Promise<void> {
 			summarize,
 		);
 		const { misses } = bench.deps.state.discoveryCache.stats;
-		console.log(`a read after a patch          ${fmtMs(patch)}   (discovery cache: ${misses} misses in all)`);
+		console.log(`a read after ${"a patch".padEnd(22)} ${fmtMs(patch)}   (discovery cache: ${misses} misses in all)`);
 		for (const [label, s] of [
 			["a new bundled file", created],
 			["a bundled file deleted", removed],
