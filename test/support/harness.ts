@@ -48,6 +48,28 @@ export async function handPiSkillFiles(
 	session.state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
 }
 
+/** A session as pi runs one: pi's skill files handed over, its first discovery listed, stamped and kept. */
+export async function startPiSession(
+	env: { readonly agentDir: string; readonly projectDir: string },
+	tool = createHarness(env),
+): Promise<Harness> {
+	await handPiSkillFiles(tool, env);
+	expect((await tool.call({ action: "list" })).ok).to.equal(true);
+	await tool.state.discoveryCache.settled();
+	return tool;
+}
+
+/** A new session of the same pi as `session` (handed the same skill files), to hold a long session against. */
+export function freshPiSession(
+	env: { readonly agentDir: string; readonly projectDir: string },
+	session: Harness,
+): Harness {
+	const fresh = createHarness(env);
+	fresh.state.runtimeSkillFiles = session.state.runtimeSkillFiles;
+	fresh.state.runtimeSkillNames = session.state.runtimeSkillNames;
+	return fresh;
+}
+
 export function createHarness(
 	env: { readonly agentDir: string; readonly projectDir: string },
 	fs: FsOps = realFs,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { changedBeforeFirstRename } from "../support/faulty-fs.ts";
 import { writeJson, writeSkill } from "../support/fixtures.ts";
-import { createHarness, handPiSkillFiles, type Harness } from "../support/harness.ts";
+import { createHarness, freshPiSession, startPiSession, type Harness } from "../support/harness.ts";
 import { type TempEnv, useTempEnv } from "../support/temp-env.ts";
 
 const BODY = "# Steps\n\n1. Do the thing.\n";
@@ -23,21 +23,11 @@ function seed(env: TempEnv, settings: Record<string, unknown> = {}): string {
 	return root;
 }
 
-/** A session as pi runs one (pi's skill files handed over: index.ts), its first discovery stamped and kept. */
-async function session(env: TempEnv, tool = createHarness(env)): Promise<Harness> {
-	await handPiSkillFiles(tool, env);
-	expect((await tool.call({ action: "list" })).ok).to.equal(true);
-	await tool.state.discoveryCache.settled();
-	return tool;
-}
+const session = startPiSession;
 
 /** What a fresh session of the same pi lists: order, names, descriptions, paths, patchable and reasons. */
 async function freshList(env: TempEnv, session: Harness): Promise<string> {
-	const fresh = createHarness(env);
-	// The same pi: the skill files it handed the session are the same.
-	fresh.state.runtimeSkillFiles = session.state.runtimeSkillFiles;
-	fresh.state.runtimeSkillNames = session.state.runtimeSkillNames;
-	return (await fresh.call({ action: "list" })).text;
+	return (await freshPiSession(env, session).call({ action: "list" })).text;
 }
 
 async function create(tool: Harness, name: string): Promise<void> {

@@ -10,7 +10,7 @@ import { createSideDoorGuard } from "../../src/side-doors.ts";
 import { changedBeforeFirstRename } from "../support/faulty-fs.ts";
 import { createRandom } from "../support/random.ts";
 import { skillText, writeJson, writeSkill } from "../support/fixtures.ts";
-import { createHarness, handPiSkillFiles, type Harness } from "../support/harness.ts";
+import { createHarness, freshPiSession, startPiSession, type Harness } from "../support/harness.ts";
 import { type TempEnv, useTempEnv } from "../support/temp-env.ts";
 
 const SKILLS = ["alpha", "bravo", "charlie", "delta"];
@@ -24,11 +24,9 @@ function seed(env: TempEnv): string {
 	return root;
 }
 
-/** A session as pi runs one (pi's skill files handed over), its first discovery stamped and kept, each skill read. */
+/** A session as pi runs one (startPiSession), each seeded skill read. */
 async function session(env: TempEnv, tool = createHarness(env)): Promise<Harness> {
-	await handPiSkillFiles(tool, env);
-	expect((await tool.call({ action: "list" })).ok).to.equal(true);
-	await tool.state.discoveryCache.settled();
+	await startPiSession(env, tool);
 	for (const skill of SKILLS) expect((await tool.call({ action: "read", skill })).ok).to.equal(true);
 	return tool;
 }
@@ -41,11 +39,7 @@ function nestUnderHiddenAlpha(root: string): void {
 
 /** What a fresh session of the same pi lists: order, names, descriptions, paths, patchable and reasons. */
 async function freshList(env: TempEnv, session: Harness): Promise<string> {
-	const fresh = createHarness(env);
-	// The same pi: the skill files it handed the session are the same.
-	fresh.state.runtimeSkillFiles = session.state.runtimeSkillFiles;
-	fresh.state.runtimeSkillNames = session.state.runtimeSkillNames;
-	return (await fresh.call({ action: "list" })).text;
+	return (await freshPiSession(env, session).call({ action: "list" })).text;
 }
 
 /** Creates `name` (a skill pi's list of the session does not name) and reads it. */
@@ -203,7 +197,7 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 			const { misses } = tool.state.discoveryCache.stats;
 			writeFileSync(join(root, name, "SKILL.md"), skillText("delta"));
 			expect(await read(tool, "delta"), `${name} renamed delta in place`).to.equal(
-				await read(createHarness(env), "delta"),
+				await read(freshPiSession(env, tool), "delta"),
 			);
 			expect(tool.state.discoveryCache.stats.misses).to.equal(misses + 1);
 			writeFileSync(join(root, name, "SKILL.md"), skillText(name));
