@@ -387,11 +387,15 @@ export async function discoverSkills(
 	// pi lists the skillsDir's skills at run time too (handed over through resources_discover):
 	// they are the skillsDir's.
 
-	const unknown = (options.runtimeSkillFiles ?? []).filter(
-		(file) =>
-			!origins.has(resolve(file)) &&
-			!(skillsDirExtra && isWithin(resolveReal(settings.skillsDir), resolveReal(file))),
-	);
+	// pi hands over every skill file it loaded: most are origins keys, resolved already (no resolve()
+	// each), and the skillsDir is resolved once for all.
+	let skillsDirReal: string | undefined;
+	const unknown = (options.runtimeSkillFiles ?? []).filter((file) => {
+		if (origins.has(file) || origins.has(resolve(file))) return false;
+		if (!skillsDirExtra) return true;
+		skillsDirReal ??= resolveReal(settings.skillsDir);
+		return !isWithin(skillsDirReal, resolveReal(file));
+	});
 	const projectOrigins =
 		unknown.length > 0 && !trusted ? await resolveUntrustedProject(options) : new Map<string, SkillOrigin>();
 	for (const file of unknown) {
