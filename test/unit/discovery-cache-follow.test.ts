@@ -143,11 +143,13 @@ describe("discovery cache: following the tool's own bundled files and skill dele
 		this.timeout(60_000);
 		const env = getEnv();
 		seed(env);
-		// A later place holds a second "alpha": pi keeps the first and reports the collision.
-		writeSkill(join(env.projectDir, ".pi", "skills"), "alpha-twin", skillText("alpha"));
 		const tool = await session(env);
-		await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "alpha" }), 1);
-		expect((await tool.call({ action: "list" })).text).to.contain("alpha —");
+		await createRead(tool, "echo");
+		// ~/.agents/skills comes after <agentDir>/skills: pi keeps the tool's "echo" and reports the collision.
+		writeSkill(join(env.home, ".agents", "skills"), "echo-twin", skillText("echo"));
+		expect((await tool.call({ action: "list" })).text).to.contain("echo —");
+		await expectFollowed(env, tool, () => ok(tool, { action: "delete", skill: "echo" }), 1);
+		expect((await tool.call({ action: "list" })).text).to.contain("echo-twin/SKILL.md");
 	});
 
 	it("still sees what another process changes after a followed write: a nested twin let in", async function () {
