@@ -29,8 +29,12 @@
 // sees an in-place edit (a folder's mtime does not move, and fs.watch drops an inotify queue
 // overflow without a word): a target late in pi's order costs more than an early one.
 // The tool's own writes are followed under its write locks: a rewritten file (same folder entries,
-// the bytes it wrote), and a created skill (the only new entry of its root, holding only the SKILL.md
-// pi's loader checked), placed among its siblings in the root's listing order, the order pi walks.
+// the bytes it wrote), a created skill (the only new entry of its root, holding only the SKILL.md
+// pi's loader checked, or a restore's files too), placed among its siblings in the root's listing
+// order, the order pi walks; new and removed bundled files (stamps only: pi reads nothing below a
+// loaded SKILL.md's folder but it and the folder's ignore files); a whole skill deleted. So are pi's
+// own edit, write and bash on skill files (side-doors.ts). Each is checked against the disk first:
+// anything else changed, and the entry is dropped.
 
 import type { Stats } from "node:fs";
 import { homedir } from "node:os";
