@@ -237,6 +237,18 @@ function readOrUndefined(fs: FsOps, path: string): Buffer | undefined {
 	}
 }
 
+/**
+ * The bytes at `path` when they are the ones `change` wrote (compared with the bytes the commit
+ * passed on, a memory compare; else by hash), undefined otherwise.
+ */
+function writtenBytes(fs: FsOps, path: string, change: LandedChange): Buffer | undefined {
+	const bytes = readOrUndefined(fs, path);
+	return bytes && (change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash) ? bytes : undefined;
+}
+
+/** A folder stamp's sorted entry names as a list. */
+const namesList = (names: string): string[] => (names === "" ? [] : names.split("\0"));
+
 function hashOf(fs: FsOps, path: string): string | undefined {
 	const bytes = readOrUndefined(fs, path);
 	return bytes && sha256(bytes);
@@ -594,13 +606,11 @@ function followWrite(entry: Entry, change: LandedChange): boolean {
 	if (!stamps.has(file)) return true;
 	if (stamps.get(file)?.unsettled) return false;
 	const stat = statOf(fs, file);
-	const bytes = readOrUndefined(fs, file);
-	// Compared with the bytes written when the commit passed them on (a memory compare, no hash).
-	if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
+	const bytes = writtenBytes(fs, file, change);
+	if (!bytes) return false;
 	stamps.set(file, { sig: sigOf(stat, granularityMs), racy: true, hash: change.newHash });
 	// Skill files keep their place in the list: the tool's own writes change descriptions only.
-	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
-	const index = entry.fileIndex.get(file) ?? -1;
+	const index = fileIndexOf(entry).get(file) ?? -1;
 	const { diagnostics } = entry.discovery;
 	const own = diagnostics.flatMap((d, i) => (d.path !== undefined && resolve(d.path) === file ? [i] : []));
 	if (index === -1) return own.length === 0;
@@ -650,31 +660,45 @@ function loadedSkillOf(
 	let dir = resolve(change.absPath);
 	for (const _ of segments) dir = dirname(dir);
 	if (join(dir, ...segments) !== resolve(change.absPath)) return undefined;
-	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
-	const index = entry.fileIndex.get(join(dir, SKILL_FILE));
+	const index = fileIndexOf(entry).get(join(dir, SKILL_FILE));
 	if (index === undefined || entry.discovery.skills[index].dir !== dir) return undefined;
 	// A place pi scans inside the folder (or the folder itself, a package root) reads more than its SKILL.md.
 	if (scansInside(entry, dir)) return undefined;
 	return { dir, index, segments };
 }
 
-/**
- * A skill file pi handed the session (each is a place: index.ts keeps pi's list) that is the SKILL.md
- * of a skill found where pi looks anyway: pi reads that file there, and nothing beside it.
- */
-function isFoundSkillFile(entry: Entry, place: string): boolean {
+/** Each skill's index in the entry's discovery by its file, built on first use. */
+function fileIndexOf(entry: Entry): Map<string, number> {
 	entry.fileIndex ??= new Map(entry.discovery.skills.map((s, i) => [s.filePath, i]));
-	const index = entry.fileIndex.get(place);
-	return (
-		index !== undefined && basename(place) === SKILL_FILE && entry.discovery.skills[index].origin.kind !== "runtime"
-	);
+	return entry.fileIndex;
+}
+
+const scannedPlaces = new WeakMap<Discovery, readonly string[]>();
+
+/**
+ * The places pi scans on its own, where it reads more than a skill folder's SKILL.md (settings
+ * entries, package roots, the trees), once per discovery: the skill files pi handed the session
+ * (each is a place: index.ts keeps pi's list, 10,000 at 10,000 skills) are left out while each is
+ * the SKILL.md of a skill found where pi looks anyway, which pi reads there and nothing beside it.
+ */
+function placesReadingMore(entry: Entry): readonly string[] {
+	let places = scannedPlaces.get(entry.discovery);
+	if (places === undefined) {
+		const index = fileIndexOf(entry);
+		const { skills } = entry.discovery;
+		const found = (place: string) => {
+			const at = index.get(place);
+			return at !== undefined && basename(place) === SKILL_FILE && skills[at].origin.kind !== "runtime";
+		};
+		places = [...entry.fingerprint.places].filter((place) => !found(place));
+		scannedPlaces.set(entry.discovery, places);
+	}
+	return places;
 }
 
 /** Whether pi scans a place of its own at or inside `dir` (a settings entry, a package root): it reads more there. */
 function scansInside(entry: Entry, dir: string): boolean {
-	for (const place of entry.fingerprint.places)
-		if (isWithin(dir, place) && !isFoundSkillFile(entry, place)) return true;
-	return false;
+	return placesReadingMore(entry).some((place) => isWithin(dir, place));
 }
 
 /**
@@ -699,7 +723,7 @@ function followBundled(entry: Entry, changes: readonly LandedChange[]): boolean 
 		const stamp = stamps.get(dir);
 		if (made.has(dir)) names = new Set();
 		else if (stamp?.names === undefined || stamp.unsettled) return undefined;
-		else names = new Set(stamp.names === "" ? [] : stamp.names.split("\0"));
+		else names = new Set(namesList(stamp.names));
 		listings.set(dir, names);
 		return names;
 	};
@@ -751,8 +775,7 @@ function followBundled(entry: Entry, changes: readonly LandedChange[]): boolean 
 		if (!isPlain(fs, path, false)) return false;
 		links.set(path, false);
 		if (!WATCHED_FILE.test(basename(path))) continue;
-		const bytes = readOrUndefined(fs, path);
-		if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
+		if (!writtenBytes(fs, path, change)) return false;
 		stamps.set(path, { sig: sigOf(statOf(fs, path), granularityMs), racy: true, hash: change.newHash });
 		added.push([path, owner]);
 	}
@@ -798,7 +821,7 @@ function followSkillDelete(entry: Entry, change: LandedChange): boolean {
 	const rootStamp = stamps.get(root);
 	if (rootStamp?.names === undefined || rootStamp.unsettled || statOf(fs, dir) !== undefined) return false;
 	const names = namesOf(fs, root);
-	const before = rootStamp.names === "" ? [] : rootStamp.names.split("\0");
+	const before = namesList(rootStamp.names);
 	if (names === undefined || names !== before.filter((n) => n !== basename(dir)).join("\0")) return false;
 	const { skills, diagnostics } = entry.discovery;
 	const name = skills[index].name;
@@ -890,22 +913,21 @@ function followCreate(entry: Entry, change: LandedChange, withFiles = false): bo
 	} catch {
 		return false;
 	}
-	const before = rootStamp.names === "" ? [] : rootStamp.names.split("\0");
+	const before = namesList(rootStamp.names);
 	const names = [...listing].sort().join("\0");
 	if (names !== [...before, name].sort().join("\0")) return false;
 	// Files written with it are followed next (followBundled), from a folder that held only its SKILL.md.
 	if ((!withFiles && namesOf(fs, dir) !== SKILL_FILE) || !isPlain(fs, dir, true) || !isPlain(fs, file, false))
 		return false;
-	const bytes = readOrUndefined(fs, file);
-	if (!bytes || !(change.after ? bytes.equals(change.after) : sha256(bytes) === change.newHash)) return false;
+	const bytes = writtenBytes(fs, file, change);
+	if (!bytes) return false;
 	for (let p = root; ; p = dirname(p)) {
 		if ([SKILL_FILE, ...IGNORE_FILES].some((n) => stamps.get(join(p, n))?.sig !== undefined)) return false;
 		if (dirname(p) === p) break;
 	}
 	// A place inside the root is read apart from the root's run (the skill files pi handed the session aside).
-	if (places.has(file)) return false;
-	for (const place of places)
-		if (place !== root && isWithin(root, place) && !isFoundSkillFile(entry, place)) return false;
+	if (places.has(file) || placesReadingMore(entry).some((place) => place !== root && isWithin(root, place)))
+		return false;
 	const skills = entry.discovery.skills;
 	const prefix = `${root}${sep}`;
 	const first = skills.findIndex((s) => s.filePath.startsWith(prefix));
