@@ -1,7 +1,7 @@
 // `npm run bench`: what skill_manage costs against the pi built-ins it stands beside, measured in
 // one run on one machine. Every figure is a median over repeated runs with min–max, and a ratio
 // against its peer. BENCH_SCALE=0.2 scales repetitions down; BENCH_ONLY=patch,list picks sections.
-// The sessions that patch, create and batch are handed pi's skill files first, as index.ts hands
+// The sessions that patch, create, batch and follow are handed pi's skill files first, as index.ts hands
 // them over in pi (each is a place the discovery cache stamps and a part of its key).
 
 import {
