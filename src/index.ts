@@ -6,23 +6,29 @@
 import { basename, dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { CHANGED_EVENT } from "./audit.ts";
-import { loadPolicy } from "./call-context.ts";
-import { COMMAND_NAME, completeArguments, handleCommand, OUTPUT_MESSAGE_TYPE, type CommandDeps } from "./command.ts";
-import { settingsWarning } from "./command-text.ts";
-import { realFs } from "./fs-ops.ts";
-import { pathExists } from "./paths.ts";
-import type { MutationEffects } from "./mutate.ts";
-import { buildInjectedBlock } from "./prompt.ts";
-import { takeDecisions } from "./proposals.ts";
-import { finishInterrupted } from "./review.ts";
-import { renderCommandOutput } from "./render.ts";
-import { createSessionState, resetSessionState, type SessionState } from "./session-state.ts";
-import { createSideDoorGuard } from "./side-doors.ts";
-import { recordUse } from "./usage.ts";
-import { createSkillManageTool, TOOL_NAME } from "./tool.ts";
-import { isScannedByPi } from "./discovery.ts";
-import { checkSkillContent } from "./validation.ts";
+import { CHANGED_EVENT } from "./store/audit.ts";
+import { loadPolicy } from "./policy/call-context.ts";
+import {
+	COMMAND_NAME,
+	completeArguments,
+	handleCommand,
+	OUTPUT_MESSAGE_TYPE,
+	type CommandDeps,
+} from "./face/command.ts";
+import { settingsWarning } from "./face/command-text.ts";
+import { realFs } from "./base/fs-ops.ts";
+import { pathExists } from "./base/paths.ts";
+import type { MutationEffects } from "./pipeline/mutate.ts";
+import { buildInjectedBlock } from "./face/prompt.ts";
+import { takeDecisions } from "./store/proposals.ts";
+import { finishInterrupted } from "./face/review.ts";
+import { renderCommandOutput } from "./face/render.ts";
+import { createSessionState, resetSessionState, type SessionState } from "./pipeline/session-state.ts";
+import { createSideDoorGuard } from "./guard/side-doors.ts";
+import { recordUse } from "./store/usage.ts";
+import { createSkillManageTool, TOOL_NAME } from "./face/tool.ts";
+import { isScannedByPi } from "./policy/discovery.ts";
+import { checkSkillContent } from "./checks/validation.ts";
 
 function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
 	const { settings } = loadPolicy(ctx, getAgentDir()).report;

@@ -4,15 +4,15 @@
 
 import { join } from "node:path";
 import { stringify } from "yaml";
-import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from "../content-guard.ts";
-import { skillNamed } from "../discovery.ts";
-import * as refusals from "../errors.ts";
-import type { Refusal } from "../errors.ts";
-import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../gates.ts";
-import type { Plan } from "../plan.ts";
-import { newSkillTarget, SKILL_FILE, type NewSkillTarget } from "../target.ts";
-import { checkSkillContent, nameProblems } from "../validation.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from "../checks/content-guard.ts";
+import { skillNamed } from "../policy/discovery.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../pipeline/gates.ts";
+import type { Plan } from "../pipeline/plan.ts";
+import { newSkillTarget, SKILL_FILE, type NewSkillTarget } from "../policy/target.ts";
+import { checkSkillContent, nameProblems } from "../checks/validation.ts";
 
 export interface CreateArgs {
 	readonly name: string;

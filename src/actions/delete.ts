@@ -2,11 +2,11 @@
 // the full tree is snapshotted under __deleted__/<stamp>/ before anything is removed.
 
 import { relative, sep } from "node:path";
-import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import type { DiscoveredSkill } from "../discovery.ts";
-import * as refusals from "../errors.ts";
-import type { Refusal } from "../errors.ts";
-import { walkTree, type FsOps } from "../fs-ops.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { DiscoveredSkill } from "../policy/discovery.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import { walkTree, type FsOps } from "../base/fs-ops.ts";
 import {
 	checkRead,
 	checkUnchanged,
@@ -16,10 +16,10 @@ import {
 	humanGates,
 	readGates,
 	runGates,
-} from "../gates.ts";
-import { isWithin } from "../paths.ts";
-import { hashOrNull, type FileChange, type Plan } from "../plan.ts";
-import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
+} from "../pipeline/gates.ts";
+import { isWithin } from "../base/paths.ts";
+import { hashOrNull, type FileChange, type Plan } from "../pipeline/plan.ts";
+import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../policy/target.ts";
 
 export interface DeleteArgs extends SkillSelector {
 	readonly file?: string;

@@ -1,12 +1,12 @@
 // `history`: the backups `restore` can use for a file of a skill (id, time, size, hash; its copies in
 // whole-skill snapshots too), the other files of the skill that have backups, and the snapshots.
 
-import { skillKey } from "../backup-store.ts";
-import type { ActionResult, CallContext } from "../call-context.ts";
-import * as refusals from "../errors.ts";
-import type { Refusal } from "../errors.ts";
-import type { DiscoveredSkill } from "../discovery.ts";
-import { checkFileArgument, findSkill, resolveFileTarget, SKILL_FILE, type SkillSelector } from "../target.ts";
+import { skillKey } from "../store/backup-store.ts";
+import type { ActionResult, CallContext } from "../policy/call-context.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import type { DiscoveredSkill } from "../policy/discovery.ts";
+import { checkFileArgument, findSkill, resolveFileTarget, SKILL_FILE, type SkillSelector } from "../policy/target.ts";
 import { newestDiffering, restoreCandidates } from "./restore.ts";
 
 export interface HistoryArgs extends SkillSelector {

@@ -2,9 +2,9 @@
 // proposals awaiting the person's review. Names and descriptions come from files on disk, so they
 // are echoed with control characters escaped, and the result stops at the read limit, saying how to filter.
 
-import type { ActionResult, CallContext } from "../call-context.ts";
-import { escapeControls, READ_CHAR_LIMIT } from "../content-guard.ts";
-import { listProposals } from "../proposals.ts";
+import type { ActionResult, CallContext } from "../policy/call-context.ts";
+import { escapeControls, READ_CHAR_LIMIT } from "../checks/content-guard.ts";
+import { listProposals } from "../store/proposals.ts";
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 

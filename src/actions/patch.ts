@@ -2,10 +2,10 @@
 // Only the replaced span changes: BOM, CRLF, trailing spaces and every other byte stay as found.
 
 import { basename } from "node:path";
-import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import { checkUnsafe, checkIsText, decodeText, encodeText, MAX_FILE_BYTES } from "../content-guard.ts";
-import * as refusals from "../errors.ts";
-import type { Refusal } from "../errors.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import { checkUnsafe, checkIsText, decodeText, encodeText, MAX_FILE_BYTES } from "../checks/content-guard.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
 import {
 	checkOldString,
 	checkUnchanged,
@@ -19,11 +19,11 @@ import {
 	replaceExact,
 	replacedSize,
 	runGates,
-} from "../gates.ts";
-import type { Plan } from "../plan.ts";
-import { skillNamed } from "../discovery.ts";
-import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../target.ts";
-import { checkSkillContent, descriptionOf, loadedNameOf } from "../validation.ts";
+} from "../pipeline/gates.ts";
+import type { Plan } from "../pipeline/plan.ts";
+import { skillNamed } from "../policy/discovery.ts";
+import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../policy/target.ts";
+import { checkSkillContent, descriptionOf, loadedNameOf } from "../checks/validation.ts";
 
 export interface PatchArgs extends SkillSelector {
 	readonly file?: string;

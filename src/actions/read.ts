@@ -1,13 +1,13 @@
 // `read`: SKILL.md or a bundled file of a discovered skill, cut at 30,000 characters, and the
 // record in the session's ledger (path -> sha256 of the whole file) that unlocks mutations.
 
-import type { ActionResult, CallContext } from "../call-context.ts";
-import { decodeText, escapeControls, READ_CHAR_LIMIT } from "../content-guard.ts";
-import * as refusals from "../errors.ts";
-import type { Refusal } from "../errors.ts";
-import { NotRegularFileError, walkTree, type FsOps } from "../fs-ops.ts";
-import { sha256 } from "../read-ledger.ts";
-import { findSkill, notRegularReason, resolveFileTarget, type SkillSelector } from "../target.ts";
+import type { ActionResult, CallContext } from "../policy/call-context.ts";
+import { decodeText, escapeControls, READ_CHAR_LIMIT } from "../checks/content-guard.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import { NotRegularFileError, walkTree, type FsOps } from "../base/fs-ops.ts";
+import { sha256 } from "../store/read-ledger.ts";
+import { findSkill, notRegularReason, resolveFileTarget, type SkillSelector } from "../policy/target.ts";
 
 /** Bundled file names a read lists; the count is always given, so the result stays bounded. */
 const MAX_LISTED_FILES = 100;

@@ -4,15 +4,15 @@
 // read is needed; the restored bytes are new to the agent, so the file no longer counts as read.
 
 import { basename, join } from "node:path";
-import { DELETED_DIR, skillKey, type BackupEntry, type SnapshotEntry } from "../backup-store.ts";
-import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import type { DiscoveredSkill } from "../discovery.ts";
-import * as refusals from "../errors.ts";
-import type { Refusal } from "../errors.ts";
-import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../gates.ts";
-import type { FileChange, Plan } from "../plan.ts";
-import { sha256 } from "../read-ledger.ts";
-import { loadedNameOf } from "../validation.ts";
+import { DELETED_DIR, skillKey, type BackupEntry, type SnapshotEntry } from "../store/backup-store.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { DiscoveredSkill } from "../policy/discovery.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../pipeline/gates.ts";
+import type { FileChange, Plan } from "../pipeline/plan.ts";
+import { sha256 } from "../store/read-ledger.ts";
+import { loadedNameOf } from "../checks/validation.ts";
 import {
 	findSkill,
 	newSkillTarget,
@@ -21,7 +21,7 @@ import {
 	SKILL_FILE,
 	type FileTarget,
 	type SkillSelector,
-} from "../target.ts";
+} from "../policy/target.ts";
 
 export interface RestoreArgs extends SkillSelector {
 	readonly file?: string;

@@ -2,13 +2,21 @@
 // patch-only. Overwriting needs that file read and unchanged, and is backed up first; a new
 // file is created non-executable, an overwritten one keeps its mode.
 
-import type { CallContext, PlanInput, PreparedMutation } from "../call-context.ts";
-import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../content-guard.ts";
-import * as refusals from "../errors.ts";
-import type { Refusal } from "../errors.ts";
-import { checkRead, checkWritable, writableInput, GATE_ORDER, humanGates, readGates, runGates } from "../gates.ts";
-import type { Plan } from "../plan.ts";
-import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../target.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../checks/content-guard.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import {
+	checkRead,
+	checkWritable,
+	writableInput,
+	GATE_ORDER,
+	humanGates,
+	readGates,
+	runGates,
+} from "../pipeline/gates.ts";
+import type { Plan } from "../pipeline/plan.ts";
+import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../policy/target.ts";
 
 export interface WriteArgs extends SkillSelector {
 	readonly file: string;

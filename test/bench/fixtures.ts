@@ -4,10 +4,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { realFs } from "../../src/fs-ops.ts";
-import { createSessionState } from "../../src/session-state.ts";
-import { executeSkillManage, type ToolDeps } from "../../src/tool.ts";
-import type { SkillManageArgs } from "../../src/arguments.ts";
+import { realFs } from "../../src/base/fs-ops.ts";
+import { createSessionState } from "../../src/pipeline/session-state.ts";
+import { executeSkillManage, type ToolDeps } from "../../src/face/tool.ts";
+import type { SkillManageArgs } from "../../src/face/arguments.ts";
 import { handPiSkillFiles } from "../support/harness.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
 

@@ -9,8 +9,8 @@ import { readdirSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createSessionState } from "../../src/session-state.ts";
-import { executeSkillManage } from "../../src/tool.ts";
+import { createSessionState } from "../../src/pipeline/session-state.ts";
+import { executeSkillManage } from "../../src/face/tool.ts";
 import { createBenchEnv, expectOk, MARK_A, writeSkill, type BenchEnv } from "./fixtures.ts";
 import { fmtMs, summarize, timeOnce } from "./stats.ts";
 

@@ -19,14 +19,14 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { createEditToolDefinition, loadSkills, type ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { MAX_OPERATIONS } from "../../src/mutate.ts";
-import { createDiscoveryCache } from "../../src/discovery-cache.ts";
-import { createPackageManager, discoverSkills, type DiscoverOptions } from "../../src/discovery.ts";
-import { realFs } from "../../src/fs-ops.ts";
-import { createSessionState } from "../../src/session-state.ts";
-import { loadSettings } from "../../src/settings.ts";
-import { createSideDoorGuard } from "../../src/side-doors.ts";
-import { buildInjectedBlock } from "../../src/prompt.ts";
+import { MAX_OPERATIONS } from "../../src/pipeline/mutate.ts";
+import { createDiscoveryCache } from "../../src/policy/discovery-cache.ts";
+import { createPackageManager, discoverSkills, type DiscoverOptions } from "../../src/policy/discovery.ts";
+import { realFs } from "../../src/base/fs-ops.ts";
+import { createSessionState } from "../../src/pipeline/session-state.ts";
+import { loadSettings } from "../../src/policy/settings.ts";
+import { createSideDoorGuard } from "../../src/guard/side-doors.ts";
+import { buildInjectedBlock } from "../../src/face/prompt.ts";
 import {
 	executeSkillManage,
 	PROMPT_GUIDELINES,
@@ -34,8 +34,8 @@ import {
 	skillManageSchema,
 	TOOL_DESCRIPTION,
 	TOOL_NAME,
-} from "../../src/tool.ts";
-import type { OperationArgs } from "../../src/arguments.ts";
+} from "../../src/face/tool.ts";
+import type { OperationArgs } from "../../src/face/arguments.ts";
 import { piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { skillBackupDir } from "../support/backups.ts";

@@ -9,7 +9,7 @@
 // Prints {"calls":n,"ops":[…],"ok":…,"code":…} when it ends.
 // Argv: <agentDir> <projectDir> <proposalId> <approve|reject> <killAt> [fail-journal-sync]
 import { describeCall, review } from "../hardening/approval-crash-support.ts";
-import { getJournalDir } from "../../src/paths.ts";
+import { getJournalDir } from "../../src/base/paths.ts";
 import { changesDisk, errno, faultyFs } from "../support/faulty-fs.ts";
 
 const [agentDir, projectDir, id, verdict, killAtText, fault] = process.argv.slice(2);

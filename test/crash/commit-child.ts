@@ -4,9 +4,9 @@
 // with EIO, so the kill points also cover the rollback. Prints {"calls":n,"journalRemovedAt":k,"ok":…} when it ends.
 // Argv: <agentDir> <killAt> [failRenameTo]
 import { sep } from "node:path";
-import { createBackupStore } from "../../src/backup-store.ts";
-import { commitPlan } from "../../src/commit.ts";
-import { realFs } from "../../src/fs-ops.ts";
+import { createBackupStore } from "../../src/store/backup-store.ts";
+import { commitPlan } from "../../src/pipeline/commit.ts";
+import { realFs } from "../../src/base/fs-ops.ts";
 import { changesDisk, errno, faultyFs } from "../support/faulty-fs.ts";
 import { scenarioPlan } from "./scenario.ts";
 

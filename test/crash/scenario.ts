@@ -4,8 +4,8 @@
 // runs it must start fast, since it is spawned once per kill point.
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { CommitPlan } from "../../src/commit.ts";
-import type { FileChange } from "../../src/plan.ts";
+import type { CommitPlan } from "../../src/pipeline/commit.ts";
+import type { FileChange } from "../../src/pipeline/plan.ts";
 import { skillText, writeFile, writeSkill } from "../support/fixtures.ts";
 
 export interface ScenarioFile {

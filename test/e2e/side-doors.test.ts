@@ -6,8 +6,8 @@
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { realFs } from "../../src/fs-ops.ts";
-import { readUsage } from "../../src/usage.ts";
+import { realFs } from "../../src/base/fs-ops.ts";
+import { readUsage } from "../../src/store/usage.ts";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { createTempEnv, useTempEnv, type TempEnv } from "../support/temp-env.ts";

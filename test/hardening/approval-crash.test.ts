@@ -5,7 +5,7 @@
 // disk-changing call, and in this process a filesystem on which every call from call N on fails
 // (the process is dead from there); after each, the recovery a new process runs, then the invariant.
 import { expect } from "chai";
-import { forgetApprovingHere } from "../../src/proposals.ts";
+import { forgetApprovingHere } from "../../src/store/proposals.ts";
 import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
 import {
@@ -125,7 +125,7 @@ describe("hardening: crash safety of an approval", function () {
 	);
 
 	describe("defects the sweeps found (each test failed before its fix)", function () {
-		// src/review.ts findProposal sweeps proposals without recovering journals first.
+		// src/face/review.ts findProposal sweeps proposals without recovering journals first.
 		it(
 			"a review in a live session sweeps a killed batch approval " + "only after its journal is recovered",
 			async function () {
@@ -148,7 +148,7 @@ describe("hardening: crash safety of an approval", function () {
 			},
 		);
 
-		// src/journal.ts writeJournal keeps a journal whose write failed after its rename (active, on disk).
+		// src/store/journal.ts writeJournal keeps a journal whose write failed after its rename (active, on disk).
 		it(
 			"a journal whose folder sync failed is not left " + "to undo a later approval in the next process",
 			async function () {
@@ -166,7 +166,7 @@ describe("hardening: crash safety of an approval", function () {
 			},
 		);
 
-		// src/review.ts landApproval leaves the proposal marked as approved here when decideProposal throws.
+		// src/face/review.ts landApproval leaves the proposal marked as approved here when decideProposal throws.
 		it(
 			"a verdict that failed to be written after the change landed " + "is finished by the same process",
 			async function () {

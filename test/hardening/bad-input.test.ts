@@ -6,11 +6,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { ArgumentError, normalizeArguments } from "../../src/arguments.ts";
-import { formatCall, formatResult } from "../../src/render.ts";
-import { createSessionState } from "../../src/session-state.ts";
-import { createSkillManageTool } from "../../src/tool.ts";
-import { realFs } from "../../src/fs-ops.ts";
+import { ArgumentError, normalizeArguments } from "../../src/face/arguments.ts";
+import { formatCall, formatResult } from "../../src/face/render.ts";
+import { createSessionState } from "../../src/pipeline/session-state.ts";
+import { createSkillManageTool } from "../../src/face/tool.ts";
+import { realFs } from "../../src/base/fs-ops.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";

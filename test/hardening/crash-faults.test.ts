@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, rmSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { getLockDir } from "../../src/locks.ts";
+import { getLockDir } from "../../src/base/locks.ts";
 import {
 	checkOldOrNew,
 	OLD_SKILL,

@@ -4,7 +4,7 @@
 // or new bytes (a refusal means old, unless it reports a failed rollback), every backup matches
 // its hash and none is still a hard link of a live file, no temp file is left, and the host never throws.
 import { expect } from "chai";
-import type { FsOps } from "../../src/fs-ops.ts";
+import type { FsOps } from "../../src/base/fs-ops.ts";
 import { checkOldOrNew, prepareEnv, SCENARIOS, sharedBackups, tempFiles } from "./crash-support.ts";
 import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { createHarness, expectOk, textOf } from "../support/harness.ts";

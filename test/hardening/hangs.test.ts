@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { expect } from "chai";
-import { NotRegularFileError, readRegularFile } from "../../src/fs-ops.ts";
+import { NotRegularFileError, readRegularFile } from "../../src/base/fs-ops.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { skillText, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf, type Harness, type Result } from "../support/harness.ts";

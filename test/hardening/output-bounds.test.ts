@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "../../src/content-guard.ts";
+import { READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "../../src/checks/content-guard.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, textOf, type Harness, type Result } from "../support/harness.ts";

@@ -17,7 +17,7 @@ import {
 import { join, relative } from "node:path";
 import { expect } from "chai";
 import { skillBackupDir } from "../support/backups.ts";
-import { isWithin } from "../../src/paths.ts";
+import { isWithin } from "../../src/base/paths.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { faultyFs, type FsCall } from "../support/faulty-fs.ts";
 import { fingerprint, skillText, walkFiles, writeSkill } from "../support/fixtures.ts";

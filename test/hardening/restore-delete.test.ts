@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { backupFolderName } from "../../src/backup-store.ts";
+import { backupFolderName } from "../../src/store/backup-store.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { writeSkill } from "../support/fixtures.ts";

@@ -19,10 +19,10 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
-import { backupFolderName, skillKey } from "../../src/backup-store.ts";
-import { realFs } from "../../src/fs-ops.ts";
-import { recoverJournals } from "../../src/journal.ts";
-import { sha256 } from "../../src/read-ledger.ts";
+import { backupFolderName, skillKey } from "../../src/store/backup-store.ts";
+import { realFs } from "../../src/base/fs-ops.ts";
+import { recoverJournals } from "../../src/store/journal.ts";
+import { sha256 } from "../../src/store/read-ledger.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { checkBackups, prepareEnv, SCENARIOS, skillDir } from "./crash-support.ts";
 import { faultyFs, type FsCall } from "../support/faulty-fs.ts";

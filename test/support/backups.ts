@@ -3,8 +3,8 @@
 // and the audit log beside it, as its lines.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ChangeRecord } from "../../src/audit.ts";
-import { getAuditPath } from "../../src/paths.ts";
+import type { ChangeRecord } from "../../src/store/audit.ts";
+import { getAuditPath } from "../../src/base/paths.ts";
 
 /** Every line of the audit log, oldest first (none when there is no log); a line that does not parse throws. */
 export function auditLines(agentDir: string): ChangeRecord[] {

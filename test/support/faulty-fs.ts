@@ -2,7 +2,7 @@
 // something on disk first, or kill the process; every call is logged. Imports only src/ and node
 // built-ins, so the crash children can load it as plain transpiled JS (test/crash/transpile.ts).
 import { constants } from "node:fs";
-import { type FsOps, noteFailedAt, realFs } from "../../src/fs-ops.ts";
+import { type FsOps, noteFailedAt, realFs } from "../../src/base/fs-ops.ts";
 
 /** The ops a rule sees: fsyncAll is seen as its single fsyncs, one per fd. */
 export type FsOp = Exclude<keyof FsOps, "fsyncAll">;

@@ -7,13 +7,13 @@
 // real pi); test/support/ holds the shared pieces (this harness, faulty-fs.ts, fixtures.ts, temp-env.ts).
 import type { AgentToolResult, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
-import { ArgumentError, normalizeArguments } from "../../src/arguments.ts";
-import type { ChangeRecord } from "../../src/audit.ts";
-import { discoverSkills } from "../../src/discovery.ts";
-import { type FsOps, realFs } from "../../src/fs-ops.ts";
-import { createSessionState, type SessionState } from "../../src/session-state.ts";
-import { loadSettings } from "../../src/settings.ts";
-import { executeSkillManage, type ToolDeps } from "../../src/tool.ts";
+import { ArgumentError, normalizeArguments } from "../../src/face/arguments.ts";
+import type { ChangeRecord } from "../../src/store/audit.ts";
+import { discoverSkills } from "../../src/policy/discovery.ts";
+import { type FsOps, realFs } from "../../src/base/fs-ops.ts";
+import { createSessionState, type SessionState } from "../../src/pipeline/session-state.ts";
+import { loadSettings } from "../../src/policy/settings.ts";
+import { executeSkillManage, type ToolDeps } from "../../src/face/tool.ts";
 
 /** The tool's result, with its text, ok flag and code read out for short assertions. */
 export type Result = AgentToolResult<Record<string, unknown>> & {

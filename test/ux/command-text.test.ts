@@ -1,8 +1,8 @@
-// The texts of /selfskills for the human (src/command-text.ts): every refusal the command can meet
+// The texts of /selfskills for the human (src/face/command-text.ts): every refusal the command can meet
 // reads with its code first and names a slash command, never the tool-call JSON the model gets.
 import { expect } from "chai";
-import * as refusals from "../../src/errors.ts";
-import { historyText, refusalForHuman, restorePreviewText, settingsWarning } from "../../src/command-text.ts";
+import * as refusals from "../../src/base/errors.ts";
+import { historyText, refusalForHuman, restorePreviewText, settingsWarning } from "../../src/face/command-text.ts";
 
 const TOOL_CALL_SYNTAX = /\{"action"|skill_manage|"backup":/;
 

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createEditToolDefinition, type ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { STANDING_RULES } from "../../src/prompt.ts";
+import { STANDING_RULES } from "../../src/face/prompt.ts";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv } from "../support/temp-env.ts";

@@ -1,4 +1,4 @@
-// How skill_manage calls and results read in pi's TUI: formatCall/formatResult of src/render.ts with a
+// How skill_manage calls and results read in pi's TUI: formatCall/formatResult of src/face/render.ts with a
 // theme whose fg/bold wrap the text in markers, so the colour of every part can be asserted as text.
 import { expect } from "chai";
 import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
@@ -9,7 +9,7 @@ import {
 	renderCommandOutput,
 	renderSkillCall,
 	renderSkillResult,
-} from "../../src/render.ts";
+} from "../../src/face/render.ts";
 
 const theme = {
 	fg: (colour: string, text: string) => `<${colour}>${text}</${colour}>`,

@@ -6,11 +6,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { allowSessionLabel, DENY } from "../../src/ask.ts";
-import { completeArguments, type CommandDeps } from "../../src/command.ts";
-import { createSessionState } from "../../src/session-state.ts";
-import { listProposals } from "../../src/proposals.ts";
-import { realFs } from "../../src/fs-ops.ts";
+import { allowSessionLabel, DENY } from "../../src/face/ask.ts";
+import { completeArguments, type CommandDeps } from "../../src/face/command.ts";
+import { createSessionState } from "../../src/pipeline/session-state.ts";
+import { listProposals } from "../../src/store/proposals.ts";
+import { realFs } from "../../src/base/fs-ops.ts";
 import { auditLines } from "../support/backups.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 import { call } from "../support/faux-script.ts";

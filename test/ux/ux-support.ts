@@ -1,6 +1,6 @@
 // What /selfskills showed the human in an in-process session, as the UX and ops tests read it.
 import type { PiSession } from "../support/pi-session.ts";
-import { OUTPUT_MESSAGE_TYPE } from "../../src/command.ts";
+import { OUTPUT_MESSAGE_TYPE } from "../../src/face/command.ts";
 
 /** Every /selfskills output of the session, oldest first: each is a message of the conversation. */
 export function commandOutputs(pi: PiSession): string[] {

@@ -1,0 +1,276 @@
+// The texts of /selfskills, one per audience. The human reads the next step as a slash command (the
+// tool's refusals and history name tool-call JSON, which is for the model); the few outputs the
+// model must know about (a restore or trust change the human made) get a text of their own.
+// Also the human's one-line start-up warning about settings problems.
+
+import type { BackupEntry, SnapshotEntry } from "../store/backup-store.ts";
+import type { Refusal } from "../base/errors.ts";
+
+const SKILL_FILE = "SKILL.md";
+
+const quoted = (items: readonly unknown[]) => items.map((i) => `"${String(i)}"`).join(", ");
+const str = (value: unknown): string => (typeof value === "string" ? value : "");
+const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+
+/**
+ * `/selfskills restore <skill> <file> <backup>`: the file is always named, so the backup id cannot
+ * be taken for one.
+ */
+export function restoreCommand(skill: string, file: string, backup: string): string {
+	return `/selfskills restore ${skill}${file === "" ? "" : ` ${file}`} ${backup}`;
+}
+
+export function historyCommand(skill: string, file: string | undefined): string {
+	return `/selfskills history ${skill}${file && file !== SKILL_FILE ? ` ${file}` : ""}`;
+}
+
+export interface HistoryView {
+	readonly skill: string;
+	readonly file: string;
+	readonly backups: readonly BackupEntry[];
+	/** The id a plain restore takes (the newest that differs from the file now). */
+	readonly next?: string;
+	readonly snapshots: readonly SnapshotEntry[];
+	readonly otherFiles: readonly string[];
+}
+
+export function historyText(view: HistoryView): string {
+	const { skill, file, backups } = view;
+	const lines = [
+		`${backups.length} backup(s) of ${skill}/${file}, newest first` +
+			`${backups.length > 0 ? "" : " (none yet: a backup is taken before each change)"}:`,
+		...backups.map(
+			(e) => `  ${e.id}  ${e.time}  ${e.size} bytes  sha256 ${e.hash}${e.legacy ? "  (old flat layout)" : ""}`,
+		),
+	];
+	for (const other of view.otherFiles)
+		lines.push(`Other file with backups: ${other} (${historyCommand(skill, other)})`);
+	for (const s of view.snapshots)
+		lines.push(
+			`Whole-skill snapshot: ${s.id} of ${s.originDir ?? "(origin unknown)"} ` +
+				`(${restoreCommand(skill, "", s.id)} recreates it)`,
+		);
+	if (view.next)
+		lines.push(`Restore one (you see the change and confirm first): ${restoreCommand(skill, file, view.next)}`);
+	return lines.join("\n");
+}
+
+export interface RestoreView {
+	readonly skill: string;
+	/** "" for a whole skill recreated from a snapshot. */
+	readonly file: string;
+	readonly backup: string;
+}
+
+const what = (view: RestoreView) => (view.file === "" ? `${view.skill} (whole skill)` : `${view.skill}/${view.file}`);
+
+export function restoreQuestion(view: RestoreView): string {
+	return `Restore ${what(view)} to backup ${view.backup}?`;
+}
+
+/** Without a UI pi cannot ask, so a restore named by skill alone only shows what it would do. */
+export function restorePreviewText(view: RestoreView, diff: string): string {
+	return [
+		`Would restore ${what(view)} to backup ${view.backup}, the newest that differs from it now. ` +
+			"The change it would make (- now, + after):",
+		diff,
+		"Nothing was restored: without a UI pi cannot ask you first. " +
+			`To restore it, name the backup: ${restoreCommand(view.skill, view.file, view.backup)}`,
+		`Other backups: ${historyCommand(view.skill, view.file || undefined)}`,
+	].join("\n");
+}
+
+export function restoreDoneText(view: RestoreView, replacedBy: string | undefined, diff: string): string {
+	const undo = replacedBy
+		? `The version it replaced is backup ${replacedBy}; ` +
+			`${restoreCommand(view.skill, view.file, replacedBy)} puts it back.`
+		: "pi lists it again after /reload.";
+	return [`restore landed: ${what(view)} is back to backup ${view.backup}.`, undo, diff].filter(Boolean).join("\n");
+}
+
+export const RESTORE_CANCELLED = "restore cancelled; nothing changed";
+
+/** What the model is told of a restore the human made: the file changed outside its reads. */
+export function restoreNoteForModel(view: RestoreView): string {
+	return (
+		`[selfskills] The user restored ${what(view)} to backup ${view.backup} with /selfskills restore. ` +
+		"Its content changed since you last read it: read it again before you patch it, " +
+		"and do not redo the change they undid."
+	);
+}
+
+/** Where pi has project trust of its own (1.6), /selfskills trust defers to pi's command for it. */
+export function piTrustText(trusted: boolean): string {
+	return (
+		`This pi decides project trust itself (now: ${trusted ? "trusted" : "untrusted"}). ` +
+		"Change it with pi's own /trust command, which saves the decision for later sessions; " +
+		"for one run, start pi with --approve or --no-approve."
+	);
+}
+
+/** What the model is told of a trust change the human made: which skill folders it may now write. */
+export function trustNoteForModel(projectRoot: string, trusted: boolean): string {
+	return trusted
+		? `[selfskills] The user trusted the project ${projectRoot} with /selfskills trust: ` +
+				"its .pi/skills and .agents/skills are writable for skill_manage now."
+		: `[selfskills] The user stopped trusting the project ${projectRoot} with /selfskills untrust: ` +
+				"its .pi/skills and .agents/skills are read-only for skill_manage now.";
+}
+
+/**
+ * A refusal for the human, from its code and data. Codes /selfskills can meet whose model text names
+ * a tool call get their own text; the others read the same for both and keep the model's text.
+ */
+export function refusalForHuman(refusal: Refusal): string {
+	const d = refusal.data;
+	switch (refusal.code) {
+		case "unknown_skill": {
+			const near = list(d.nearNames);
+			return (
+				`unknown_skill: no skill is named "${str(d.skill)}".` +
+				`${near.length > 0 ? ` Did you mean ${quoted(near)}?` : ""} /selfskills lists every skill pi found.`
+			);
+		}
+		case "no_backup": {
+			const available = list(d.available);
+			const backup = str(d.backup);
+			const skill = str(d.skill);
+			const file = str(d.file);
+			const which = backup ? `backup "${backup}"` : "backup";
+			const where = file === "(whole skill)" ? `${skill} (whole skill)` : `${skill}/${file}`;
+			return (
+				`no_backup: there is no ${which} of ${where}.` +
+				`${available.length > 0 ? ` Available: ${available.slice(0, 10).join(", ")}.` : ""} ` +
+				`${historyCommand(skill, file === "(whole skill)" ? undefined : file)} lists them.`
+			);
+		}
+		case "no_change": {
+			if (!("backup" in d)) return "no_change: the file already holds that content; nothing changed.";
+			const skill = str(d.skill);
+			const file = str(d.file);
+			const other = str(d.other);
+			const next = other
+				? ` The newest backup that differs: ${restoreCommand(skill, file, other)}`
+				: ` No backup differs from it (${historyCommand(skill, file)}).`;
+			return (
+				`no_change: ${skill}/${file} already holds backup ${str(d.backup)}, ` +
+				`so restoring it changes nothing.${next}`
+			);
+		}
+		case "backup_corrupt":
+			return (
+				`backup_corrupt: backup ${str(d.path)} no longer matches its hash (its name says ${str(d.expected)}); ` +
+				"it was changed after it was taken. Pick another backup from /selfskills history <skill>."
+			);
+		case "not_writable": {
+			const folder = str(d.folder);
+			const fix = folder
+				? ` Make that folder writable (chmod u+w "${folder}"), then run the command again.`
+				: " /selfskills lists the writable folders.";
+			return (
+				`not_writable: ${str(d.path)} is read-only: ${str(d.reason)}` +
+				`${folder ? ` (${folder}, ${str(d.errno)})` : ""}.${fix}`
+			);
+		}
+		case "exists":
+			return (
+				`exists: ${str(d.where)} is there already, ` +
+				`so the deleted skill "${str(d.name)}" cannot be recreated in its place. ` +
+				"Move that folder away, then run the command again."
+			);
+		case "invalid_skill": {
+			const found = Array.isArray(d.diagnostics)
+				? d.diagnostics.map((x: { message?: unknown }) => str(x.message)).join("; ")
+				: "";
+			return (
+				`invalid_skill: that backup would not load as a skill in this pi (${found}); nothing was restored. ` +
+				"Pick another backup from /selfskills history <skill>."
+			);
+		}
+		case "conflict":
+			return (
+				`conflict: ${str(d.path)} changed while the restore was being written (${str(d.detail)}); ` +
+				"nothing was kept. Run the command again."
+			);
+		default:
+			return refusal.message;
+	}
+}
+
+/** One line for the start-up notice; /selfskills lists every problem. Empty when there is none. */
+export function settingsWarning(problems: readonly string[]): string {
+	if (problems.length === 0) return "";
+	const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
+	return `selfskills: settings problem: ${problems[0]}${more}. Defaults apply; /selfskills lists them.`;
+}
+
+/** "3 min ago" for a proposal's age. */
+export function ageText(time: string, now = Date.now()): string {
+	const seconds = Math.max(0, Math.round((now - Date.parse(time)) / 1000));
+	if (!Number.isFinite(seconds)) return "?";
+	if (seconds < 60) return `${seconds} s ago`;
+	if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+	if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
+	return `${Math.round(seconds / 86400)} d ago`;
+}
+
+export interface ProposalView {
+	readonly id: string;
+	readonly time: string;
+	readonly cwd: string;
+	readonly action: string;
+	readonly skills: readonly string[];
+	readonly reason?: string;
+	readonly added: number;
+	readonly removed: number;
+	readonly diff: string;
+}
+
+const reasonText = (reason: string | undefined) => (reason ? `"${reason}"` : "(no reason given)");
+
+export function pendingText(proposals: readonly ProposalView[], now = Date.now()): string {
+	if (proposals.length === 0) return "No proposal is pending.";
+	const lines = proposals.map(
+		(p) =>
+			`  ${p.id}  ${ageText(p.time, now)}  ${p.skills.join(", ")}  ` +
+			`${p.action}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`,
+	);
+	return (
+		`${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}\n` +
+		"Review one with /selfskills show <id>, then /selfskills approve <id> or /selfskills reject <id> [reason]."
+	);
+}
+
+/** The proposal in full; `changed` names files that changed since (an approval replays the change on them). */
+export function proposalText(p: ProposalView, changed: readonly string[], now = Date.now()): string {
+	return [
+		`proposal ${p.id}: ${p.action} of ${p.skills.join(", ")}, proposed ${ageText(p.time, now)} in ${p.cwd}`,
+		`reason: ${reasonText(p.reason)}`,
+		changed.length > 0
+			? `changed since: ${changed.join(", ")} (an approval replays the change on the new text and shows it first)`
+			: "",
+		p.diff.trimEnd(),
+		`/selfskills approve ${p.id} lands it (backed up first); /selfskills reject ${p.id} [reason] drops it.`,
+	]
+		.filter(Boolean)
+		.join("\n");
+}
+
+export function approveQuestion(id: string, replayedOn: readonly string[]): string {
+	return replayedOn.length > 0
+		? `Approve ${id}, replayed on the changed ${replayedOn.join(", ")}?`
+		: `Approve proposal ${id}?`;
+}
+
+/** Print mode cannot ask: what an approve without its confirmation flags prints. */
+export function approvePreviewText(id: string, replayedOn: readonly string[], diff: string, flags: string): string {
+	const replayed =
+		replayedOn.length > 0
+			? `The files changed since the proposal (${replayedOn.join(", ")}); ` +
+				"the change replayed on their new text is:\n"
+			: "The change is:\n";
+	return (
+		`${replayed}${diff.trimEnd()}\nNothing changed: without a UI nobody can be asked. ` +
+		`To approve it, run: /selfskills approve ${id} ${flags}`
+	);
+}

@@ -1,0 +1,609 @@
+// The `/selfskills` command for the human: status, history, restore (diff shown, confirmation
+// asked), trust and untrust, the review of proposals (pending, show, approve, reject) and pins.
+// With a UI each output stays in the conversation as a message of its own; without one (print
+// mode) it prints, never restores without an explicit backup id, and never trusts, approves,
+// rejects or pins without the explicit confirmation `--yes`.
+
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "../actions/restore.ts";
+import { showHistory } from "../actions/history.ts";
+import { createBackupStore, type BackupEntry, type SnapshotEntry } from "../store/backup-store.ts";
+import { createSessionCallContext, loadPolicy, type CallContext } from "../policy/call-context.ts";
+import {
+	approvePreviewText,
+	approveQuestion,
+	historyText,
+	pendingText,
+	proposalText,
+	piTrustText,
+	refusalForHuman,
+	RESTORE_CANCELLED,
+	restoreDoneText,
+	restoreNoteForModel,
+	restorePreviewText,
+	restoreQuestion,
+	trustNoteForModel,
+	type RestoreView,
+} from "./command-text.ts";
+import { countChanges } from "../store/audit.ts";
+import { isRefusal, type Refusal } from "../base/errors.ts";
+import type { FsOps } from "../base/fs-ops.ts";
+import { pendingJournals } from "../store/journal.ts";
+import { runMutations, type MutationEffects } from "../pipeline/mutate.ts";
+import type { SessionState } from "../pipeline/session-state.ts";
+import { findSkill, resolveFileTarget } from "../policy/target.ts";
+import {
+	findProposal,
+	finishInterrupted,
+	landApproval,
+	previewApproval,
+	rejectProposal,
+	type ReviewDeps,
+} from "./review.ts";
+import { findPin, getGlobalSettingsPath } from "../policy/settings.ts";
+import { changedSince, listProposals } from "../store/proposals.ts";
+import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "../policy/trust.ts";
+import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
+
+export const COMMAND_NAME = "selfskills";
+const SUBCOMMANDS = [
+	"status",
+	"history",
+	"restore",
+	"unused",
+	"trust",
+	"untrust",
+	"pending",
+	"show",
+	"approve",
+	"reject",
+	"pin",
+	"unpin",
+];
+/** `/selfskills unused` without a number: skills not used for this many days. */
+const UNUSED_DAYS = 30;
+const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
+
+/** customType of an output shown to the human; the model never sees these (index.ts drops them from its context). */
+export const OUTPUT_MESSAGE_TYPE = "selfskills";
+/** customType of a note only the model sees: a change the human made to what it may write or has read. */
+export const MODEL_NOTE_TYPE = "selfskills-note";
+
+export type OutputLevel = "info" | "warning" | "error";
+
+export interface OutputDetails {
+	/** The command line after `/selfskills`. */
+	readonly command: string;
+	readonly level: OutputLevel;
+}
+
+export interface OutputMessage {
+	readonly customType: string;
+	readonly content: string;
+	readonly display: boolean;
+	readonly details: OutputDetails;
+}
+
+export interface CommandDeps {
+	readonly agentDir: () => string;
+	readonly fs: FsOps;
+	readonly state: SessionState;
+	readonly effects: MutationEffects;
+	/** pi.sendMessage; without it (a test's deps) outputs fall back to notify. */
+	readonly send?: (message: OutputMessage) => void;
+	/** Skill names seen by the last discovery, for completions. */
+	knownSkills: string[];
+}
+
+interface CommandCall {
+	readonly send?: (message: OutputMessage) => void;
+	readonly command: string;
+}
+
+/** The running command of each ctx, so every subcommand writes with output(ctx, text) alone. */
+const calls = new WeakMap<ExtensionCommandContext, CommandCall>();
+
+/**
+ * Status-line notifications replace one another, so with a UI an output is a message of the
+ * conversation (rendered by render.ts). A status dump or history is for the human only: the model
+ * would take it as the user speaking and gains nothing it cannot ask the tool for.
+ */
+function output(ctx: ExtensionCommandContext, text: string, type: OutputLevel = "info"): void {
+	const call = calls.get(ctx);
+	if (!ctx.hasUI) process.stderr.write(`${text}\n`);
+	else if (call?.send)
+		call.send({
+			customType: OUTPUT_MESSAGE_TYPE,
+			content: text,
+			display: true,
+			details: { command: call.command, level: type },
+		});
+	else ctx.ui.notify(text, type);
+}
+
+/**
+ * A human restore or trust change the model must know of: the file it read is gone, or the folders it
+ * may write changed. Hidden in the TUI (the human saw the command's own output), sent in print mode too.
+ */
+function tellModel(ctx: ExtensionCommandContext, text: string): void {
+	const call = calls.get(ctx);
+	call?.send?.({
+		customType: MODEL_NOTE_TYPE,
+		content: text,
+		display: false,
+		details: { command: call.command, level: "info" },
+	});
+}
+
+function refused(ctx: ExtensionCommandContext, refusal: Refusal): void {
+	output(ctx, refusalForHuman(refusal), "error");
+}
+
+async function context(deps: CommandDeps, ctx: TrustContext): Promise<CallContext> {
+	const callCtx = await createSessionCallContext(deps, ctx);
+	deps.knownSkills = callCtx.discovery.skills.map((s) => s.name);
+	return callCtx;
+}
+
+/** One line per writable folder; a folder that is several kinds of root (agent skills and skillsDir) is listed once. */
+function formatRoots(roots: ReadonlyArray<{ kind: string; path: string }>): string {
+	const kinds = new Map<string, string[]>();
+	for (const root of roots) kinds.set(root.path, [...(kinds.get(root.path) ?? []), root.kind]);
+	return [...kinds].map(([path, names]) => `  ${path} (${names.join(", ")})`).join("\n") || "  (none)";
+}
+
+/** ` — last used <date> (N uses), M changes` for a skill's status line. */
+function useLine(use: SkillUsage | undefined, changes: number | undefined): string {
+	const used = use
+		? `last used ${use.last.slice(0, 10)} (${use.count} use${use.count === 1 ? "" : "s"})`
+		: "never used";
+	return ` — ${used}, ${changes ?? 0} change${changes === 1 ? "" : "s"}`;
+}
+
+/** Skills not used for `days` (default 30), to help the person prune; nothing is moved or archived. */
+async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
+	const days = args[0] === undefined ? UNUSED_DAYS : Number(args[0]);
+	if (!Number.isInteger(days) || days < 0)
+		return output(ctx, `"${args[0]}" is not a number of days; try /selfskills unused ${UNUSED_DAYS}`, "warning");
+	const callCtx = await context(deps, ctx);
+	const names = [...new Set(callCtx.discovery.skills.map((s) => s.name))];
+	const stale = findUnused(readUsage(deps.fs, deps.agentDir()), names, days);
+	if (stale.length === 0)
+		return output(ctx, `Every one of the ${names.length} skills was used in the last ${days} days.`);
+	const lines = stale.map(
+		(s) => `  ${s.skill}: ${s.last ? `last used ${s.last.slice(0, 10)}` : "never used (since usage is counted)"}`,
+	);
+	output(
+		ctx,
+		`${stale.length} of ${names.length} skills not used in the last ${days} days:\n${lines.join("\n")}\n` +
+			"Nothing is moved or archived; delete one you no longer want with skill_manage or by hand " +
+			"(a whole-skill delete is snapshotted first).",
+	);
+}
+
+export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<string> {
+	const callCtx = await context(deps, ctx);
+	const { trust, report } = callCtx.policy;
+	const skills = callCtx.discovery.skills;
+	const patchable = skills.filter((s) => s.patchable);
+	const backups = callCtx.store.usage();
+	const usage = readUsage(deps.fs, deps.agentDir());
+	const changes = countChanges(deps.fs, deps.agentDir());
+	const journals = pendingJournals(deps.fs, deps.agentDir());
+	const proposals = listProposals(deps.fs, deps.agentDir());
+	const s = report.settings;
+	const lines = [
+		`selfskills: enabled ${s.enabled}, inject ${s.inject}`,
+		`project ${trust.projectRoot}: ${trust.trusted ? "trusted" : "untrusted"} ` +
+			`(${trust.source === "pi" ? "pi's own trust" : "selfskills.trustedProjects"})`,
+		`settings from: ${report.source ?? "defaults"}`,
+		`skills dir (create): ${s.skillsDir}`,
+		`writable roots:\n${formatRoots(callCtx.discovery.roots)}`,
+		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
+		...skills.map(
+			(k) =>
+				`  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}` +
+				`${useLine(usage.get(k.name), changes.get(k.name))}`,
+		),
+		`backups: ${backups.files} file(s), ${backups.bytes} bytes in ${callCtx.store.root}`,
+		"approval: " +
+			`${typeof s.approval === "string" ? s.approval : `own ${s.approval.own}, others ${s.approval.others}`}; ` +
+			`pinned: ${s.pinned.join(", ") || "(none)"}; ` +
+			`pending proposals: ${proposals.length}${proposals.length > 0 ? " (/selfskills pending)" : ""}`,
+	];
+	if (report.problems.length > 0) lines.push(`settings problems:\n${report.problems.map((p) => `  ${p}`).join("\n")}`);
+	if (journals.length > 0)
+		lines.push(`unfinished batch journal(s): ${journals.join(", ")} (a file could not be put back; see the journal)`);
+	if (deps.state.recoveries.length > 0)
+		lines.push(`recovered interrupted batches:\n${deps.state.recoveries.map((r) => `  ${r}`).join("\n")}`);
+	return lines.join("\n");
+}
+
+/**
+ * The id a restore of `file` puts back, chosen by restore.ts's own rules: the named backup, else the
+ * newest that differs from the file now; a deleted skill's snapshot. The human sees it before saying yes.
+ */
+function chosenBackup(
+	callCtx: CallContext,
+	skillName: string,
+	file: string,
+	backup: string | undefined,
+): string | undefined {
+	const skill = findSkill(callCtx.discovery.skills, { skill: skillName }, callCtx.cwd);
+	if (isRefusal(skill)) return pickBackup(callCtx.store.listSnapshots(skillName), backup)?.id;
+	const entries = restoreCandidates(callCtx, skill, file);
+	if (backup !== undefined) return pickBackup(entries, backup)?.id;
+	const target = resolveFileTarget(skill, file);
+	let current: Buffer | null = null;
+	try {
+		current = isRefusal(target) ? null : callCtx.fs.readFile(target.absPath);
+	} catch {
+		// an absent file differs from every backup
+	}
+	return (newestDiffering(entries, current) ?? entries[0])?.id;
+}
+
+async function history(deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]): Promise<void> {
+	if (!args[0]) return output(ctx, "usage: /selfskills history <skill> [file]", "warning");
+	const callCtx = await context(deps, ctx);
+	const result = showHistory(callCtx, { skill: args[0], file: args[1] });
+	if (isRefusal(result)) return refused(ctx, result);
+	const d = result.details;
+	const skill = String(d.skill);
+	const file = String(d.file);
+	const backups = d.backups as BackupEntry[];
+	const next = backups.length > 0 ? chosenBackup(callCtx, skill, file, undefined) : undefined;
+	output(
+		ctx,
+		historyText({
+			skill,
+			file,
+			backups,
+			next,
+			snapshots: d.snapshots as SnapshotEntry[],
+			otherFiles: d.otherFiles as string[],
+		}),
+	);
+}
+
+async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]): Promise<void> {
+	const [skill, second, third] = args;
+	if (!skill) return output(ctx, "usage: /selfskills restore <skill> [file] [backup]", "warning");
+	const backup = third ?? (second && BACKUP_ID.test(second) ? second : undefined);
+	const file = second && second !== backup ? second : undefined;
+	const callCtx = await context(deps, ctx);
+	const prepared = prepareRestore(callCtx, { skill, file, backup });
+	if (isRefusal(prepared)) return refused(ctx, prepared);
+	const view: RestoreView = {
+		skill: prepared.skill,
+		file: prepared.file ?? "",
+		backup: chosenBackup(callCtx, prepared.skill, prepared.file || "SKILL.md", backup) ?? backup ?? "(newest)",
+	};
+	const preview = await runMutations(callCtx, [prepared], { dryRun: true, batch: false, effects: deps.effects });
+	if (isRefusal(preview)) return refused(ctx, preview);
+	const diff = String(preview.details.diff ?? "");
+	if (!ctx.hasUI && !backup) return output(ctx, restorePreviewText(view, diff));
+	if (ctx.hasUI && !(await ctx.ui.confirm(restoreQuestion(view), diff))) return output(ctx, RESTORE_CANCELLED);
+	const done = await runMutations(callCtx, [prepared], { dryRun: false, batch: false, effects: deps.effects });
+	if (isRefusal(done)) return refused(ctx, done);
+	const changes = (done.details.changes ?? []) as Array<{ backup?: string }>;
+	output(ctx, restoreDoneText(view, view.file === "" ? undefined : changes[0]?.backup, diff));
+	tellModel(ctx, restoreNoteForModel(view));
+}
+
+/** `--yes`: the explicit confirmation print mode needs, where nobody can be asked. */
+const CONFIRM_FLAG = "--yes";
+
+async function trust(
+	deps: CommandDeps,
+	ctx: ExtensionCommandContext,
+	trusted: boolean,
+	args: readonly string[],
+): Promise<void> {
+	const { trust: current } = loadPolicy(ctx, deps.agentDir());
+	if (current.source === "pi") {
+		return output(ctx, piTrustText(current.trusted), "warning");
+	}
+	const refusal = trusted ? getTrustRefusal(current.projectRoot) : undefined;
+	if (refusal)
+		return output(
+			ctx,
+			`Not trusted: ${refusal}. Start pi in the project's own folder and run /selfskills trust there.`,
+			"error",
+		);
+	const verb = trusted ? "Trust" : "Stop trusting";
+	const effect = trusted
+		? "Its .pi/settings.json then configures selfskills, and the .pi/skills and .agents/skills folders " +
+			"of it and of every folder below it become writable by the agent."
+		: "The agent can then no longer change its .pi/skills and .agents/skills, nor those of any folder below it.";
+	const question = `${verb} ${current.projectRoot} and every folder below it? ${effect}`;
+	if (ctx.hasUI) {
+		if (!(await ctx.ui.confirm(`${verb} this project?`, question))) return output(ctx, "nothing changed");
+	} else if (!args.includes(CONFIRM_FLAG)) {
+		return output(
+			ctx,
+			`${question}\nNothing changed: without a UI nobody can be asked. ` +
+				`To confirm, run: /selfskills ${trusted ? "trust" : "untrust"} ${CONFIRM_FLAG}`,
+			"warning",
+		);
+	}
+	const list = setListedTrust(deps.agentDir(), current.projectRoot, trusted, deps.fs);
+	output(
+		ctx,
+		`${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\n` +
+			`selfskills.trustedProjects: ${list.join(", ") || "(empty)"}`,
+	);
+}
+
+/** Runs trust/untrust and tells the model when the project's trust (what it may write) really changed. */
+async function changeTrust(
+	deps: CommandDeps,
+	ctx: ExtensionCommandContext,
+	trusted: boolean,
+	args: readonly string[],
+): Promise<void> {
+	const before = loadPolicy(ctx, deps.agentDir()).trust.trusted;
+	await trust(deps, ctx, trusted, args);
+	const after = loadPolicy(ctx, deps.agentDir()).trust;
+	if (after.trusted !== before) tellModel(ctx, trustNoteForModel(after.projectRoot, after.trusted));
+}
+
+/** The words after the id of approve/reject, without the flags: the person's reason. */
+function wordsOf(args: readonly string[]): string | undefined {
+	const words = args
+		.filter((a) => !a.startsWith("--"))
+		.join(" ")
+		.trim();
+	return words === "" ? undefined : words;
+}
+
+function reviewDeps(deps: CommandDeps): ReviewDeps {
+	return { agentDir: deps.agentDir, fs: deps.fs, state: deps.state, effects: deps.effects };
+}
+
+function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
+	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
+	output(ctx, pendingText(listProposals(deps.fs, deps.agentDir())));
+}
+
+function show(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): void {
+	if (!args[0]) return output(ctx, "usage: /selfskills show <id> (ids: /selfskills pending)", "warning");
+	const proposal = findProposal(reviewDeps(deps), args[0]);
+	if (isRefusal(proposal)) return refused(ctx, proposal);
+	output(
+		ctx,
+		proposalText(
+			proposal,
+			changedSince(deps.fs, proposal).map((t) => `${t.skill}/${t.file}`),
+		),
+	);
+}
+
+/** `--replayed`: print mode's confirmation of a change replayed on files that changed since the proposal. */
+const REPLAYED_FLAG = "--replayed";
+
+async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
+	if (!args[0]) return output(ctx, "usage: /selfskills approve <id> (ids: /selfskills pending)", "warning");
+	const proposal = findProposal(reviewDeps(deps), args[0]);
+	if (isRefusal(proposal)) return refused(ctx, proposal);
+	const preview = await previewApproval(reviewDeps(deps), ctx, proposal);
+	if (isRefusal(preview)) return refused(ctx, preview);
+	const { replayedOn } = preview;
+	if (ctx.hasUI) {
+		const body = [`reason: ${proposal.reason ?? "(none given)"}`, preview.diff.trimEnd()].join("\n");
+		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body)))
+			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
+	} else {
+		const flags = replayedOn.length > 0 ? [CONFIRM_FLAG, REPLAYED_FLAG] : [CONFIRM_FLAG];
+		if (!flags.every((f) => args.includes(f)))
+			return output(ctx, approvePreviewText(proposal.id, replayedOn, preview.diff, flags.join(" ")), "warning");
+	}
+	const done = await landApproval(reviewDeps(deps), preview, wordsOf(args.slice(1)));
+	if (isRefusal(done)) return refused(ctx, done);
+	const changes = (done.details.changes ?? []) as Array<{ file?: string; backup?: string | null }>;
+	const backups = changes.filter((c) => c.backup).map((c) => `${c.file} -> ${c.backup}`);
+	output(
+		ctx,
+		`approved ${proposal.id}: ${proposal.action} of ${proposal.skills.join(", ")} landed` +
+			`${replayedOn.length > 0 ? " (replayed on the changed files)" : ""}.` +
+			`${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${preview.diff.trimEnd()}`,
+	);
+}
+
+async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
+	if (!args[0]) return output(ctx, "usage: /selfskills reject <id> [reason] (ids: /selfskills pending)", "warning");
+	const proposal = findProposal(reviewDeps(deps), args[0]);
+	if (isRefusal(proposal)) return refused(ctx, proposal);
+	let words = wordsOf(args.slice(1));
+	if (ctx.hasUI) {
+		if (
+			!(await ctx.ui.confirm(
+				`Reject proposal ${proposal.id}?`,
+				`${proposal.action} of ${proposal.skills.join(", ")}; the agent is told, with your reason.`,
+			))
+		) {
+			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
+		}
+		words ??= (await ctx.ui.input("Why? The agent reads this (optional)", ""))?.trim() || undefined;
+	} else if (!args.includes(CONFIRM_FLAG)) {
+		return output(
+			ctx,
+			"Nothing changed: without a UI nobody can be asked. " +
+				`To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`,
+			"warning",
+		);
+	}
+	rejectProposal(reviewDeps(deps), proposal, words);
+	output(
+		ctx,
+		`rejected ${proposal.id} (${proposal.action} of ${proposal.skills.join(", ")})${words ? `: "${words}"` : ""}; ` +
+			"nothing was written. The agent is told at its next prompt.",
+	);
+}
+
+async function pin(
+	deps: CommandDeps,
+	ctx: ExtensionCommandContext,
+	pinned: boolean,
+	args: readonly string[],
+): Promise<void> {
+	const entry = args.find((a) => !a.startsWith("--"));
+	const verb = pinned ? "pin" : "unpin";
+	if (!entry)
+		return output(
+			ctx,
+			`usage: /selfskills ${verb} <skill> (a trailing * pins every skill whose name starts so)`,
+			"warning",
+		);
+	const settings = loadPolicy(ctx, deps.agentDir()).report.settings;
+	const holder = findPin(settings.pinned, entry.replace(/\*$/, ""));
+	if (!pinned && holder !== undefined && holder !== entry) {
+		return output(
+			ctx,
+			`${entry} is pinned by "${holder}"; unpin that entry instead (/selfskills unpin ${holder}).`,
+			"warning",
+		);
+	}
+	const effect = pinned
+		? `The agent may then read ${entry} but never change it.`
+		: `The agent may then change ${entry} again (within its writable folders and approval mode).`;
+	if (ctx.hasUI) {
+		if (
+			!(await ctx.ui.confirm(
+				`${pinned ? "Pin" : "Unpin"} ${entry}?`,
+				`${effect} This edits selfskills.pinned in ${getGlobalSettingsPath(deps.agentDir())}.`,
+			))
+		)
+			return output(ctx, "nothing changed");
+	} else if (!args.includes(CONFIRM_FLAG)) {
+		return output(
+			ctx,
+			`${effect}\nNothing changed: without a UI nobody can be asked. ` +
+				`To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`,
+			"warning",
+		);
+	}
+	const list = setGlobalPin(deps.agentDir(), entry, pinned, deps.fs);
+	const still = pinned
+		? undefined
+		: findPin(loadPolicy(ctx, deps.agentDir()).report.settings.pinned, entry.replace(/\*$/, ""));
+	const project = still
+		? ` It is still pinned by "${still}" in this project's .pi/settings.json, which only the project can change.`
+		: "";
+	output(
+		ctx,
+		`${pinned ? "pinned" : "unpinned"}: ${entry}\nselfskills.pinned: ${list.join(", ") || "(empty)"}${project}`,
+	);
+	tellModel(
+		ctx,
+		pinned ? `The person pinned ${entry}: you may read it but not change it.` : `The person unpinned ${entry}.`,
+	);
+}
+
+export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: ExtensionCommandContext): Promise<void> {
+	const [sub, ...rest] = rawArgs.trim().split(/\s+/).filter(Boolean);
+	calls.set(ctx, { send: deps.send, command: rawArgs.trim() });
+	try {
+		switch (sub ?? "status") {
+			case "status":
+				return output(ctx, await formatStatus(deps, ctx));
+			case "history":
+				return await history(deps, ctx, rest);
+			case "restore":
+				return await restore(deps, ctx, rest);
+			case "unused":
+				return await unused(deps, ctx, rest);
+			case "trust":
+				return await changeTrust(deps, ctx, true, rest);
+			case "untrust":
+				return await changeTrust(deps, ctx, false, rest);
+			case "pending":
+				return pending(deps, ctx);
+			case "show":
+				return show(deps, ctx, rest);
+			case "approve":
+				return await approve(deps, ctx, rest);
+			case "reject":
+				return await reject(deps, ctx, rest);
+			case "pin":
+				return await pin(deps, ctx, true, rest);
+			case "unpin":
+				return await pin(deps, ctx, false, rest);
+			default:
+				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
+		}
+	} catch (error) {
+		output(ctx, `selfskills: ${error instanceof Error ? error.message : String(error)}`, "error");
+	} finally {
+		calls.delete(ctx);
+	}
+}
+
+export interface Completion {
+	readonly value: string;
+	readonly label: string;
+}
+
+/** Backup ids of one file of a skill, newest first (`restore` takes them with or without the extension). */
+export type BackupLister = (skill: string, file: string) => string[];
+
+/** Skills to offer: the last discovery (run one if none ran yet) and those with backups, deleted ones included. */
+async function skillNames(deps: CommandDeps): Promise<string[]> {
+	if (deps.knownSkills.length === 0) {
+		try {
+			await context(deps, { cwd: process.cwd() });
+		} catch {
+			// Completions are a convenience; a failing discovery offers what the backups know.
+		}
+	}
+	const backedUp = createBackupStore(deps.fs, deps.agentDir()).skillNames();
+	return [...new Set([...deps.knownSkills, ...backedUp])];
+}
+
+/** Subcommands that take arguments: their completion ends in a space so the next Tab goes on. */
+const TAKES_ARGUMENTS = new Set(["history", "restore", "show", "approve", "reject", "pin", "unpin"]);
+/** Subcommands whose argument is a pending proposal's id; reject takes a reason after it. */
+const TAKES_PROPOSAL = new Set(["show", "approve", "reject"]);
+
+/**
+ * Completions, each the whole argument text: subcommands, then skill names, then (restore) the
+ * backup ids of SKILL.md and the bundled files that have backups, then that file's backup ids;
+ * pending proposal ids for show, approve and reject; pinned entries for unpin.
+ * pi inserts a value as it is, so one after which another argument can follow ends in a space.
+ */
+export async function completeArguments(
+	deps: CommandDeps,
+	prefix: string,
+	backupIds?: BackupLister,
+): Promise<Completion[] | null> {
+	const words = prefix.trimStart().split(/\s+/);
+	const last = words.at(-1) ?? "";
+	const head = words.slice(0, -1).join(" ");
+	const withHead = (v: string) => (head ? `${head} ${v}` : v);
+	const store = createBackupStore(deps.fs, deps.agentDir());
+	const ids = backupIds ?? ((skill: string, file: string) => store.list(skill, file).map((b) => b.id));
+	const [sub, skill, file] = words;
+	const final = (names: string[]) => names.map((name) => ({ name, more: false }));
+	const notFinal = (names: string[]) => names.map((name) => ({ name, more: true }));
+	let options: Array<{ name: string; more: boolean }> = [];
+	if (words.length === 1) options = SUBCOMMANDS.map((name) => ({ name, more: TAKES_ARGUMENTS.has(name) }));
+	else if (words.length === 2 && TAKES_PROPOSAL.has(sub)) {
+		const ids = listProposals(deps.fs, deps.agentDir()).map((p) => p.id);
+		options = sub === "reject" ? notFinal(ids) : final(ids);
+	} else if (words.length === 2 && sub === "unpin")
+		options = final([...loadPolicy({ cwd: process.cwd() }, deps.agentDir()).report.settings.pinned]);
+	else if (words.length === 2 && sub === "pin") options = final(await skillNames(deps));
+	else if (words.length === 2 && TAKES_ARGUMENTS.has(sub)) options = notFinal(await skillNames(deps));
+	else if (words.length === 3 && sub === "history")
+		options = final(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"));
+	else if (words.length === 3 && sub === "restore") {
+		options = [
+			...final([...ids(skill, "SKILL.md"), ...store.listSnapshots(skill).map((s) => s.id)]),
+			...notFinal(store.trackedFiles(skill).filter((f) => f !== "SKILL.md")),
+		];
+	} else if (words.length === 4 && sub === "restore" && !BACKUP_ID.test(file)) options = final(ids(skill, file));
+	const hits = options.filter((o) => o.name.startsWith(last));
+	return hits.length > 0
+		? hits.map((o) => ({ value: withHead(o.more ? `${o.name} ` : o.name), label: o.name }))
+		: null;
+}

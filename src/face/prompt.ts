@@ -1,0 +1,53 @@
+// The standing-rules block added to the system prompt on every prompt (patch by exception), the
+// list of skills created or changed this session, which pi itself only shows after /reload, and the
+// person's verdicts on the agent's proposals, each named once.
+
+import type { Decision } from "../store/proposals.ts";
+import type { ChangedSkill } from "../pipeline/session-state.ts";
+
+export const STANDING_RULES =
+	"<selfskills-rules>\n" +
+	"Keep your skills true with skill_manage, but most tasks end with no skill write.\n" +
+	"- Patch only when a skill you used proved wrong or incomplete in this task, in the turn it surfaced.\n" +
+	"- Read first; change only the wrong lines, never rewrite a whole skill to fix one.\n" +
+	"- Create a skill only for a procedure that will recur. " +
+	"Never record one-off stories, failures of this machine, unverified fixes or secrets.\n" +
+	"- Refusals name their fix; restore undoes a change. The selfskills skill has the long form.\n" +
+	"</selfskills-rules>";
+
+const escape = (text: string) => text.replace(/[<>&]/g, (c) => (c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&amp;"));
+
+export function formatChangedSkills(changed: Iterable<ChangedSkill>): string {
+	const items = [...changed];
+	if (items.length === 0) return "";
+	const lines = items.map((s) =>
+		s.action === "delete"
+			? `- ${s.name}: deleted (was ${escape(s.path)})`
+			: `- ${s.name} (${s.action}): ${escape(s.description)} — ${escape(s.path)}`,
+	);
+	return (
+		"<selfskills-changed>\n" +
+		"Skills created or changed this session; pi lists new ones only after /reload, so read them from these paths:\n" +
+		`${lines.join("\n")}\n</selfskills-changed>`
+	);
+}
+
+/** The person's verdicts on the agent's proposals since the last prompt, each named once. */
+export function formatDecisions(decisions: readonly Decision[]): string {
+	if (decisions.length === 0) return "";
+	const lines = decisions.map((d) => {
+		const what = `${d.id} (${d.action} of ${d.skills.join(", ")})`;
+		const said = d.words ? `, saying: "${escape(d.words)}"` : "";
+		return d.verdict === "approved"
+			? `- ${what}: approved${said}; it has landed, so read the skill again before changing it further.`
+			: `- ${what}: rejected${said}; do not propose it again unless the person asks for it.`;
+	});
+	return (
+		"<selfskills-reviewed>\nThe person reviewed your skill proposals:\n" +
+		`${lines.join("\n")}\n</selfskills-reviewed>`
+	);
+}
+
+export function buildInjectedBlock(changed: Iterable<ChangedSkill>, decisions: readonly Decision[] = []): string {
+	return [STANDING_RULES, formatChangedSkills(changed), formatDecisions(decisions)].filter(Boolean).join("\n");
+}

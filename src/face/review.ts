@@ -1,0 +1,221 @@
+// The person's side of a proposal: approve plans the recorded call again against the files as they
+// are now — every gate but the read gate, since the person is the reader — replaying exact-text ops
+// when a target changed since, and lands it through the normal commit (backup, lock, atomic write,
+// verify) with audit lines marked approved; reject drops it. Either verdict is recorded for the
+// model, named once in its next injected block.
+
+import type { SkillManageArgs } from "./arguments.ts";
+import { createCallContext, type CallContext, type PreparedMutation } from "../policy/call-context.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import type { FsOps } from "../base/fs-ops.ts";
+import { recoverJournals } from "../store/journal.ts";
+import { runMutations, type MutationEffects, type MutationResult } from "../pipeline/mutate.ts";
+import { diskHash } from "../pipeline/plan.ts";
+import { prepareCall } from "../actions/prepare.ts";
+import {
+	changedSince,
+	clearApproving,
+	decideProposal,
+	listProposals,
+	markApproving,
+	readProposal,
+	releaseApproving,
+	sweepProposals,
+	type Proposal,
+	type ProposalTarget,
+} from "../store/proposals.ts";
+import { sha256, type ReadLedger } from "../store/read-ledger.ts";
+import type { SessionState } from "../pipeline/session-state.ts";
+import type { TrustContext } from "../policy/trust.ts";
+
+export interface ReviewDeps {
+	readonly agentDir: () => string;
+	readonly fs: FsOps;
+	readonly state: SessionState;
+	readonly effects: MutationEffects;
+}
+
+/**
+ * Finishes what a killed process left, in order: a half-written commit is put back first (its files
+ * may hold the new bytes before its commit point), then an approval is judged landed or not. Returns
+ * one line per thing it finished, for /selfskills.
+ */
+export function finishInterrupted(fs: FsOps, agentDir: string): string[] {
+	const journals = recoverJournals(fs, agentDir).map((report) => {
+		const left = report.differs.map((d) => `${d.path} (old bytes: ${d.backupPath ?? "none"})`).join(", ");
+		return `${report.journal}: ${report.restored.length} file(s) put back${left ? `; left as found: ${left}` : ""}`;
+	});
+	return [...journals, ...sweepProposals(fs, agentDir).map((done) => `proposal ${done}`)];
+}
+
+/** The pending proposal `id` (after finishing what a killed approval left), or unknown_proposal. */
+export function findProposal(deps: ReviewDeps, id: string): Proposal | Refusal {
+	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
+	const proposal = readProposal(deps.fs, deps.agentDir(), id);
+	return (
+		proposal ??
+		refusals.unknownProposal(
+			id,
+			listProposals(deps.fs, deps.agentDir()).map((p) => p.id),
+		)
+	);
+}
+
+/** The person is the reader: every file counts as read at its bytes of this moment. */
+function personLedger(fs: FsOps): ReadLedger {
+	return {
+		record: () => undefined,
+		get: (path) => {
+			try {
+				return sha256(fs.readFile(path));
+			} catch {
+				return undefined;
+			}
+		},
+		forget: () => undefined,
+		clear: () => undefined,
+		size: 0,
+	};
+}
+
+/**
+ * The call's context in the proposal's own project: its trust from pi when the person reviews it
+ * there, else from selfskills.trustedProjects.
+ */
+async function reviewContext(deps: ReviewDeps, ctx: TrustContext, proposal: Proposal): Promise<CallContext> {
+	const trustCtx = ctx.cwd === proposal.cwd ? ctx : { cwd: proposal.cwd };
+	return createCallContext({
+		ctx: trustCtx,
+		agentDir: deps.agentDir(),
+		ledger: personLedger(deps.fs),
+		fs: deps.fs,
+		runtimeSkillFiles: deps.state.runtimeSkillFiles,
+	});
+}
+
+export interface ApprovalPreview {
+	readonly proposal: Proposal;
+	readonly ctx: CallContext;
+	readonly prepared: readonly PreparedMutation[];
+	/** The change as it would land now. */
+	readonly targets: readonly ProposalTarget[];
+	readonly diff: string;
+	/** Files that changed since the proposal: the exact-text ops were replayed on their new text. */
+	readonly replayedOn: readonly string[];
+}
+
+/** Plans the proposal again on the files as they are now; stale when a changed file cannot take it. */
+export async function previewApproval(
+	deps: ReviewDeps,
+	ctx: TrustContext,
+	proposal: Proposal,
+): Promise<ApprovalPreview | Refusal> {
+	const callCtx = await reviewContext(deps, ctx, proposal);
+	const prepared = prepareCall(callCtx, proposal.args as unknown as SkillManageArgs);
+	const changed = changedSince(deps.fs, proposal);
+	const shown = changed.map((t) => `${t.skill}/${t.file}`);
+	if ("code" in prepared)
+		return changed.length > 0
+			? refusals.proposalStale(
+					proposal.id,
+					shown,
+					`it changed since the proposal, and the call no longer resolves (${prepared.code})`,
+				)
+			: prepared;
+	// A changed file that holds the proposed bytes took the change since (made again by hand, say): a
+	// replay would apply it a second time wherever the new text still holds the old (`a` -> `ab`).
+	const taken = changed.filter((t) => t.after !== null && diskHash(deps.fs, t.path) === t.after);
+	if (taken.length > 0) {
+		return refusals.proposalStale(
+			proposal.id,
+			taken.map((t) => `${t.skill}/${t.file}`),
+			"it already holds the proposed change (made since the proposal), so approving would apply it twice",
+		);
+	}
+	// Only an exact-text op (patch) can be replayed on new text; a write, delete or restore would land
+	// over bytes the person never saw proposed.
+	const notReplayable = changed.filter((t) => prepared.some((p) => p.action !== "patch" && p.paths.includes(t.path)));
+	if (notReplayable.length > 0) {
+		return refusals.proposalStale(
+			proposal.id,
+			notReplayable.map((t) => `${t.skill}/${t.file}`),
+			"it changed since the proposal, and only a patch can be replayed on a changed file",
+		);
+	}
+	const preview = await runMutations(callCtx, prepared, {
+		dryRun: true,
+		batch: proposal.action === "operations",
+		effects: deps.effects,
+	});
+	if (refusals.isRefusal(preview)) {
+		return changed.length > 0
+			? refusals.proposalStale(
+					proposal.id,
+					shown,
+					"it changed since the proposal, and the change does not apply to the new text " +
+						`(${preview.code}: ${preview.reason})`,
+				)
+			: preview;
+	}
+	const targets = (preview.details.targets ?? []) as ProposalTarget[];
+	// Where no file changed, the change must be the proposed one to the byte (a restore without a backup
+	// id, say, would now pick a newer backup): the person approves what was proposed, not something else.
+	const replayed = new Set(changed.map((t) => t.path));
+	const drifted =
+		targets.length !== proposal.targets.length
+			? targets
+			: targets.filter(
+					(t) =>
+						!replayed.has(t.path) &&
+						!proposal.targets.some((p) => p.path === t.path && p.before === t.before && p.after === t.after),
+				);
+	if (drifted.length > 0) {
+		return refusals.proposalStale(
+			proposal.id,
+			drifted.map((t) => `${t.skill}/${t.file}`),
+			"the change it would make now is not the one proposed (a restore would now put back another backup, say)",
+		);
+	}
+	return { proposal, ctx: callCtx, prepared, targets, diff: String(preview.details.diff ?? ""), replayedOn: shown };
+}
+
+/**
+ * Lands an approval the person confirmed: marked `approving` first (a kill from here on is finished
+ * or undone by the sweep), committed only if the plan is still the previewed one, then decided.
+ */
+export async function landApproval(
+	deps: ReviewDeps,
+	preview: ApprovalPreview,
+	words: string | undefined,
+): Promise<MutationResult | Refusal> {
+	const { proposal } = preview;
+	const marked = markApproving(deps.fs, deps.agentDir(), proposal, preview.targets, words);
+	let result: MutationResult | Refusal;
+	try {
+		result = await runMutations(preview.ctx, preview.prepared, {
+			dryRun: false,
+			batch: proposal.action === "operations",
+			effects: deps.effects,
+			decided: { expect: preview.targets, mark: { approved: proposal.id } },
+		});
+	} catch (error) {
+		clearApproving(deps.fs, deps.agentDir(), marked);
+		throw error;
+	}
+	if (refusals.isRefusal(result)) {
+		clearApproving(deps.fs, deps.agentDir(), marked);
+		return result;
+	}
+	try {
+		decideProposal(deps.fs, deps.agentDir(), marked, "approved", words);
+	} catch {
+		// The change landed; the next sweep finds every target new and records the verdict.
+		releaseApproving(proposal.id);
+	}
+	return result;
+}
+
+export function rejectProposal(deps: ReviewDeps, proposal: Proposal, words: string | undefined): void {
+	decideProposal(deps.fs, deps.agentDir(), proposal, "rejected", words);
+}

@@ -1,0 +1,367 @@
+// The side doors: pi's own `edit`, `write` and `bash` reach the same skill files as skill_manage.
+// The same watch counts a use of a skill each time pi's `read` loads its skill file (usage.ts).
+// A `tool_call` handler finds the skill files a call would change (paths resolved as pi resolves
+// them, symlinks followed) and, per `selfskills.guardBuiltins`, blocks the call, or backs the files
+// up first and checks the skill once the result is back (audit line with `via`, changed event, a
+// warning appended when the skill no longer loads). Approval other than "auto" and pins always
+// block: an approval a side door can skip is none. bash is matched best effort (bash-writes.ts).
+
+import { basename, dirname, join, relative } from "node:path";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { appendAudit, type ChangeRecord } from "../store/audit.ts";
+import { createBackupStore, skillKey } from "../store/backup-store.ts";
+import { findBashWrites } from "./bash-writes.ts";
+import { loadPolicy } from "../policy/call-context.ts";
+import type { LandedChange } from "../pipeline/commit.ts";
+import { walkTree, type FsOps } from "../base/fs-ops.ts";
+import type { MutationEffects } from "../pipeline/mutate.ts";
+import { originOfSkill, type SkillOriginKind } from "../store/origins.ts";
+import { isWithin, resolveReal } from "../base/paths.ts";
+import { sha256 } from "../store/read-ledger.ts";
+import type { SessionState } from "../pipeline/session-state.ts";
+import { findPin, requiredApproval, type SelfSkillsSettings } from "../policy/settings.ts";
+import { normalizeUserPath } from "../policy/target.ts";
+import { recordUse } from "../store/usage.ts";
+import { checkSkillContent, newDiagnostics } from "../checks/validation.ts";
+
+export type SideDoor = "edit" | "write" | "bash";
+const SIDE_DOORS: readonly string[] = ["edit", "write", "bash"];
+
+/** A discovered skill as the guard knows it: its folder (symlinks resolved) and its skill file. */
+export interface SkillPlace {
+	readonly name: string;
+	/** Real path of the skill folder; for a root-level single-file skill, of the file itself. */
+	readonly dir: string;
+	readonly filePath: string;
+}
+
+export interface SkillIndex {
+	/** The skill whose folder holds `real` (a symlink-free path), if any: one map lookup per ancestor. */
+	find(real: string): SkillPlace | undefined;
+	/** Skills whose folders lie below `real` (a command that removes a whole skills folder). */
+	below(real: string): SkillPlace[];
+}
+
+/** pi resolves a tool path like a skill_manage path, after turning Unicode spaces into plain ones. */
+export function resolveToolPath(path: string, cwd: string): string {
+	return normalizeUserPath(path.replace(/[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g, " "), cwd);
+}
+
+export function createSkillIndex(skills: ReadonlyArray<{ name: string; filePath: string }>): SkillIndex {
+	const byDir = new Map<string, SkillPlace>();
+	for (const skill of skills) {
+		const real = resolveReal(skill.filePath);
+		const dir = basename(real) === "SKILL.md" ? dirname(real) : real;
+		byDir.set(dir, { name: skill.name, dir, filePath: real });
+	}
+	// Every folder that holds a skill folder: a path outside this set holds none, found in one lookup.
+	const holders = new Set<string>();
+	for (const dir of byDir.keys()) {
+		for (let up = dirname(dir); !holders.has(up); up = dirname(up)) {
+			holders.add(up);
+			if (dirname(up) === up) break;
+		}
+	}
+	return {
+		find(real) {
+			for (let path = real; ; path = dirname(path)) {
+				const hit = byDir.get(path);
+				if (hit) return hit;
+				if (dirname(path) === path) return undefined;
+			}
+		},
+		below: (real) =>
+			holders.has(real)
+				? [...byDir.values()].filter((place) => place.dir !== real && isWithin(real, place.dir))
+				: [],
+	};
+}
+
+/** One skill a call would change, and the real paths in it the call names (the folder itself for "all of it"). */
+export interface SkillHit {
+	readonly skill: SkillPlace;
+	readonly paths: readonly string[];
+}
+
+/** The skills a built-in tool call would change; empty for a call outside every skill (the common case). */
+export function findSkillHits(
+	toolName: string,
+	input: Record<string, unknown>,
+	cwd: string,
+	index: SkillIndex,
+): SkillHit[] {
+	let targets: string[];
+	if (toolName === "edit" || toolName === "write")
+		targets = typeof input.path === "string" ? [resolveToolPath(input.path, cwd)] : [];
+	else if (toolName === "bash") targets = typeof input.command === "string" ? findBashWrites(input.command, cwd) : [];
+	else return [];
+	const hits = new Map<string, { skill: SkillPlace; paths: string[] }>();
+	const add = (skill: SkillPlace, path: string) => {
+		const hit = hits.get(skill.dir) ?? { skill, paths: [] };
+		hit.paths.push(path);
+		hits.set(skill.dir, hit);
+	};
+	for (const target of targets) {
+		const real = resolveReal(target);
+		const skill = index.find(real);
+		if (skill) add(skill, real);
+		else if (toolName === "bash") for (const inside of index.below(real)) add(inside, inside.dir);
+	}
+	return [...hits.values()];
+}
+
+/** Why a side door to this skill is closed whatever guardBuiltins says, or undefined. */
+function forcedBlock(
+	settings: SelfSkillsSettings,
+	skill: SkillPlace,
+	origin: () => SkillOriginKind,
+): string | undefined {
+	if (findPin(settings.pinned, skill.name) !== undefined)
+		return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
+	const needed = requiredApproval(settings.approval, origin);
+	return (
+		needed &&
+		`changes to this skill need the person's approval (selfskills.approval: "${needed.mode}"), ` +
+			"which only skill_manage asks for"
+	);
+}
+
+function blockReason(toolName: string, skill: SkillPlace, why: string | undefined): string {
+	const read = JSON.stringify({ action: "read", skill: skill.name });
+	const because = why ? `: ${why}` : " (selfskills.guardBuiltins: block)";
+	return [
+		`selfskills: this ${toolName} call would change the files of skill "${skill.name}" (${skill.dir}), ` +
+			`which pi's own ${toolName} may not do here${because}.`,
+		`Use skill_manage instead: ${read}, ` +
+			`then {"action":"patch","skill":"${skill.name}","old_string":…,"new_string":…} for SKILL.md, ` +
+			`or {"action":"write","skill":"${skill.name}","file":…,"content":…} for a bundled file. ` +
+			"Reading the files with read, cat or grep is always fine.",
+	].join(" ");
+}
+
+/** Regular files of a skill folder, relative (symlinks are never followed). */
+function skillFiles(fs: FsOps, skill: SkillPlace): string[] {
+	if (skill.filePath === skill.dir) return [basename(skill.dir)];
+	return walkTree(fs, skill.dir).files.map((f) => f.relPath);
+}
+
+interface Before {
+	readonly bytes: Buffer;
+	readonly backupId: string | null;
+}
+
+/** What a watched call saw before it ran, kept until its result comes back. */
+interface Pending {
+	readonly via: SideDoor;
+	readonly cwd: string;
+	readonly skills: readonly WatchedSkill[];
+}
+
+/** One skill a watched call may change: the files it names (all of them for bash), and their bytes before. */
+interface WatchedSkill {
+	readonly skill: SkillPlace;
+	/** Paths relative to the skill folder that the call names (bash: none; every file is compared). */
+	readonly rels: readonly string[];
+	readonly files: ReadonlyMap<string, Before>;
+	readonly whole: boolean;
+}
+
+export interface SideDoorDeps {
+	readonly agentDir: () => string;
+	readonly fs: FsOps;
+	readonly state: SessionState;
+	readonly effects: MutationEffects;
+}
+
+export interface SideDoorGuard {
+	onToolCall(
+		event: { toolName: string; toolCallId: string; input: Record<string, unknown> },
+		ctx: ExtensionContext,
+	): { block: true; reason: string } | undefined;
+	/** The warning to append to the result, or undefined; records audit lines and events. */
+	onToolResult(event: { toolName: string; toolCallId: string }): string | undefined;
+}
+
+export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
+	const pending = new Map<string, Pending>();
+	let indexed: { files: readonly string[]; changed: number; index: SkillIndex } | undefined;
+
+	/** pi's own skill list of this prompt plus the skills created or changed since: rebuilt only when those change. */
+	function index(): SkillIndex {
+		const { runtimeSkillFiles, runtimeSkillNames, changed } = deps.state;
+		if (indexed?.files !== runtimeSkillFiles || indexed.changed !== changed.size) {
+			const skills = runtimeSkillFiles.map((filePath) => ({
+				name: runtimeSkillNames.get(filePath) ?? skillNameOf(filePath),
+				filePath,
+			}));
+			for (const c of changed.values()) if (c.action !== "delete") skills.push({ name: c.name, filePath: c.path });
+			indexed = { files: runtimeSkillFiles, changed: changed.size, index: createSkillIndex(skills) };
+		}
+		return indexed.index;
+	}
+
+	function backUp(hit: SkillHit, via: SideDoor, settings: SelfSkillsSettings): WatchedSkill {
+		const { skill } = hit;
+		const whole = via === "bash";
+		const store = createBackupStore(deps.fs, deps.agentDir());
+		const root = skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir;
+		const rels = whole ? skillFiles(deps.fs, skill) : hit.paths.map((p) => relative(root, p));
+		const files = new Map<string, Before>();
+		for (const rel of rels) {
+			let bytes: Buffer;
+			try {
+				bytes = deps.fs.readFile(join(root, rel));
+			} catch {
+				continue; // A new file, or no regular file: nothing to keep.
+			}
+			const key = skillKey(skill.name, join(root, rel), skill.filePath === skill.dir ? "SKILL.md" : rel);
+			const entry = store.store(key, rel, bytes);
+			store.prune(key, rel, settings.backupCap);
+			files.set(rel, { bytes, backupId: entry.id });
+		}
+		return { skill, rels, files, whole };
+	}
+
+	/** pi's read of a skill file is how pi loads a skill: one use. */
+	function noteUse(input: Record<string, unknown>, cwd: string): void {
+		if (typeof input.path !== "string") return;
+		const real = resolveReal(resolveToolPath(input.path, cwd));
+		const skill = index().find(real);
+		if (skill && skill.filePath === real) recordUse(deps.fs, deps.agentDir(), skill.name);
+	}
+
+	return {
+		onToolCall(event, ctx) {
+			if (event.toolName === "read") {
+				noteUse(event.input, ctx.cwd);
+				return undefined;
+			}
+			if (!SIDE_DOORS.includes(event.toolName)) return undefined;
+			const hits = findSkillHits(event.toolName, event.input, ctx.cwd, index());
+			if (hits.length === 0) return undefined;
+			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
+			for (const hit of hits) {
+				const forced = forcedBlock(settings, hit.skill, () =>
+					originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir),
+				);
+				if (forced || settings.guardBuiltins === "block")
+					return { block: true, reason: blockReason(event.toolName, hit.skill, forced) };
+			}
+			if (settings.guardBuiltins === "off") return undefined;
+			try {
+				const via = event.toolName as SideDoor;
+				pending.set(event.toolCallId, { via, cwd: ctx.cwd, skills: hits.map((hit) => backUp(hit, via, settings)) });
+				return undefined;
+			} catch (error) {
+				// No change may run that could not be backed up first.
+				const cause = error instanceof Error ? error.message : String(error);
+				return {
+					block: true,
+					reason:
+						`selfskills: the skill files could not be backed up before this ${event.toolName} call ` +
+						`(${cause}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`,
+				};
+			}
+		},
+
+		onToolResult(event) {
+			const seen = pending.get(event.toolCallId);
+			if (!seen) return undefined;
+			pending.delete(event.toolCallId);
+			const records: Array<{ record: ChangeRecord; change: LandedChange }> = [];
+			const warnings: string[] = [];
+			const time = new Date().toISOString();
+			for (const { skill, rels: named, files, whole } of seen.skills) {
+				const root = skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir;
+				// bash may have changed, added or removed any file of the folder; edit and write only the one they name.
+				const rels = whole ? new Set([...files.keys(), ...skillFiles(deps.fs, skill)]) : new Set(named);
+				for (const rel of rels) {
+					const before = files.get(rel);
+					const after = readOrNull(deps.fs, join(root, rel));
+					const oldHash = before ? sha256(before.bytes) : null;
+					const newHash = after ? sha256(after) : null;
+					if (oldHash === newHash) continue;
+					const change: LandedChange = {
+						skill: skill.name,
+						relPath: rel,
+						absPath: join(root, rel),
+						oldHash,
+						newHash,
+						backupId: before?.backupId ?? null,
+						backupPath: null,
+					};
+					records.push({
+						record: {
+							time,
+							cwd: seen.cwd,
+							action: seen.via,
+							via: seen.via,
+							skill: skill.name,
+							file: rel,
+							oldHash,
+							newHash,
+							backup: change.backupId,
+						},
+						change,
+					});
+				}
+				const warning = checkSkillAfter(deps.fs, skill, files, seen.via);
+				if (warning) warnings.push(warning);
+			}
+			appendAudit(
+				deps.fs,
+				deps.agentDir(),
+				records.map((r) => r.record),
+			);
+			for (const { record, change } of records) deps.effects.onLanded(record, change);
+			// The discovery cache takes these in as it takes skill_manage's own: checked against the disk, or dropped.
+			if (records.length > 0) deps.state.discoveryCache.noteLanded(records.map((r) => r.change));
+			return warnings.length > 0 ? warnings.join("\n") : undefined;
+		},
+	};
+}
+
+function readOrNull(fs: FsOps, path: string): Buffer | null {
+	try {
+		return fs.readFile(path);
+	} catch {
+		return null;
+	}
+}
+
+/** A skill's name from its file path, where pi's own name is not known: its folder's name. */
+function skillNameOf(filePath: string): string {
+	return basename(filePath) === "SKILL.md" ? basename(dirname(filePath)) : basename(filePath).replace(/\.md$/, "");
+}
+
+/** A warning when the skill no longer loads in pi or gained a diagnostic, naming the exact restore call. */
+function checkSkillAfter(
+	fs: FsOps,
+	skill: SkillPlace,
+	before: ReadonlyMap<string, Before>,
+	via: SideDoor,
+): string | undefined {
+	const rel = skill.filePath === skill.dir ? basename(skill.dir) : "SKILL.md";
+	const old = before.get(rel);
+	const now = readOrNull(fs, skill.filePath);
+	if (old && now && old.bytes.equals(now)) return undefined;
+	const dirName = basename(skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir);
+	const after = now ? checkSkillContent(now.toString("utf8"), dirName) : undefined;
+	const added = after
+		? newDiagnostics(old ? checkSkillContent(old.bytes.toString("utf8"), dirName).diagnostics : [], after.diagnostics)
+		: [];
+	if (after?.name !== undefined && added.length === 0) return undefined;
+	const problem = !now
+		? "its SKILL.md is gone"
+		: after?.name === undefined
+			? "pi no longer loads it"
+			: `pi now reports: ${added.map((d) => d.message).join("; ")}`;
+	const restore = old?.backupId
+		? `skill_manage {"action":"restore","skill":"${skill.name}","backup":"${old.backupId}"} ` +
+			`puts the version from before this ${via} back.`
+		: `skill_manage {"action":"history","skill":"${skill.name}"} lists the backups to restore.`;
+	return (
+		`selfskills warning: after this ${via}, skill "${skill.name}" (${skill.filePath}) is broken: ` +
+		`${problem}. ${restore}`
+	);
+}

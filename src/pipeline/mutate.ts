@@ -1,0 +1,529 @@
+// Running prepared mutations: take the locks for every path (sorted, once each), plan inside
+// them (a batch on an overlay, so op N sees ops 0..N-1), return the diff for a dry run, or
+// commit and then record the landing per op: ledger, one audit line and one `selfskills:changed`
+// event for each file change of each landed op, and each op's fate when the commit failed.
+// When the approval gate noted that the person decides (mode "ask" or "propose"), the whole call
+// is decided once, after every op passed every gate: "propose" files one proposal and writes
+// nothing; "ask" releases the locks, asks, and on "allow" plans again under the locks and commits
+// only when the plan is byte for byte the one the person saw.
+
+import { dirname } from "node:path";
+import type { ApprovalNeed, CallContext, PreparedMutation } from "../policy/call-context.ts";
+import { appendAudit, type ChangeRecord } from "../store/audit.ts";
+import { commitPlan, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
+import { clipDiff, diffChanges } from "../checks/diff.ts";
+import * as refusals from "../base/errors.ts";
+import type { Refusal } from "../base/errors.ts";
+import { withFileLocks, type LockGuard } from "../base/locks.ts";
+import { recordCreated } from "../store/origins.ts";
+import {
+	createDiskView,
+	createOverlay,
+	hashOrNull,
+	mergeChanges,
+	type Fate,
+	type FileChange,
+	type FileView,
+	type Plan,
+} from "./plan.ts";
+import { getProposalsDir } from "../base/paths.ts";
+import { countDiffLines, fileProposal, type ProposalTarget } from "../store/proposals.ts";
+import { checkLanded } from "../checks/validation.ts";
+
+export const MAX_OPERATIONS = 100;
+
+export interface MutationEffects {
+	/** Called once per file change of each landed op (pi.events emit, recently-changed registry). */
+	onLanded(record: ChangeRecord, change: LandedChange): void;
+}
+
+export interface MutationResult {
+	readonly text: string;
+	readonly details: Record<string, unknown>;
+}
+
+/** What the person is shown under "ask": the call, the agent's reason, the diff. */
+export interface AskRequest {
+	readonly action: string;
+	readonly skills: readonly string[];
+	readonly reason: string | undefined;
+	readonly diff: string;
+}
+
+/** The person's answer: allow this call, allow these skills for the session, or deny (with their words). */
+export type AskAnswer = { readonly allow: "once" | "session" } | { readonly deny: true; readonly words?: string };
+
+export interface RunOptions {
+	readonly dryRun: boolean;
+	readonly batch: boolean;
+	readonly effects: MutationEffects;
+	/** Asks the person (a session with a UI); without it "ask" files a proposal like "propose". */
+	readonly ask?: (request: AskRequest) => Promise<AskAnswer>;
+	/** Skills the person allowed for the rest of the session ("ask" is skipped for them; added to on "session"). */
+	readonly allowed?: Set<string>;
+	/** The call as the model made it, kept in a proposal so an approval can plan it again. */
+	readonly args?: Record<string, unknown>;
+	/** The person already decided for this call: nobody is asked, and it lands only if the plan is `expect`. */
+	readonly decided?: Decided;
+}
+
+/** A call the person allowed (asked) or approved (a proposal), and the plan they saw. */
+export interface Decided {
+	readonly expect: readonly ProposalTarget[];
+	/** Kept in each audit line of the change. */
+	readonly mark: { readonly approved: string } | { readonly allowed: "once" | "session" };
+}
+
+interface Planned {
+	readonly plans: Plan[];
+	/** One change per file: the first op's `before`, the last op's `after`. */
+	readonly changes: FileChange[];
+	/** What the approval gate noted, one entry per op and skill that needs the person. */
+	readonly approvals: readonly ApprovalNeed[];
+}
+
+export interface OperationReport {
+	readonly index: number;
+	readonly action: string;
+	readonly skill: string;
+	readonly files: readonly FateReport[];
+	/** Landed when all its files did, else the worst of its files' fates. */
+	readonly fate: Fate;
+}
+
+/** An audit line of a batch also names the op it belongs to. */
+interface OperationRecord extends ChangeRecord {
+	readonly operation?: number;
+}
+
+/**
+ * An op that needs what an earlier op of the batch deleted: anything in a skill deleted whole, or
+ * the text a patch edits. (A write may re-create a deleted file; a second delete of one finds no file.)
+ */
+function deletedEarlier(view: FileView, op: PreparedMutation): Refusal | undefined {
+	for (const path of op.paths) {
+		const by = view.skillDeletedBy(path);
+		if (by !== undefined) return refusals.deletedInBatch(`skill "${op.skill}"`, by, op.action);
+	}
+	const by = op.action === "patch" && op.paths.length === 1 ? view.deletedBy(op.paths[0]) : undefined;
+	return by === undefined ? undefined : refusals.deletedInBatch(`${op.skill}/${op.file}`, by, op.action);
+}
+
+function planAll(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	batch: boolean,
+	dryRun: boolean,
+): Planned | Refusal {
+	const disk = createDiskView(ctx.fs);
+	const overlay = createOverlay(disk);
+	const touched = new Set<string>();
+	const plans: Plan[] = [];
+	const approvals: ApprovalNeed[] = [];
+	for (const [index, op] of prepared.entries()) {
+		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched, dryRun, approvals });
+		if ("code" in plan) return batch ? refusals.forOperation(index, plan) : plan;
+		overlay.apply(plan, index);
+		for (const change of plan.changes) touched.add(change.absPath);
+		plans.push(plan);
+	}
+	return { plans, changes: mergeChanges(plans.flatMap((p) => p.changes)), approvals };
+}
+
+function commitPlanOf(planned: Planned): CommitPlan {
+	return {
+		changes: planned.changes,
+		snapshots: planned.plans.flatMap((p) => (p.snapshot ? [p.snapshot] : [])),
+		removeDirs: planned.plans.flatMap((p) => p.removeDirs ?? []),
+	};
+}
+
+function operationFate(files: OperationReport["files"], landed: boolean): Fate {
+	if (landed) return "landed";
+	if (files.some((f) => f.fate === "rollback_failed")) return "rollback_failed";
+	return files.some((f) => f.fate === "rolled_back") ? "rolled_back" : "not_written";
+}
+
+/** Each op's fate from its files' fates (a file two ops changed shares its fate with both). */
+function reportOperations(plans: readonly Plan[], fates: readonly FateReport[], landed: boolean): OperationReport[] {
+	const byPath = new Map(fates.map((f) => [f.path, f]));
+	return plans.map((plan, index) => {
+		const files = plan.changes.map(
+			(c): FateReport =>
+				byPath.get(c.absPath) ?? { path: c.absPath, fate: landed ? "landed" : "not_written", backupPath: null },
+		);
+		return { index, action: plan.action, skill: plan.skill, files, fate: operationFate(files, landed) };
+	});
+}
+
+function describeOperations(reports: readonly OperationReport[], batch: boolean): string {
+	const fileLine = (f: OperationReport["files"][number]) => {
+		const old =
+			f.fate === "rollback_failed"
+				? " — differs from before; " +
+					`${f.backupPath ? `its old bytes are in ${f.backupPath}` : "it did not exist before"}`
+				: "";
+		return `${f.path}: ${f.fate.replace("_", " ")}${old}`;
+	};
+	if (!batch)
+		return (
+			"What happened to each file:\n" +
+			`${reports.flatMap((r) => r.files.map((f) => `  ${fileLine(f)}`)).join("\n")}`
+		);
+	return `What happened to each operation:\n${reports
+		.map(
+			(r) =>
+				`  operations[${r.index}] ${r.action} ${r.skill}: ${r.fate.replace("_", " ")}` +
+				`${r.files.map((f) => `\n    ${fileLine(f)}`).join("")}`,
+		)
+		.join("\n")}`;
+}
+
+function commitFailure(
+	outcome: { refusal: Refusal; fates: readonly FateReport[]; failedPath?: string },
+	planned: Planned,
+	batch: boolean,
+): Refusal {
+	const reports = reportOperations(planned.plans, outcome.fates, false);
+	const failedOp = planned.plans.findIndex((p) => p.changes.some((c) => c.absPath === outcome.failedPath));
+	const broken = outcome.fates.filter((f) => f.fate === "rollback_failed");
+	const headed =
+		batch && failedOp >= 0
+			? refusals.withHead(
+					outcome.refusal,
+					`operations[${failedOp}] failed at commit; ${
+						broken.length > 0
+							? "the rollback of the ops already written did NOT finish."
+							: "every op already written was rolled back."
+					}`,
+				)
+			: outcome.refusal;
+	const notes = [
+		reports.length > 0 && outcome.fates.length > 0 ? describeOperations(reports, batch) : "",
+		broken.length > 0
+			? "The rollback could not finish: " +
+				`${broken
+					.map(
+						(f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`,
+					)
+					.join("; ")}.` +
+				`${
+					planned.changes.length > 1
+						? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left."
+						: " Copy the old bytes back from the backup named here."
+				}`
+			: "",
+	].filter(Boolean);
+	const data = {
+		...(batch && failedOp >= 0 ? { operation: failedOp } : {}),
+		fates: outcome.fates,
+		operations: reports,
+	};
+	return refusals.withNote(headed, notes.join("\n"), data);
+}
+
+/** One record per file change of each op, with that op's own hashes and the file's backup. */
+function operationRecords(
+	ctx: CallContext,
+	planned: Planned,
+	prepared: readonly PreparedMutation[],
+	landed: readonly LandedChange[],
+	options: RunOptions,
+): Array<{ record: OperationRecord; change: LandedChange }> {
+	const batch = options.batch;
+	const byPath = new Map(landed.map((l) => [l.absPath, l]));
+	const time = new Date().toISOString();
+	return planned.plans.flatMap((plan, index) =>
+		plan.changes.map((c) => {
+			const file = byPath.get(c.absPath);
+			const change: LandedChange = {
+				skill: c.skill,
+				relPath: c.relPath,
+				absPath: c.absPath,
+				oldHash: hashOrNull(c.before),
+				newHash: hashOrNull(c.after),
+				backupId: file?.backupId ?? null,
+				backupPath: file?.backupPath ?? null,
+			};
+			const reason = prepared[index]?.reason?.trim();
+			const record: OperationRecord = {
+				time,
+				cwd: ctx.cwd,
+				action: plan.action,
+				...(batch ? { operation: index } : {}),
+				skill: c.skill,
+				file: c.relPath,
+				oldHash: change.oldHash,
+				newHash: change.newHash,
+				backup: change.backupId,
+				...(reason ? { reason } : {}),
+				...options.decided?.mark,
+			};
+			return { record, change };
+		}),
+	);
+}
+
+/**
+ * A landed create makes the skill the package's own (for approval per origin); a failure is reported
+ * like the audit's.
+ */
+function recordCreates(ctx: CallContext, plans: readonly Plan[]): Error | undefined {
+	try {
+		for (const plan of plans) {
+			const file = plan.action === "create" ? plan.changes.find((c) => c.relPath === "SKILL.md") : undefined;
+			if (file) recordCreated(ctx.fs, ctx.agentDir, plan.skill, dirname(file.absPath));
+		}
+		return undefined;
+	} catch (error) {
+		return error instanceof Error ? error : new Error(String(error));
+	}
+}
+
+/** The targets of a plan as a proposal records them (hashes before and after each file). */
+function proposalTargets(changes: readonly FileChange[]): ProposalTarget[] {
+	return changes.map((c) => ({
+		path: c.absPath,
+		skill: c.skill,
+		file: c.relPath,
+		before: hashOrNull(c.before),
+		after: hashOrNull(c.after),
+	}));
+}
+
+/** Whether two plans change the same files from the same bytes to the same bytes. */
+function sameTargets(a: readonly ProposalTarget[], b: readonly ProposalTarget[]): boolean {
+	const key = (t: ProposalTarget) => `${t.path}\0${t.before}\0${t.after}`;
+	const keys = new Set(a.map(key));
+	return a.length === b.length && b.every((t) => keys.has(key(t)));
+}
+
+type Decision = "auto" | "ask" | "propose";
+
+/** The strictest need of the call; "ask" for skills all allowed this session is "auto". */
+function decide(planned: Planned, options: RunOptions): Decision {
+	if (options.decided) return "auto";
+	const needs = planned.approvals;
+	if (needs.some((n) => n.mode === "propose")) return "propose";
+	const asking = needs.filter((n) => n.mode === "ask" && !options.allowed?.has(n.skill));
+	if (asking.length === 0) return "auto";
+	return options.ask ? "ask" : "propose";
+}
+
+const skillsOf = (planned: Planned): string[] => [...new Set(planned.plans.map((p) => p.skill))];
+const actionOf = (planned: Planned, batch: boolean): string =>
+	batch ? "operations" : (planned.plans[0]?.action ?? "operations");
+
+/** The agent's reasons for the call: the call's own and each op's, once each. */
+function reasonOf(prepared: readonly PreparedMutation[]): string | undefined {
+	const reasons = [...new Set(prepared.map((p) => p.reason?.trim()).filter((r): r is string => Boolean(r)))];
+	return reasons.length > 0 ? reasons.join(" / ") : undefined;
+}
+
+function propose(
+	ctx: CallContext,
+	planned: Planned,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+	diff: string,
+): MutationResult {
+	const action = actionOf(planned, options.batch);
+	const skills = skillsOf(planned);
+	const mode = planned.approvals.some((n) => n.mode === "propose") ? "propose" : "ask";
+	const reason = reasonOf(prepared);
+	const { proposal, existed } = fileProposal(ctx.fs, ctx.agentDir, {
+		cwd: ctx.cwd,
+		action,
+		skills,
+		args: options.args ?? {},
+		...(reason ? { reason } : {}),
+		targets: proposalTargets(planned.changes),
+		diff,
+		...countDiffLines(diff),
+		mode,
+	});
+	const why =
+		mode === "ask"
+			? "the person wants to be asked first and cannot be asked in this session"
+			: "the person reviews changes to this skill before they land";
+	const text = [
+		`proposed, not written: ${existed ? "the identical proposal" : "proposal"} ${proposal.id} ` +
+			`(${action} of ${skills.join(", ")}) ${existed ? "is already pending" : "is filed"}; ${why}.`,
+		"Do not retry this change or make it another way (no edit, write or bash on these files). " +
+			`Carry on with the task; mention proposal ${proposal.id} in your answer. ` +
+			`The person reviews it with /selfskills show ${proposal.id} and approves or rejects it, ` +
+			"and you will be told which.",
+		clipDiff(diff, 40),
+	].join("\n");
+	return {
+		text,
+		details: { ok: true, action, proposed: true, proposal: proposal.id, alreadyPending: existed, skills, diff },
+	};
+}
+
+/** Plans every op under the locks; commits at once when nobody needs to be asked. */
+async function planAndMaybeCommit(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+): Promise<MutationResult | Refusal | { readonly pending: Planned; readonly decision: "ask" | "propose" }> {
+	const paths = prepared.flatMap((p) => p.paths);
+	return withFileLocks(paths, async (guard) => {
+		const planned = planAll(ctx, prepared, options.batch, options.dryRun);
+		if ("code" in planned) return planned;
+		const expect = options.decided?.expect;
+		if (expect && !sameTargets(expect, proposalTargets(planned.changes))) {
+			return refusals.conflict(
+				planned.changes[0]?.absPath ?? "(files)",
+				"the files changed after the person saw the change; nothing was written. Ask again with the same call",
+			);
+		}
+		const decision = decide(planned, options);
+		if (options.dryRun) {
+			const diff = diffChanges(planned.changes);
+			const review =
+				decision === "auto"
+					? ""
+					: ` Without dry_run this change would be ${
+							decision === "ask"
+								? "shown to the person, who decides"
+								: "filed as a proposal for the person's review"
+						}.`;
+			return {
+				text: `dry run: every gate passed, nothing was written.${review} The change would be:\n${diff}`,
+				details: {
+					ok: true,
+					dryRun: true,
+					diff,
+					files: planned.changes.map((c) => c.absPath),
+					targets: proposalTargets(planned.changes),
+					...(decision === "auto" ? {} : { review: decision }),
+				},
+			};
+		}
+		if (decision !== "auto") return { pending: planned, decision };
+		return commitPlanned(ctx, planned, prepared, options, guard);
+	});
+}
+
+export async function runMutations(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+): Promise<MutationResult | Refusal> {
+	if (prepared.length === 0) return refusals.invalidArguments("operations", "the batch is empty");
+	if (ctx.signal?.aborted) return refusals.aborted();
+	const first = await planAndMaybeCommit(ctx, prepared, options);
+	if (!("pending" in first)) return first;
+	const planned = first.pending;
+	const diff = diffChanges(planned.changes);
+	if (first.decision === "propose" || !options.ask) {
+		// One filer at a time on this machine: two processes proposing the same change file it once.
+		return withFileLocks([getProposalsDir(ctx.agentDir)], async () => propose(ctx, planned, prepared, options, diff));
+	}
+	const skills = skillsOf(planned);
+	const answer = await options.ask({
+		action: actionOf(planned, options.batch),
+		skills,
+		reason: reasonOf(prepared),
+		diff,
+	});
+	if ("deny" in answer)
+		return refusals.denied(actionOf(planned, options.batch), skills, answer.words?.trim() || undefined);
+	if (answer.allow === "session") for (const skill of skills) options.allowed?.add(skill);
+	if (ctx.signal?.aborted) return refusals.aborted();
+	// The person allowed what they saw: it lands only if a fresh plan is exactly that.
+	const again = await planAndMaybeCommit(ctx, prepared, {
+		...options,
+		decided: { expect: proposalTargets(planned.changes), mark: { allowed: answer.allow } },
+	});
+	if ("pending" in again) return refusals.conflict("(approval)", "the person's answer could not be applied");
+	return again;
+}
+
+async function commitPlanned(
+	ctx: CallContext,
+	planned: Planned,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+	guard: LockGuard,
+): Promise<MutationResult | Refusal> {
+	const diff = diffChanges(planned.changes);
+	const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
+	const outcome = await commitPlan(commitPlanOf(planned), {
+		fs: ctx.fs,
+		agentDir: ctx.agentDir,
+		store: ctx.store,
+		backupCap: ctx.settings.backupCap,
+		guard,
+		checkLanded: (filePath) => checkLanded(filePath, ctx.cwd, ctx.agentDir),
+		signal: ctx.signal,
+		changedCode: options.batch ? "conflict" : "stale",
+	});
+	if (!outcome.ok) return commitFailure(outcome, planned, options.batch);
+	ctx.discoveryCache?.noteLanded(outcome.landed);
+	// The agent knows what it wrote; bytes it has not seen (a restore) make the file unread again.
+	const unseen = new Set(planned.changes.filter((c) => c.unseen).map((c) => c.absPath));
+	for (const change of outcome.landed) {
+		if (change.newHash === null || unseen.has(change.absPath)) ctx.ledger.forget(change.absPath);
+		else ctx.ledger.record(change.absPath, change.newHash);
+	}
+	const landedOps = operationRecords(ctx, planned, prepared, outcome.landed, options);
+	const auditError =
+		appendAudit(
+			ctx.fs,
+			ctx.agentDir,
+			landedOps.map((l) => l.record),
+		) ?? recordCreates(ctx, planned.plans);
+	for (const { record, change } of landedOps) options.effects.onLanded(record, change);
+	const reports = reportOperations(
+		planned.plans,
+		outcome.landed.map((l) => ({ path: l.absPath, fate: "landed", backupPath: l.backupPath })),
+		true,
+	);
+	const backups = outcome.landed.filter((c) => c.backupId).map((c) => `${c.relPath} -> ${c.backupId}`);
+	const notes = planned.plans.map((p) => p.note).filter(Boolean);
+	const skills = [...new Set(outcome.landed.map((c) => c.skill))].join(", ");
+	const summary = options.batch
+		? `operations landed: ${planned.plans.length} operation(s), ` +
+			`${outcome.landed.length} file(s) changed in ${skills}.`
+		: `${action} landed: ${outcome.landed.length} file(s) changed in ${skills}.`;
+	const text = [
+		summary,
+		backups.length > 0 ? `Backup: ${backups.join(", ")}` : "",
+		...notes,
+		auditError ? `(audit log not written: ${auditError.message})` : "",
+		clipDiff(diff, 40),
+	]
+		.filter(Boolean)
+		.join("\n");
+	return {
+		text,
+		details: {
+			ok: true,
+			action,
+			diff,
+			changes: outcome.landed.map((c) => ({
+				skill: c.skill,
+				file: c.relPath,
+				path: c.absPath,
+				oldHash: c.oldHash,
+				newHash: c.newHash,
+				backup: c.backupId,
+			})),
+			...(options.batch
+				? {
+						operations: reports.map((r) => ({
+							index: r.index,
+							action: r.action,
+							skill: r.skill,
+							fate: r.fate,
+							files: r.files.map((f) => f.path),
+						})),
+					}
+				: {}),
+			snapshot: outcome.snapshots[0]?.id,
+			...(outcome.snapshots.length > 1 ? { snapshots: outcome.snapshots.map((s) => s.id) } : {}),
+		},
+	};
+}

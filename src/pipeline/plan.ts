@@ -1,0 +1,142 @@
+// What a mutation will do, decided before anything is written: a list of file changes (bytes
+// before -> bytes after, null for "absent"), planned against a view of the files that is the
+// disk for a single call and an in-memory overlay for a batch (op N sees ops 0..N-1).
+
+import { dirname } from "node:path";
+import { errnoCode } from "../base/errors.ts";
+import type { FsOps } from "../base/fs-ops.ts";
+import { isWithin } from "../base/paths.ts";
+import { sha256Once } from "../store/read-ledger.ts";
+
+export interface FileChange {
+	readonly skill: string;
+	readonly relPath: string;
+	readonly absPath: string;
+	/** Content on disk when planned; null when the file did not exist. */
+	readonly before: Buffer | null;
+	readonly after: Buffer | null;
+	/** Mode for a new file (an overwrite keeps the file's own mode, unless restoreMode says otherwise). */
+	readonly mode?: number;
+	/** A restore over an existing file: the mode recorded with the backup goes back too (undoing, not granting). */
+	readonly restoreMode?: number;
+	/** Set for SKILL.md changes: the name pi must load it under after the write. */
+	readonly expectName?: string;
+	/** Bytes the agent has not seen (a restore): the file no longer counts as read once they land. */
+	readonly unseen?: boolean;
+}
+
+export interface SnapshotPlan {
+	readonly skill: string;
+	readonly dir: string;
+	readonly files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>;
+}
+
+export interface Plan {
+	readonly action: string;
+	readonly skill: string;
+	readonly changes: readonly FileChange[];
+	/** Whole-skill delete: the full tree is snapshotted first, then the folder removed. */
+	readonly snapshot?: SnapshotPlan;
+	/** Folders to remove once empty (deepest first), after a whole-skill delete. */
+	readonly removeDirs?: readonly string[];
+	/** Extra text for the tool result (e.g. "run /reload"). */
+	readonly note?: string;
+}
+
+/**
+ * What became of a change, one word for a file, an op of a batch and a journal entry alike: it
+ * landed, was rolled back, could not be rolled back (the file differs from before), or was never written.
+ */
+export type Fate = "landed" | "rolled_back" | "rollback_failed" | "not_written";
+
+/** The bytes' sha256 (null: absent), hashed once per buffer (see sha256Once). */
+export function hashOrNull(bytes: Buffer | null): string | null {
+	return bytes === null ? null : sha256Once(bytes);
+}
+
+export interface FileView {
+	read(absPath: string): Buffer | null;
+	mode(absPath: string): number | undefined;
+	/** The earlier op of a batch that deleted this file (it is absent now), or undefined. */
+	deletedBy(absPath: string): number | undefined;
+	/** The earlier op of a batch that deleted the whole skill folder holding this path, or undefined. */
+	skillDeletedBy(absPath: string): number | undefined;
+}
+
+/** A file's bytes, or null when it does not exist; any other failure is thrown. */
+export function readOrNull(fs: FsOps, absPath: string): Buffer | null {
+	try {
+		return fs.readFile(absPath);
+	} catch (error) {
+		const code = errnoCode(error);
+		if (code === "ENOENT" || code === "ENOTDIR") return null;
+		throw error;
+	}
+}
+
+/** A file's hash on disk (null: absent), or undefined when it cannot be read at all. */
+export function diskHash(fs: FsOps, absPath: string): string | null | undefined {
+	try {
+		return hashOrNull(readOrNull(fs, absPath));
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * The files on disk for one planning step: each file is read once, however many gates ask (the
+ * text, gate 3's hash), so they all judge the same bytes. The commit re-checks through views of
+ * their own, each a fresh read.
+ */
+export function createDiskView(fs: FsOps): FileView {
+	const reads = new Map<string, Buffer | null>();
+	return {
+		read(absPath) {
+			let bytes = reads.get(absPath);
+			if (bytes === undefined) reads.set(absPath, (bytes = readOrNull(fs, absPath)));
+			return bytes;
+		},
+		mode(absPath) {
+			try {
+				return fs.lstat(absPath).mode & 0o7777;
+			} catch {
+				return undefined;
+			}
+		},
+		deletedBy: () => undefined,
+		skillDeletedBy: () => undefined,
+	};
+}
+
+/** A view that shows earlier planned ops (their changes, and the skill folders they deleted) over the base view. */
+export function createOverlay(base: FileView): FileView & { apply(plan: Plan, index: number): void } {
+	const written = new Map<string, { bytes: Buffer | null; by: number }>();
+	const deletedDirs: Array<{ dir: string; by: number }> = [];
+	return {
+		read: (absPath) => (written.has(absPath) ? (written.get(absPath)?.bytes ?? null) : base.read(absPath)),
+		mode: (absPath) => base.mode(absPath),
+		deletedBy(absPath) {
+			const entry = written.get(absPath);
+			return entry && entry.bytes === null ? entry.by : undefined;
+		},
+		skillDeletedBy: (absPath) => deletedDirs.find(({ dir }) => isWithin(dir, absPath))?.by,
+		apply(plan, index) {
+			for (const change of plan.changes) written.set(change.absPath, { bytes: change.after, by: index });
+			if (plan.snapshot) deletedDirs.push({ dir: plan.snapshot.dir, by: index });
+		},
+	};
+}
+
+/** Merges a batch's changes so each file appears once: first `before`, last `after`. */
+export function mergeChanges(changes: readonly FileChange[]): FileChange[] {
+	const byPath = new Map<string, FileChange>();
+	for (const change of changes) {
+		const first = byPath.get(change.absPath);
+		byPath.set(change.absPath, first ? { ...change, before: first.before, mode: first.mode ?? change.mode } : change);
+	}
+	return [...byPath.values()].filter((c) => !(c.before === null && c.after === null));
+}
+
+export function parentDirs(changes: readonly FileChange[]): string[] {
+	return [...new Set(changes.map((c) => dirname(c.absPath)))];
+}

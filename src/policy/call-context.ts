@@ -1,0 +1,196 @@
+// Everything one skill_manage call needs, gathered once per call by the tool wiring: where pi
+// lives, the project's trust, settings, the discovered skills with their writable roots, the
+// session's read ledger and the (replaceable) filesystem and backup store.
+
+import type { SkillManageArgs } from "../face/arguments.ts";
+import { createBackupStore, type BackupStore } from "../store/backup-store.ts";
+import type { DiscoveryCache } from "./discovery-cache.ts";
+import { discoverSkills, type Discovery } from "./discovery.ts";
+import type { Refusal } from "../base/errors.ts";
+import { type FsOps, realFs } from "../base/fs-ops.ts";
+import { getPiPlaces, type PiPlaces } from "../base/paths.ts";
+import type { FileView, Plan } from "../pipeline/plan.ts";
+import type { ReadLedger } from "../store/read-ledger.ts";
+import { readSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
+import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "./trust.ts";
+
+export interface CallContext {
+	readonly cwd: string;
+	readonly agentDir: string;
+	readonly trusted: boolean;
+	readonly settings: SelfSkillsSettings;
+	/** Where trust and settings came from, and the settings problems, for /selfskills status. */
+	readonly policy: Policy;
+	readonly discovery: Discovery;
+	/** Where the discovery came from; a landed commit is reported back to it. */
+	readonly discoveryCache?: DiscoveryCache;
+	/**
+	 * Throws OutdatedNamesError when another skill may since have taken or left a name: the
+	 * discovery came from the cache's targeted check, which skips the skills after the targets. A
+	 * call asks before it gives a skill a new name (which must differ from every other).
+	 */
+	readonly assertNamesCurrent: () => void;
+	readonly ledger: ReadLedger;
+	readonly fs: FsOps;
+	readonly store: BackupStore;
+	readonly signal?: AbortSignal;
+	/** pi's places, resolved once per call (the settings and gate 4 both ask). */
+	readonly places: () => PiPlaces;
+}
+
+/** Thrown when a call needs every skill's name and its discovery checked only some: call again, fully checked. */
+export class OutdatedNamesError extends Error {
+	constructor() {
+		super("another skill's name may have changed since the targeted check: discover again");
+	}
+}
+
+/** A finished non-mutating call: text for the model and details for renderers and tests. */
+export interface ActionResult {
+	readonly text: string;
+	readonly details: Record<string, unknown>;
+}
+
+export interface PlanInput {
+	/** Files as they will be when this op runs (the disk, or a batch's overlay). */
+	readonly view: FileView;
+	/** Files on disk, for the "unchanged since read" gate. */
+	readonly disk: FileView;
+	/** Paths changed by earlier ops of the same batch (they compose without a re-read). */
+	readonly touched: ReadonlySet<string>;
+	/** A dry run: every gate runs; the approval gate notes its need, but nobody is asked. */
+	readonly dryRun?: boolean;
+	/** Where the approval gate notes each skill whose change the person must allow (mode ask/propose). */
+	readonly approvals?: ApprovalNeed[];
+}
+
+/** A skill whose change needs the person: the mode its origin's setting asks for. */
+export interface ApprovalNeed {
+	readonly skill: string;
+	readonly mode: ApprovalMode;
+	readonly origin: "own" | "others";
+}
+
+/** A mutation resolved outside the locks: the paths to lock, and the planner to run inside them. */
+export interface PreparedMutation {
+	readonly action: string;
+	readonly skill: string;
+	readonly file: string;
+	readonly paths: readonly string[];
+	/** The agent's one sentence on why (shown to the person, kept in the audit line and a proposal). */
+	readonly reason?: string;
+	plan(input: PlanInput): Plan | Refusal;
+}
+
+export interface Policy {
+	readonly trust: ProjectTrust;
+	readonly report: SettingsReport;
+}
+
+/** Trust first (from the global list or pi), then the settings that trust allows. */
+export function loadPolicy(ctx: TrustContext, agentDir: string, fs: FsOps = realFs, places?: () => PiPlaces): Policy {
+	const settings = readSettings({ cwd: ctx.cwd, agentDir, fs, places });
+	const global = settings(false);
+	const trust = resolveProjectTrust(ctx, global.settings.trustedProjects);
+	const report = trust.trusted ? settings(true) : global;
+	return { trust, report };
+}
+
+export interface CallContextInput {
+	readonly ctx: TrustContext;
+	readonly agentDir: string;
+	readonly ledger: ReadLedger;
+	readonly fs: FsOps;
+	readonly runtimeSkillFiles: readonly string[];
+	/** Reuses the session's last discovery while the disk proves it current; none: always fresh. */
+	readonly discoveryCache?: DiscoveryCache;
+	/** The skill names the call acts on (targetsOf), for the cache's lighter check; none: the full one. */
+	readonly targets?: readonly string[];
+	readonly signal?: AbortSignal;
+}
+
+const TARGETED = new Set(["read", "patch", "write", "delete", "restore", "history"]);
+
+/**
+ * The skills a call names and acts on alone, or undefined when its outcome depends on every
+ * skill: list, create (a new name must differ from all), and a skill chosen by path.
+ */
+export function targetsOf(args: SkillManageArgs): string[] | undefined {
+	const ops = args.action === "operations" ? (args.operations ?? []) : [args];
+	if (ops.length === 0) return undefined;
+	const names: string[] = [];
+	for (const op of ops) {
+		const name = typeof op.skill === "string" ? op.skill.trim() : "";
+		// A name no skill could have (control characters...) is refused with the nearest names of all.
+		if (!TARGETED.has(op.action) || !/^[\w.-]+$/.test(name) || (op.path !== undefined && op.path.trim() !== ""))
+			return undefined;
+		names.push(name);
+	}
+	return names;
+}
+
+export async function createCallContext(input: CallContextInput): Promise<CallContext> {
+	let resolved: PiPlaces | undefined;
+	const places = () => (resolved ??= getPiPlaces(input.agentDir, input.fs));
+	const policy = loadPolicy(input.ctx, input.agentDir, input.fs, places);
+	const { trust, report } = policy;
+	const cwd = input.ctx.cwd;
+	const options = {
+		cwd,
+		agentDir: input.agentDir,
+		trusted: trust.trusted,
+		settings: report.settings,
+		runtimeSkillFiles: input.runtimeSkillFiles,
+		fs: input.fs,
+	};
+	const discovery = await (input.discoveryCache
+		? input.discoveryCache.discover(options, input.targets)
+		: discoverSkills(options));
+	return {
+		cwd,
+		agentDir: input.agentDir,
+		trusted: trust.trusted,
+		settings: report.settings,
+		policy,
+		discovery,
+		discoveryCache: input.discoveryCache,
+		assertNamesCurrent: () => {
+			const { discoveryCache, targets } = input;
+			if (discoveryCache && targets && !discoveryCache.laterNamesCurrent(discovery, targets))
+				throw new OutdatedNamesError();
+		},
+		ledger: input.ledger,
+		fs: input.fs,
+		store: createBackupStore(input.fs, input.agentDir),
+		signal: input.signal,
+		places,
+	};
+}
+
+/** What a session's tool and command share for every call: where pi lives, the filesystem, the session's state. */
+export interface SessionDeps {
+	readonly agentDir: () => string;
+	readonly fs: FsOps;
+	readonly state: {
+		readonly ledger: ReadLedger;
+		readonly runtimeSkillFiles: readonly string[];
+		readonly discoveryCache: DiscoveryCache;
+	};
+}
+
+/** A call made in a session: its read ledger, the skill files pi was handed, its discovery cache. */
+export function createSessionCallContext(
+	deps: SessionDeps,
+	ctx: TrustContext,
+	call: Pick<CallContextInput, "targets" | "signal"> = {},
+): Promise<CallContext> {
+	return createCallContext({
+		ctx,
+		agentDir: deps.agentDir(),
+		ledger: deps.state.ledger,
+		fs: deps.fs,
+		runtimeSkillFiles: deps.state.runtimeSkillFiles,
+		discoveryCache: deps.state.discoveryCache,
+		...call,
+	});
+}

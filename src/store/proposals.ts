@@ -1,0 +1,305 @@
+// Proposals: changes the person wants to review before they land. One JSON file each, written
+// durably like every file of the store, private and never through a symlink:
+//
+//   <agentDir>/selfskills/proposals/p-3f2a9c0b.json      pending: the call as planned, each target's
+//                                                        base and planned sha256, the diff, the reason
+//   <agentDir>/selfskills/proposals/decided/p-3f2a9c0b.json   approved or rejected, until the model is told
+//
+// Its key is a hash of the call and the bytes it was planned on, so an identical pending proposal
+// is never filed twice; its id is new each time (a decided id is never reused). An approval marks
+// the proposal `approving` (with the hashes it will write) before its commit; the sweep, run after
+// the journal's recovery, finishes or clears such a mark left by a killed process: the change
+// landed (every target holds its new hash) and the proposal goes, or it did not and the proposal
+// stays pending. So a kill never lands a change twice nor leaves a proposal that can no longer be
+// approved or rejected.
+
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { listDir, type FsOps } from "../base/fs-ops.ts";
+import { getProposalsDir } from "../base/paths.ts";
+import { diskHash } from "../pipeline/plan.ts";
+import { sha256 } from "./read-ledger.ts";
+import {
+	assertNoLinkBelow,
+	exists,
+	isProcessAlive,
+	mkdirPrivate,
+	removeFileDurable,
+	writeFileAtomic,
+} from "../base/writer.ts";
+
+/** One file the proposed change touches: its hash when planned (null: absent) and after the change. */
+export interface ProposalTarget {
+	readonly path: string;
+	readonly skill: string;
+	readonly file: string;
+	readonly before: string | null;
+	readonly after: string | null;
+}
+
+/** An approval under way: written before its commit, so a sweep can tell whether it landed. */
+export interface Approving {
+	readonly pid: number;
+	readonly at: string;
+	/** The targets as the approval planned them (a replay may differ from the proposal's). */
+	readonly targets: readonly ProposalTarget[];
+	/** The person's words, if any. */
+	readonly words?: string;
+}
+
+export interface Proposal {
+	readonly id: string;
+	/** The same call planned on the same bytes has the same key (proposalKey). */
+	readonly key: string;
+	readonly time: string;
+	readonly cwd: string;
+	/** The tool action (patch, write, delete, create, restore or operations). */
+	readonly action: string;
+	readonly skills: readonly string[];
+	/** The call exactly as the model made it (normalised; no dry_run), planned again on approval. */
+	readonly args: Record<string, unknown>;
+	readonly reason?: string;
+	readonly targets: readonly ProposalTarget[];
+	readonly diff: string;
+	readonly added: number;
+	readonly removed: number;
+	/** The mode that made it a proposal: "propose", or "ask" in a session nobody could be asked in. */
+	readonly mode: "propose" | "ask";
+	readonly approving?: Approving;
+}
+
+export interface Decision {
+	readonly id: string;
+	readonly verdict: "approved" | "rejected";
+	readonly time: string;
+	readonly cwd: string;
+	readonly action: string;
+	readonly skills: readonly string[];
+	/** The person's words, if any. */
+	readonly words?: string;
+	/** The agent's reason for the proposal, to remind it which change this was. */
+	readonly reason?: string;
+}
+
+const ID = /^p-[0-9a-f]{8}$/;
+const DECIDED = "decided";
+
+export function isProposalId(id: string): boolean {
+	return ID.test(id);
+}
+
+/** The key of a call planned on these bytes: the same change of the same files (whatever the reason). */
+export function proposalKey(args: Record<string, unknown>, targets: readonly ProposalTarget[]): string {
+	const { reason: _reason, dry_run: _dry, ...call } = args;
+	const ops = Array.isArray(call.operations)
+		? call.operations.map(({ reason: _r, ...op }: Record<string, unknown>) => op)
+		: undefined;
+	return sha256(
+		JSON.stringify({
+			call: ops ? { ...call, operations: ops } : call,
+			targets: targets.map((t) => [t.path, t.before, t.after]),
+		}),
+	);
+}
+
+/** Lines added and removed in a unified diff. */
+export function countDiffLines(diff: string): { added: number; removed: number } {
+	let added = 0;
+	let removed = 0;
+	for (const line of diff.split("\n")) {
+		if (line.startsWith("+") && !line.startsWith("+++")) added++;
+		else if (line.startsWith("-") && !line.startsWith("---")) removed++;
+	}
+	return { added, removed };
+}
+
+const pendingPath = (agentDir: string, id: string) => join(getProposalsDir(agentDir), `${id}.json`);
+const decidedPath = (agentDir: string, id: string) => join(getProposalsDir(agentDir), DECIDED, `${id}.json`);
+
+function writeRecord(fs: FsOps, agentDir: string, path: string, record: object): void {
+	mkdirPrivate(fs, agentDir, join(path, ".."));
+	writeFileAtomic(fs, path, Buffer.from(`${JSON.stringify(record, null, 2)}\n`), { mode: 0o600, storeBase: agentDir });
+}
+
+function readRecord<T>(fs: FsOps, agentDir: string, path: string): T | undefined {
+	try {
+		assertNoLinkBelow(fs, agentDir, path);
+		if (!fs.lstat(path).isFile()) return undefined;
+		const parsed: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
+		return typeof parsed === "object" && parsed !== null ? (parsed as T) : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+function idsIn(fs: FsOps, dir: string): string[] {
+	return listDir(fs, dir)
+		.filter((name) => name.endsWith(".json"))
+		.map((name) => name.slice(0, -5))
+		.filter(isProposalId);
+}
+
+export function readProposal(fs: FsOps, agentDir: string, id: string): Proposal | undefined {
+	if (!isProposalId(id)) return undefined;
+	const proposal = readRecord<Proposal>(fs, agentDir, pendingPath(agentDir, id));
+	return proposal?.id === id && Array.isArray(proposal.targets) ? proposal : undefined;
+}
+
+/** Every pending proposal, oldest first. */
+export function listProposals(fs: FsOps, agentDir: string): Proposal[] {
+	const proposals = idsIn(fs, getProposalsDir(agentDir)).flatMap((id) => readProposal(fs, agentDir, id) ?? []);
+	return proposals.sort((a, b) => a.time.localeCompare(b.time) || a.id.localeCompare(b.id));
+}
+
+/** A fresh id: short enough to type, never one a pending or decided proposal has. */
+function newId(fs: FsOps, agentDir: string): string {
+	for (;;) {
+		const id = `p-${randomBytes(4).toString("hex")}`;
+		if (!exists(fs, pendingPath(agentDir, id)) && !exists(fs, decidedPath(agentDir, id))) return id;
+	}
+}
+
+/** Files a proposal, or finds the identical one already pending (same call on the same bytes). */
+export function fileProposal(
+	fs: FsOps,
+	agentDir: string,
+	proposal: Omit<Proposal, "id" | "key" | "time">,
+): { proposal: Proposal; existed: boolean } {
+	const key = proposalKey(proposal.args, proposal.targets);
+	const pending = listProposals(fs, agentDir).find((p) => p.key === key);
+	if (pending) return { proposal: pending, existed: true };
+	const filed: Proposal = { id: newId(fs, agentDir), key, time: new Date().toISOString(), ...proposal };
+	writeRecord(fs, agentDir, pendingPath(agentDir, filed.id), filed);
+	return { proposal: filed, existed: false };
+}
+
+/** Approvals running in this process right now: the sweep leaves their marks alone. */
+const approvingHere = new Set<string>();
+
+/** Marks `proposal` as being approved with these planned targets, durably, before the commit. */
+export function markApproving(
+	fs: FsOps,
+	agentDir: string,
+	proposal: Proposal,
+	targets: readonly ProposalTarget[],
+	words: string | undefined,
+): Proposal {
+	const marked: Proposal = {
+		...proposal,
+		approving: { pid: process.pid, at: new Date().toISOString(), targets, ...(words ? { words } : {}) },
+	};
+	approvingHere.add(proposal.id);
+	writeRecord(fs, agentDir, pendingPath(agentDir, proposal.id), marked);
+	return marked;
+}
+
+/** Stops owning an approval whose verdict could not be written: the next sweep judges it. */
+export function releaseApproving(id: string): void {
+	approvingHere.delete(id);
+}
+
+/** The approval did not land: the proposal is pending again, as it was. */
+export function clearApproving(fs: FsOps, agentDir: string, proposal: Proposal): void {
+	const { approving: _approving, ...pending } = proposal;
+	writeRecord(fs, agentDir, pendingPath(agentDir, proposal.id), pending);
+	approvingHere.delete(proposal.id);
+}
+
+/**
+ * Records the person's verdict and drops the pending proposal: the decision is written first, so a
+ * kill between the two leaves a decided proposal the sweep removes, never a verdict lost.
+ */
+export function decideProposal(
+	fs: FsOps,
+	agentDir: string,
+	proposal: Proposal,
+	verdict: Decision["verdict"],
+	words: string | undefined,
+): Decision {
+	const decision: Decision = {
+		id: proposal.id,
+		verdict,
+		time: new Date().toISOString(),
+		cwd: proposal.cwd,
+		action: proposal.action,
+		skills: proposal.skills,
+		...(words ? { words } : {}),
+		...(proposal.reason ? { reason: proposal.reason } : {}),
+	};
+	writeRecord(fs, agentDir, decidedPath(agentDir, proposal.id), decision);
+	removeFileDurable(fs, pendingPath(agentDir, proposal.id));
+	approvingHere.delete(proposal.id);
+	return decision;
+}
+
+/** Decisions on proposals filed from `cwd` that the model was not told of yet; each is returned once. */
+export function takeDecisions(fs: FsOps, agentDir: string, cwd: string): Decision[] {
+	const dir = join(getProposalsDir(agentDir), DECIDED);
+	const taken: Decision[] = [];
+	for (const id of idsIn(fs, dir)) {
+		const decision = readRecord<Decision>(fs, agentDir, decidedPath(agentDir, id));
+		if (!decision || decision.cwd !== cwd) continue;
+		try {
+			removeFileDurable(fs, decidedPath(agentDir, id));
+			taken.push(decision);
+		} catch {
+			// Told next time instead.
+		}
+	}
+	return taken.sort((a, b) => a.time.localeCompare(b.time));
+}
+
+/** Whether every target holds the hash the change gives it. */
+export function hasLanded(fs: FsOps, targets: readonly ProposalTarget[]): boolean {
+	return targets.every((t) => diskHash(fs, t.path) === t.after);
+}
+
+/** Targets whose bytes are no longer those the proposal was planned on. */
+export function changedSince(fs: FsOps, proposal: Proposal): ProposalTarget[] {
+	return proposal.targets.filter((t) => diskHash(fs, t.path) !== t.before);
+}
+
+/**
+ * Finishes what a killed process left: a decided proposal still pending is removed; an approval
+ * whose process is gone landed (every target holds its new hash: decided now) or did not (the mark
+ * is cleared and the proposal is pending again). Run after the commit journal's recovery, which puts
+ * a half-written commit back first. Returns what it finished, for /selfskills.
+ */
+export function sweepProposals(fs: FsOps, agentDir: string): string[] {
+	const dir = getProposalsDir(agentDir);
+	if (!exists(fs, dir)) return [];
+	const done: string[] = [];
+	for (const id of idsIn(fs, dir)) {
+		try {
+			if (exists(fs, decidedPath(agentDir, id))) {
+				removeFileDurable(fs, pendingPath(agentDir, id));
+				done.push(`${id}: decided; the pending copy was removed`);
+				continue;
+			}
+			const proposal = readProposal(fs, agentDir, id);
+			const approving = proposal?.approving;
+			if (
+				!proposal ||
+				!approving ||
+				approvingHere.has(id) ||
+				(approving.pid !== process.pid && isProcessAlive(approving.pid))
+			)
+				continue;
+			if (hasLanded(fs, approving.targets)) {
+				decideProposal(fs, agentDir, proposal, "approved", approving.words);
+				done.push(`${id}: its approval had landed; marked approved`);
+			} else {
+				clearApproving(fs, agentDir, proposal);
+				done.push(`${id}: its approval was interrupted before it landed; pending again`);
+			}
+		} catch {
+			// Left for the next sweep; a proposal is never lost by a failing sweep.
+		}
+	}
+	return done;
+}
+
+/** Forgets this process's approvals (tests simulate a process that was killed). */
+export function forgetApprovingHere(): void {
+	approvingHere.clear();
+}
