@@ -25,6 +25,8 @@ import { finishInterrupted } from "./face/review.ts";
 import { renderCommandOutput } from "./face/render.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./pipeline/session-state.ts";
 import { createSideDoorGuard } from "./guard/side-doors.ts";
+import { bashStatusLine, probeSandbox, type SandboxProbe } from "./guard/sandbox.ts";
+import { controlIsOn } from "./policy/settings.ts";
 import { recordUse } from "./store/usage.ts";
 import { createSkillManageTool, TOOL_NAME } from "./face/tool.ts";
 import { isScannedByPi } from "./policy/discovery.ts";
@@ -77,6 +79,10 @@ export default function selfskills(pi: ExtensionAPI): void {
 	if (!isEnabled({ cwd: process.cwd() }).enabled) return;
 	const state = createSessionState();
 	const effects = createEffects(pi, state);
+	// Probed once; a working bwrap is kept for the process, so a sandbox broken later fails closed
+	// (the command errors) instead of falling back to the matcher.
+	let probe: SandboxProbe | undefined;
+	const sandbox = (): SandboxProbe => (probe ??= probeSandbox());
 	const commandDeps: CommandDeps = {
 		agentDir: getAgentDir,
 		fs: realFs,
@@ -84,6 +90,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 		effects,
 		send: (message) => pi.sendMessage(message),
 		knownSkills: [],
+		sandbox,
 	};
 	const tool = createSkillManageTool({ agentDir: getAgentDir, fs: realFs, state, effects });
 
@@ -122,11 +129,16 @@ export default function selfskills(pi: ExtensionAPI): void {
 	pi.on("session_start", (_event, ctx) => {
 		resetSessionState(state);
 		recover(state);
+		if (probe?.available !== true) probe = probeSandbox();
+		const report = loadPolicy(ctx, getAgentDir()).report;
 		// A bad value falls back to its default silently otherwise; one line, once per session.
-		const warning = settingsWarning(loadPolicy(ctx, getAgentDir()).report.problems);
-		if (!warning) return;
-		if (ctx.hasUI) ctx.ui.notify(warning, "warning");
-		else process.stderr.write(`${warning}\n`);
+		const warnings = [settingsWarning(report.problems)];
+		if (controlIsOn(report.settings) && !probe.available) warnings.push(`selfskills: ${bashStatusLine(probe, true)}`);
+		for (const warning of warnings) {
+			if (!warning) continue;
+			if (ctx.hasUI) ctx.ui.notify(warning, "warning");
+			else process.stderr.write(`${warning}\n`);
+		}
 	});
 
 	// /selfskills outputs are for the human; the model's notes of human changes go through.
@@ -155,7 +167,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	});
 
 	// pi's own edit, write and bash on skill files: blocked, or backed up and checked (side-doors.ts).
-	const sideDoors = createSideDoorGuard({ agentDir: getAgentDir, fs: realFs, state, effects });
+	const sideDoors = createSideDoorGuard({ agentDir: getAgentDir, fs: realFs, state, effects, sandbox });
 	pi.on("tool_call", (event, ctx) => sideDoors.onToolCall(event, ctx));
 
 	pi.on("tool_result", (event) => {

@@ -29,6 +29,7 @@ import { countChanges } from "../store/audit.ts";
 import { isRefusal, type Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { pendingJournals } from "../store/journal.ts";
+import { bashStatusLine, type SandboxProbe } from "../guard/sandbox.ts";
 import { runMutations, type MutationEffects } from "../pipeline/mutate.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import { findSkill, resolveFileTarget } from "../policy/target.ts";
@@ -40,7 +41,7 @@ import {
 	rejectProposal,
 	type ReviewDeps,
 } from "./review.ts";
-import { findPin, getGlobalSettingsPath } from "../policy/settings.ts";
+import { controlIsOn, findPin, getGlobalSettingsPath } from "../policy/settings.ts";
 import { changedSince, listProposals } from "../store/proposals.ts";
 import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "../policy/trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
@@ -93,6 +94,8 @@ export interface CommandDeps {
 	readonly send?: (message: OutputMessage) => void;
 	/** Skill names seen by the last discovery, for completions. */
 	knownSkills: string[];
+	/** Whether pi's bash runs in the sandbox while a control is on (status says so); none: not said. */
+	readonly sandbox?: () => SandboxProbe;
 }
 
 interface CommandCall {
@@ -211,6 +214,7 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 			`pinned: ${s.pinned.join(", ") || "(none)"}; ` +
 			`pending proposals: ${proposals.length}${proposals.length > 0 ? " (/selfskills pending)" : ""}`,
 	];
+	if (deps.sandbox) lines.push(bashStatusLine(deps.sandbox(), controlIsOn(s)));
 	if (report.problems.length > 0) lines.push(`settings problems:\n${report.problems.map((p) => `  ${p}`).join("\n")}`);
 	if (journals.length > 0)
 		lines.push(`unfinished batch journal(s): ${journals.join(", ")} (a file could not be put back; see the journal)`);

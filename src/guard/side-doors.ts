@@ -3,8 +3,9 @@
 // A `tool_call` handler finds the skill files a call would change (paths resolved as pi resolves
 // them, symlinks followed) and, per `selfskills.guardBuiltins`, blocks the call, or backs the files
 // up first and checks the skill once the result is back (audit line with `via`, changed event, a
-// warning appended when the skill no longer loads). Approval other than "auto" and pins always
-// block: an approval a side door can skip is none. bash is matched best effort (bash-writes.ts).
+// warning appended when the skill no longer loads). While a control is on (controlIsOn), nothing
+// of the protected set (protected-set.ts) may change through them: edit and write are blocked by path,
+// bash runs in the sandbox (sandbox.ts), or, without one, is matched best effort (bash-writes.ts).
 
 import { basename, dirname, join, relative } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
@@ -19,7 +20,17 @@ import { originOfSkill, type SkillOriginKind } from "../store/origins.ts";
 import { isWithin, resolveReal } from "../base/paths.ts";
 import { sha256 } from "../store/read-ledger.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
-import { findPin, requiredApproval, type SelfSkillsSettings } from "../policy/settings.ts";
+import {
+	controlIsOn,
+	findPin,
+	getGlobalSettingsPath,
+	getProjectSettingsPath,
+	readSettingsFile,
+	requiredApproval,
+	type SelfSkillsSettings,
+} from "../policy/settings.ts";
+import { getProtectedSet, type ProtectedPlace } from "./protected-set.ts";
+import { planMounts, sandboxCommand, type SandboxProbe } from "./sandbox.ts";
 import { normalizeUserPath } from "../policy/target.ts";
 import { recordUse } from "../store/usage.ts";
 import { checkSkillContent, newDiagnostics } from "../checks/validation.ts";
@@ -171,6 +182,8 @@ export interface SideDoorDeps {
 	readonly fs: FsOps;
 	readonly state: SessionState;
 	readonly effects: MutationEffects;
+	/** Whether bash can run in the sandbox (probed once; absent when not given). */
+	readonly sandbox?: () => SandboxProbe;
 }
 
 export interface SideDoorGuard {
@@ -222,6 +235,82 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 		return { skill, rels, files, whole };
 	}
 
+	/**
+	 * While a control is on: a block when the call would change the protected set, or the sandboxed
+	 * bash command to run instead. edit/write are judged by path; bash by the sandbox when there is
+	 * one (the matcher still guards places the sandbox cannot mount), else by the matcher alone.
+	 */
+	function guardProtected(
+		toolName: string,
+		input: Record<string, unknown>,
+		cwd: string,
+		settings: SelfSkillsSettings,
+	): { block?: { block: true; reason: string }; command?: string } {
+		const set = getProtectedSet({
+			cwd,
+			agentDir: deps.agentDir(),
+			settings,
+			runtimeSkillFiles: deps.state.runtimeSkillFiles,
+			fs: deps.fs,
+		});
+		const blocked = (path: string, place: ProtectedPlace) => ({
+			block: { block: true as const, reason: protectedReason(toolName, path, place, settings) },
+		});
+		if (toolName === "edit" || toolName === "write") {
+			if (typeof input.path !== "string") return {};
+			const target = resolveToolPath(input.path, cwd);
+			const place = set.find(resolveReal(target));
+			return place ? blocked(target, place) : {};
+		}
+		if (typeof input.command !== "string") return {};
+		const probe = deps.sandbox?.();
+		const mounts = probe?.available ? planMounts(set, cwd) : undefined;
+		const matched = mounts ? mounts.uncovered : set.places;
+		for (const target of findBashWrites(input.command, cwd)) {
+			const real = resolveReal(target);
+			const place = matched.find((p) => isWithin(p.real, real));
+			if (place) return blocked(target, place);
+		}
+		if (!probe?.available || !mounts) return {};
+		return {
+			command: sandboxCommand(input.command, {
+				bwrap: probe.bwrap,
+				readOnly: mounts.readOnly,
+				prefix: shellPrefix(cwd, deps.agentDir(), deps.fs),
+			}),
+		};
+	}
+
+	/** guardBuiltins on discovered skills: a block, or the files backed up before the call runs. */
+	function watchSkills(
+		event: { toolName: string; toolCallId: string; input: Record<string, unknown> },
+		cwd: string,
+		settings: SelfSkillsSettings,
+	): { block: true; reason: string } | undefined {
+		const hits = findSkillHits(event.toolName, event.input, cwd, index());
+		if (hits.length === 0) return undefined;
+		for (const hit of hits) {
+			const forced = forcedBlock(settings, hit.skill, () => originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir));
+			if (forced || settings.guardBuiltins === "block")
+				return { block: true, reason: blockReason(event.toolName, hit.skill, forced) };
+		}
+		if (settings.guardBuiltins === "off") return undefined;
+		try {
+			const via = event.toolName as SideDoor;
+			pending.set(event.toolCallId, { via, cwd, skills: hits.map((hit) => backUp(hit, via, settings)) });
+			return undefined;
+		} catch (error) {
+			// No change may run that could not be backed up first.
+			const cause = error instanceof Error ? error.message : String(error);
+			return {
+				block: true,
+				reason:
+					`selfskills: the skill files could not be backed up before this ${event.toolName} call ` +
+					`(${cause}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`,
+			};
+		}
+	}
+
 	/** pi's read of a skill file is how pi loads a skill: one use. */
 	function noteUse(input: Record<string, unknown>, cwd: string): void {
 		if (typeof input.path !== "string") return;
@@ -237,31 +326,14 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				return undefined;
 			}
 			if (!SIDE_DOORS.includes(event.toolName)) return undefined;
-			const hits = findSkillHits(event.toolName, event.input, ctx.cwd, index());
-			if (hits.length === 0) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
-			for (const hit of hits) {
-				const forced = forcedBlock(settings, hit.skill, () =>
-					originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir),
-				);
-				if (forced || settings.guardBuiltins === "block")
-					return { block: true, reason: blockReason(event.toolName, hit.skill, forced) };
-			}
-			if (settings.guardBuiltins === "off") return undefined;
-			try {
-				const via = event.toolName as SideDoor;
-				pending.set(event.toolCallId, { via, cwd: ctx.cwd, skills: hits.map((hit) => backUp(hit, via, settings)) });
-				return undefined;
-			} catch (error) {
-				// No change may run that could not be backed up first.
-				const cause = error instanceof Error ? error.message : String(error);
-				return {
-					block: true,
-					reason:
-						`selfskills: the skill files could not be backed up before this ${event.toolName} call ` +
-						`(${cause}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`,
-				};
-			}
+			const control = controlIsOn(settings) ? guardProtected(event.toolName, event.input, ctx.cwd, settings) : {};
+			if (control.block) return control.block;
+			const watched = watchSkills(event, ctx.cwd, settings);
+			if (watched) return watched;
+			// Last, so every check above read the command the model wrote.
+			if (control.command !== undefined) event.input.command = control.command;
+			return undefined;
 		},
 
 		onToolResult(event) {
@@ -319,6 +391,34 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			return warnings.length > 0 ? warnings.join("\n") : undefined;
 		},
 	};
+}
+
+/** Which of the person's controls is on, in words. */
+function describeControl(settings: SelfSkillsSettings): string {
+	const on: string[] = [];
+	if (typeof settings.approval !== "string" || settings.approval !== "auto")
+		on.push(`selfskills.approval ${JSON.stringify(settings.approval)}`);
+	if (settings.pinned.length > 0) on.push(`pinned skills (${settings.pinned.join(", ")})`);
+	if (settings.contentReview === "refuse") on.push('selfskills.contentReview "refuse"');
+	return on.join(", ");
+}
+
+function protectedReason(toolName: string, path: string, place: ProtectedPlace, settings: SelfSkillsSettings): string {
+	return (
+		`selfskills: this ${toolName} call would change ${path}, inside ${place.path} (${place.why}), which ` +
+		`pi's own edit, write and bash may not change while the person's review is on (${describeControl(settings)}). ` +
+		"To change a skill use skill_manage (read, then patch, write or create): the person's approval and pins " +
+		"apply there. Settings, proposals and trust are the person's to change: ask them. Reading is always fine."
+	);
+}
+
+/** pi's shellCommandPrefix (the project's settings first, as pi merges them), or undefined. */
+function shellPrefix(cwd: string, agentDir: string, fs: FsOps): string | undefined {
+	for (const path of [getProjectSettingsPath(cwd), getGlobalSettingsPath(agentDir)]) {
+		const prefix = readSettingsFile(path, fs).json.shellCommandPrefix;
+		if (typeof prefix === "string" && prefix !== "") return prefix;
+	}
+	return undefined;
 }
 
 function readOrNull(fs: FsOps, path: string): Buffer | null {
