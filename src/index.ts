@@ -27,6 +27,7 @@ import { createSessionState, resetSessionState, type SessionState } from "./pipe
 import { createSideDoorGuard } from "./guard/side-doors.ts";
 import { bashStatusLine, probeSandbox, type SandboxProbe } from "./guard/sandbox.ts";
 import { controlIsOn } from "./policy/settings.ts";
+import { appearedNotice, findAppearedSkills, recordSeenSkills } from "./guard/skill-watch.ts";
 import { recordUse } from "./store/usage.ts";
 import { createSkillManageTool, TOOL_NAME } from "./face/tool.ts";
 import { isScannedByPi } from "./policy/discovery.ts";
@@ -83,6 +84,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	// (the command errors) instead of falling back to the matcher.
 	let probe: SandboxProbe | undefined;
 	const sandbox = (): SandboxProbe => (probe ??= probeSandbox());
+	let firstPrompt = true;
 	const commandDeps: CommandDeps = {
 		agentDir: getAgentDir,
 		fs: realFs,
@@ -129,6 +131,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	pi.on("session_start", (_event, ctx) => {
 		resetSessionState(state);
 		recover(state);
+		firstPrompt = true;
 		if (probe?.available !== true) probe = probeSandbox();
 		const report = loadPolicy(ctx, getAgentDir()).report;
 		// A bad value falls back to its default silently otherwise; one line, once per session.
@@ -161,10 +164,35 @@ export default function selfskills(pi: ExtensionAPI): void {
 		const skills = event.systemPromptOptions?.skills ?? [];
 		state.runtimeSkillFiles = skills.map((s) => s.filePath);
 		state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
+		watchSkillFiles(ctx);
 		if (!isEnabled(ctx).inject) return undefined;
 		const decisions = takeDecisions(realFs, getAgentDir(), ctx.cwd);
 		return { systemPrompt: `${event.systemPrompt}\n\n${buildInjectedBlock(state.changed.values(), decisions)}` };
 	});
+
+	/**
+	 * The session's first prompt names skills that appeared outside the tool while a control was on;
+	 * each prompt then records what pi loaded (skill-watch.ts). A failure here never stops a prompt.
+	 */
+	function watchSkillFiles(ctx: ExtensionContext): void {
+		try {
+			const agentDir = getAgentDir();
+			const files = state.runtimeSkillFiles;
+			if (firstPrompt) {
+				firstPrompt = false;
+				const appeared = findAppearedSkills(realFs, agentDir, files);
+				if (appeared.length > 0) {
+					if (ctx.hasUI) ctx.ui.notify(appearedNotice(appeared), "warning");
+					else process.stderr.write(`${appearedNotice(appeared)}\n`);
+				}
+			}
+			const changed = [...state.changed.values()].filter((c) => c.action !== "delete").map((c) => c.path);
+			const control = controlIsOn(loadPolicy(ctx, agentDir).report.settings);
+			recordSeenSkills(realFs, agentDir, [...files, ...changed], control);
+		} catch {
+			// The record is a notice for the person, not a gate.
+		}
+	}
 
 	// pi's own edit, write and bash on skill files: blocked, or backed up and checked (side-doors.ts).
 	const sideDoors = createSideDoorGuard({ agentDir: getAgentDir, fs: realFs, state, effects, sandbox });

@@ -3,12 +3,14 @@
 // fails on the protected set, not even root can remount it, and everything else behaves as before:
 // writes elsewhere, exit code, output, cwd, env, timeout and abort. The person's own `!` is never sandboxed.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { probeSandbox } from "../../src/guard/sandbox.ts";
 import { writeSkill, DEPLOY_SKILL } from "../support/fixtures.ts";
-import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
+import { call } from "../support/faux-script.ts";
+import { FAUX_CLI_ARGS, piInstall, runPiPrint } from "../support/pi-cli.ts";
+import { getPiLine, getPiLineInfo, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { commandOutputs } from "../ux/ux-support.ts";
@@ -165,5 +167,59 @@ describe(`pi's bash in the sandbox while a control is on (pi ${getPiLine()})`, f
 		const result = await pi!.session.executeBash(`echo mine >> ${JSON.stringify(skillFile)}`);
 		expect(result.exitCode).to.equal(0);
 		expect(readFileSync(skillFile, "utf8")).to.equal(`${DEPLOY_SKILL}mine\n`);
+	});
+});
+
+describe(`a nested pi approve from the agent's sandboxed bash (real pi CLI, pi ${getPiLine()})`, function () {
+	this.timeout(200000);
+	const getEnv = useTempEnv();
+
+	it("cannot approve the agent's own proposal; the same command run by the person does", async function () {
+		const env = getEnv();
+		await piInstall(env, REPO_ROOT);
+		const settingsPath = join(env.agentDir, "settings.json");
+		const json = JSON.parse(readFileSync(settingsPath, "utf8")) as Record<string, unknown>;
+		writeFileSync(settingsPath, JSON.stringify({ ...json, selfskills: { approval: "propose" } }));
+		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
+		const filed = await runPiPrint({
+			env,
+			prompt: "fix the skill",
+			steps: [
+				call({ action: "read", skill: "deploy-checks" }),
+				call({ action: "patch", skill: "deploy-checks", old_string: "Run npm build.", new_string: "Run pwned." }),
+				{ text: "filed" },
+			],
+		});
+		const proposals = join(env.agentDir, "selfskills", "proposals");
+		const ids = readdirSync(proposals).filter((f) => f.endsWith(".json"));
+		expect(ids, filed.stderr).to.have.length(1);
+		const id = ids[0].replace(/\.json$/, "");
+		// The confirmation print mode asks for (`--yes`, or `--yes=<digest>`), as the person would read it.
+		const preview = await runPiPrint({ env, prompt: `/selfskills approve ${id}` });
+		const flags = /To approve it, run: \/selfskills approve \S+ (.*)$/m.exec(preview.stdout + preview.stderr)?.[1];
+		expect(flags, preview.stdout + preview.stderr).to.be.a("string");
+		const { cliPath, nodeBinary } = getPiLineInfo();
+		const nested = [nodeBinary, cliPath, "-p", "--no-session", ...FAUX_CLI_ARGS, `/selfskills approve ${id} ${flags}`]
+			.map((word) => JSON.stringify(word))
+			.join(" ");
+		// The nested pi gets a script of its own (it must not replay this one) and captures nothing.
+		const quiet = join(env.root, "nested-script.json");
+		writeFileSync(quiet, JSON.stringify([{ text: "nested model" }]));
+		const command = `FAUX_SCRIPT=${JSON.stringify(quiet)} FAUX_CAPTURE= ${nested} 2>&1; echo "exit $?"`;
+		const agent = await runPiPrint({
+			env,
+			prompt: "approve it yourself",
+			// Two pi starts in a row, the inner one compiling the extension afresh (its cache is read-only).
+			timeoutMs: 100000,
+			steps: [{ toolCall: { name: "bash", arguments: { command } } }, { text: "x" }],
+		});
+		const seen = JSON.stringify(agent.calls.at(-1)?.lastMessage ?? "");
+		expect(seen, agent.stderr).to.match(/EROFS|Read-only file system/);
+		expect(seen).to.not.contain(`approved ${id}`);
+		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		expect(existsSync(join(proposals, ids[0]))).to.equal(true);
+		// The very same command outside the sandbox, as the person: it approves.
+		const person = await runPiPrint({ env, prompt: `/selfskills approve ${id} ${flags}` });
+		expect(readFileSync(skillFile, "utf8"), person.stdout + person.stderr).to.contain("Run pwned.");
 	});
 });

@@ -69,6 +69,8 @@ export interface PiPrintOptions {
 	steps?: FauxStep[];
 	/** Flags placed before the prompt, e.g. `["--approve"]` (see getProjectTrustCliArgs). */
 	extraArgs?: string[];
+	/** Kill the run after this long (default 30 s). */
+	timeoutMs?: number;
 }
 
 export interface PiPrintResult extends PiCliResult {
@@ -80,7 +82,7 @@ export interface PiPrintResult extends PiCliResult {
 export async function runPiPrint(options: PiPrintOptions): Promise<PiPrintResult> {
 	const args = ["-p", "--no-session", ...FAUX_CLI_ARGS, ...(options.extraArgs ?? []), options.prompt];
 	const { extraEnv, capturePath } = writeFauxFiles(options.env, options.steps ?? []);
-	const result = await runPiCli(args, { env: options.env, extraEnv });
+	const result = await runPiCli(args, { env: options.env, extraEnv, timeoutMs: options.timeoutMs });
 	return { ...result, calls: readCaptures(capturePath) };
 }
 
