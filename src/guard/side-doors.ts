@@ -281,19 +281,28 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 		};
 	}
 
-	/** guardBuiltins on discovered skills: a block, or the files backed up before the call runs. */
-	function watchSkills(
-		event: { toolName: string; toolCallId: string; input: Record<string, unknown> },
-		cwd: string,
+	/** A block when a skill the call would change is pinned, needs approval, or guardBuiltins is "block". */
+	function blockSkills(
+		toolName: string,
+		hits: readonly SkillHit[],
 		settings: SelfSkillsSettings,
 	): { block: true; reason: string } | undefined {
-		const hits = findSkillHits(event.toolName, event.input, cwd, index());
-		if (hits.length === 0) return undefined;
 		for (const hit of hits) {
 			const forced = forcedBlock(settings, hit.skill, () => originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir));
 			if (forced || settings.guardBuiltins === "block")
-				return { block: true, reason: blockReason(event.toolName, hit.skill, forced) };
+				return { block: true, reason: blockReason(toolName, hit.skill, forced) };
 		}
+		return undefined;
+	}
+
+	/** guardBuiltins "backup": the files a call may change, backed up before it runs (blocked if they cannot be). */
+	function watchSkills(
+		event: { toolName: string; toolCallId: string },
+		hits: readonly SkillHit[],
+		cwd: string,
+		settings: SelfSkillsSettings,
+	): { block: true; reason: string } | undefined {
+		if (hits.length === 0) return undefined;
 		if (settings.guardBuiltins === "off") return undefined;
 		try {
 			const via = event.toolName as SideDoor;
@@ -327,9 +336,13 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			}
 			if (!SIDE_DOORS.includes(event.toolName)) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
+			const hits = findSkillHits(event.toolName, event.input, ctx.cwd, index());
+			// A skill file first: its refusal names the skill_manage call that changes it.
+			const skillBlock = blockSkills(event.toolName, hits, settings);
+			if (skillBlock) return skillBlock;
 			const control = controlIsOn(settings) ? guardProtected(event.toolName, event.input, ctx.cwd, settings) : {};
 			if (control.block) return control.block;
-			const watched = watchSkills(event, ctx.cwd, settings);
+			const watched = watchSkills(event, hits, ctx.cwd, settings);
 			if (watched) return watched;
 			// Last, so every check above read the command the model wrote.
 			if (control.command !== undefined) event.input.command = control.command;
