@@ -29,6 +29,8 @@ import {
 import { getProposalsDir } from "../base/paths.ts";
 import { countDiffLines, fileProposal, type ProposalTarget } from "../store/proposals.ts";
 import { checkLanded } from "../checks/validation.ts";
+import { controlIsOn } from "../policy/settings.ts";
+import { describeGitReports, gitBefore } from "./git-commit.ts";
 
 export const MAX_OPERATIONS = 100;
 
@@ -450,6 +452,8 @@ async function commitPlanned(
 ): Promise<MutationResult | Refusal> {
 	const diff = diffChanges(planned.changes);
 	const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
+	// git: "commit" needs each target's state before the write (was it as HEAD has it?).
+	const git = ctx.settings.git === "commit" ? await gitBefore(ctx.fs, planned.changes) : undefined;
 	const outcome = await commitPlan(commitPlanOf(planned), {
 		fs: ctx.fs,
 		agentDir: ctx.agentDir,
@@ -476,6 +480,19 @@ async function commitPlanned(
 			landedOps.map((l) => l.record),
 		) ?? recordCreates(ctx, planned.plans);
 	for (const { record, change } of landedOps) options.effects.onLanded(record, change);
+	const mark = options.decided?.mark;
+	const gitReports = git
+		? await git(
+				{
+					action,
+					skills: [...new Set(outcome.landed.map((c) => c.skill))],
+					reason: reasonOf(prepared),
+					audit: landedOps[0]?.record.time ?? new Date().toISOString(),
+					...(mark && "approved" in mark ? { approved: mark.approved } : {}),
+				},
+				controlIsOn(ctx.settings),
+			)
+		: [];
 	const reports = reportOperations(
 		planned.plans,
 		outcome.landed.map((l) => ({ path: l.absPath, fate: "landed", backupPath: l.backupPath })),
@@ -493,6 +510,7 @@ async function commitPlanned(
 		backups.length > 0 ? `Backup: ${backups.join(", ")}` : "",
 		...notes,
 		auditError ? `(audit log not written: ${auditError.message})` : "",
+		...describeGitReports(gitReports),
 		clipDiff(diff, 40),
 	]
 		.filter(Boolean)
@@ -522,6 +540,7 @@ async function commitPlanned(
 						})),
 					}
 				: {}),
+			...(git ? { git: gitReports } : {}),
 			snapshot: outcome.snapshots[0]?.id,
 			...(outcome.snapshots.length > 1 ? { snapshots: outcome.snapshots.map((s) => s.id) } : {}),
 		},
