@@ -8,6 +8,7 @@ import type { Refusal } from "../base/errors.ts";
 import type { DiscoveredSkill } from "../policy/discovery.ts";
 import { checkFileArgument, findSkill, resolveFileTarget, SKILL_FILE, type SkillSelector } from "../policy/target.ts";
 import { newestDiffering, restoreCandidates } from "./restore.ts";
+import { locateInWorkTree, recentCommits, type CommitLine } from "../base/git.ts";
 
 export interface HistoryArgs extends SkillSelector {
 	readonly file?: string;
@@ -38,6 +39,12 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 		);
 	// The one a plain restore puts back: the newest that differs from the file now.
 	const next = "code" in found ? entries[0] : newestDiffering(entries, currentBytes(ctx, found, relPath));
+	const commits = "code" in found ? [] : commitsOf(ctx, found, relPath);
+	if (commits.length > 0)
+		lines.push(
+			`Commits that touched ${name}/${relPath}, newest first (restore one with "backup":"git:<commit>"):`,
+			...commits.map((c) => `  git:${c.short}  ${c.time}  ${c.author}  ${c.subject}`),
+		);
 	if (next)
 		lines.push(
 			`Restore one: {"action":"restore","skill":"${name}"` +
@@ -53,8 +60,17 @@ export function showHistory(ctx: CallContext, args: HistoryArgs): ActionResult |
 			backups: entries,
 			snapshots,
 			otherFiles: others,
+			commits,
 		},
 	};
+}
+
+/** The latest commits that touched the file, when it lies in a git work tree (whatever the git setting). */
+function commitsOf(ctx: CallContext, skill: DiscoveredSkill, relPath: string): CommitLine[] {
+	const target = resolveFileTarget(skill, relPath);
+	if ("code" in target) return [];
+	const where = locateInWorkTree(ctx.fs, target.absPath);
+	return where ? recentCommits(where.top, where.rel) : [];
 }
 
 /** The file's bytes now, or null when it is absent or not a regular file. */

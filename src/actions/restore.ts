@@ -13,6 +13,8 @@ import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "
 import type { FileChange, Plan } from "../pipeline/plan.ts";
 import { sha256 } from "../store/read-ledger.ts";
 import { loadedNameOf } from "../checks/validation.ts";
+import { gitRevisionOf } from "../base/git.ts";
+import { prepareGitRestore } from "./git-restore.ts";
 import {
 	findSkill,
 	newSkillTarget,
@@ -117,6 +119,8 @@ function findBrokenSkill(ctx: CallContext, args: RestoreArgs): DiscoveredSkill |
 }
 
 export function prepareRestore(ctx: CallContext, args: RestoreArgs): PreparedMutation | Refusal {
+	const rev = gitRevisionOf(args.backup);
+	if (rev !== undefined) return prepareGitRestore(ctx, args, rev);
 	const found = findSkill(ctx.discovery.skills, args, ctx.cwd);
 	const skill = "code" in found ? (findBrokenSkill(ctx, args) ?? found) : found;
 	if ("code" in skill) return prepareSnapshotRestore(ctx, args, skill);

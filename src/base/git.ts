@@ -3,6 +3,8 @@
 // is reported as such, never thrown; what git said comes back for the caller to judge.
 
 import { spawn, spawnSync, type SpawnOptions } from "node:child_process";
+import { basename, dirname, join, relative, sep } from "node:path";
+import type { FsOps } from "./fs-ops.ts";
 
 /** Past this a git run is killed: a hook or a lock must not hang the tool. */
 export const GIT_TIMEOUT_MS = 20_000;
@@ -32,7 +34,7 @@ export interface GitRun {
 }
 
 export type GitOutcome =
-	| { readonly ok: true; readonly stdout: string; readonly stderr: string }
+	| { readonly ok: true; readonly stdout: string; readonly stderr: string; readonly bytes?: Buffer }
 	| {
 			readonly ok: false;
 			/** missing: no git on PATH; timeout: killed after the bound; failed: git exited non-zero. */
@@ -143,7 +145,7 @@ export function runGitSync(args: readonly string[], run: GitRun): GitOutcome {
 	if (error?.code === "ETIMEDOUT" || result.signal === "SIGKILL")
 		return { ok: false, kind: "timeout", code: result.status, stdout, stderr };
 	if (error || result.status !== 0) return { ok: false, kind: "failed", code: result.status, stdout, stderr };
-	return { ok: true, stdout, stderr };
+	return { ok: true, stdout, stderr, bytes: result.stdout ?? Buffer.alloc(0) };
 }
 
 /** A git failure in one line, for a tool result. */
@@ -154,8 +156,116 @@ export function describeGitFailure(outcome: Exclude<GitOutcome, { ok: true }>): 
 	return `git failed${said ? `: ${said}` : ` (exit ${outcome.code})`}`;
 }
 
+/** The nearest existing folder at or above `dir` (symlinks resolved), and the names below it not made yet. */
+export function existingAncestor(fs: FsOps, dir: string): { dir: string; rest: string[] } {
+	const rest: string[] = [];
+	let current = dir;
+	while (fs.stat(current) === undefined && dirname(current) !== current) {
+		rest.unshift(basename(current));
+		current = dirname(current);
+	}
+	return { dir: fs.realpath(current), rest };
+}
+
+/** Where `absPath` lies in a git work tree: its top level and its `/`-separated path there; undefined when in none. */
+export function locateInWorkTree(fs: FsOps, absPath: string): { top: string; rel: string } | undefined {
+	let found: { dir: string; rest: string[] };
+	try {
+		found = existingAncestor(fs, dirname(absPath));
+	} catch {
+		return undefined;
+	}
+	const top = runGitSync([...NO_PROGRAMS, "rev-parse", "--show-toplevel"], { cwd: found.dir, read: true });
+	if (!top.ok || top.stdout.trim() === "") return undefined;
+	const rel = relative(top.stdout.trim(), join(found.dir, ...found.rest, basename(absPath)))
+		.split(sep)
+		.join("/");
+	return rel.startsWith("..") ? undefined : { top: top.stdout.trim(), rel };
+}
+
+export interface CommitLine {
+	readonly id: string;
+	readonly short: string;
+	readonly time: string;
+	readonly author: string;
+	readonly subject: string;
+}
+
+/** The latest commits of the current HEAD that touched `rel` (a file or a folder), newest first. */
+export function recentCommits(top: string, rel: string, limit = 10): CommitLine[] {
+	const log = runGitSync(
+		[
+			...NO_PROGRAMS,
+			"log",
+			`-n${limit}`,
+			"--no-color",
+			"--date=iso-strict",
+			"--format=%H%x00%h%x00%ad%x00%an%x00%s",
+			"--",
+			rel,
+		],
+		{ cwd: top, read: true, env: { GIT_LITERAL_PATHSPECS: "1" } },
+	);
+	if (!log.ok) return [];
+	return log.stdout
+		.split("\n")
+		.filter(Boolean)
+		.map((line) => {
+			const [id, short, time, author, subject] = line.split("\0");
+			return { id, short, time, author, subject };
+		});
+}
+
+/** A git revision as a backup id names it: `git:<rev>` (a commit id, a branch, HEAD~2...), or undefined. */
+export function gitRevisionOf(backup: string | undefined): string | undefined {
+	const match = /^git:(.+)$/.exec(backup?.trim() ?? "");
+	return match ? match[1].trim() : undefined;
+}
+
+/** A revision the tool passes to git: no option look-alike, no whitespace or control characters. */
+export function isSafeRevision(rev: string): boolean {
+	return /^[\w./~^@{}+-]+$/.test(rev) && !rev.startsWith("-") && rev.length <= 200;
+}
+
+/** The files under `rel` (a file or a folder) in commit `rev`: mode, blob id and path; undefined when git fails. */
+export function filesAt(
+	top: string,
+	rev: string,
+	rel: string,
+): Array<{ mode: string; id: string; path: string }> | undefined {
+	const tree = runGitSync([...NO_PROGRAMS, "ls-tree", "-r", "-z", "--full-tree", rev, "--", rel], {
+		cwd: top,
+		read: true,
+		env: { GIT_LITERAL_PATHSPECS: "1" },
+	});
+	if (!tree.ok) return undefined;
+	return tree.stdout
+		.split("\0")
+		.filter(Boolean)
+		.map((line) => {
+			const tab = line.indexOf("\t");
+			const [mode, type, id] = line.slice(0, tab).split(" ");
+			return { mode: type === "blob" ? mode : type, id, path: line.slice(tab + 1) };
+		});
+}
+
+/** A commit's full id for `rev`, or undefined when it names none. */
+export function resolveCommit(top: string, rev: string): string | undefined {
+	const out = runGitSync([...NO_PROGRAMS, "rev-parse", "-q", "--verify", "--end-of-options", `${rev}^{commit}`], {
+		cwd: top,
+		read: true,
+	});
+	return out.ok ? out.stdout.trim() : undefined;
+}
+
+/** A blob's bytes exactly as stored (no filter runs), or undefined. */
+export function blobBytes(top: string, id: string): Buffer | undefined {
+	const out = runGitSync([...NO_PROGRAMS, "cat-file", "blob", id], { cwd: top, read: true });
+	return out.ok ? out.bytes : undefined;
+}
+
 /** The innermost work tree holding `dir` (its top level), or undefined when none does (or git is missing). */
 export function workTreeOf(dir: string): string | undefined {
-	const top = runGitSync(["rev-parse", "--show-toplevel"], { cwd: dir, read: true });
+	const top = runGitSync([...NO_PROGRAMS, "rev-parse", "--show-toplevel"], { cwd: dir, read: true });
 	return top.ok && top.stdout.trim() !== "" ? top.stdout.trim() : undefined;
 }

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { FsOps } from "../base/fs-ops.ts";
-import { describeGitFailure, NO_PROGRAMS, runGit, type GitOutcome } from "../base/git.ts";
+import { describeGitFailure, existingAncestor, NO_PROGRAMS, runGit, type GitOutcome } from "../base/git.ts";
 
 /** Commits made while no identity is configured carry this one. */
 export const PACKAGE_IDENTITY = { name: "pi-selfskills", email: "pi-selfskills@localhost" } as const;
@@ -66,17 +66,6 @@ export interface GitReport {
 	readonly why?: string;
 	/** The command that commits it by hand. */
 	readonly byHand?: string;
-}
-
-/** The nearest existing folder at or above `dir`, and the names below it that do not exist yet. */
-function existingAncestor(fs: FsOps, dir: string): { dir: string; rest: string[] } {
-	const rest: string[] = [];
-	let current = dir;
-	while (fs.stat(current) === undefined && dirname(current) !== current) {
-		rest.unshift(basename(current));
-		current = dirname(current);
-	}
-	return { dir: fs.realpath(current), rest };
 }
 
 function splitZ(text: string): string[] {
@@ -248,7 +237,7 @@ function byHand(top: string, paths: readonly string[], subject: string): string 
 	return `git -C ${quote(top)} add -A -- ${list} && git -C ${quote(top)} commit -m ${quote(subject)} -- ${list}`;
 }
 
-/** A merge, rebase, cherry-pick or revert under way, a detached HEAD, or a held index.lock: the reason, or undefined. */
+/** A merge, rebase, cherry-pick or revert under way, a detached HEAD or a held index.lock: the reason, if any. */
 async function blockedBy(top: string, fs: FsOps): Promise<string | undefined> {
 	const names = ["index.lock", "MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD"];
 	const why = [

@@ -38,7 +38,7 @@ describe("git-commit: landed changes become commits", function () {
 	const gitReport = (r: { details: Record<string, unknown> }) =>
 		(r.details.git as Array<Record<string, unknown>>)[0] ?? {};
 
-	it("commits a patch as one commit of exactly SKILL.md, leaving the person's other work as it was", async function () {
+	it("commits a patch as one commit of exactly SKILL.md, keeping the person's other work", async function () {
 		// The person's own work: a staged new file, a staged edit and an unstaged edit.
 		writeFile(join(repo, "staged-new.md"), "draft\n");
 		writeFile(join(repo, "README.md"), "team skills, staged\n");
