@@ -33,7 +33,8 @@ export type RefusalCode =
 	| "deleted_in_batch"
 	| "pinned"
 	| "denied"
-	| "unknown_proposal";
+	| "unknown_proposal"
+	| "git_failed";
 
 export interface Refusal {
 	readonly code: RefusalCode;
@@ -463,5 +464,14 @@ export function unknownProposal(id: string, pending: readonly string[]): Refusal
 		`no pending proposal "${id}" (${listed}); it may have been approved or rejected already. ` +
 			"Run /selfskills pending.",
 		{ id, pending },
+	);
+}
+
+/** `/selfskills export` could not hand the proposal to git; it stays pending. */
+export function gitFailed(id: string, detail: string): Refusal {
+	return refusal(
+		"git_failed",
+		`proposal ${id} was not exported: ${detail}. Nothing changed and the proposal is still pending.`,
+		{ id, detail },
 	);
 }

@@ -41,6 +41,7 @@ import {
 	rejectProposal,
 	type ReviewDeps,
 } from "./review.ts";
+import { exportProposal, exportText, formatGitStatus } from "./export.ts";
 import { controlIsOn, findPin, getGlobalSettingsPath } from "../policy/settings.ts";
 import { changedSince, listProposals } from "../store/proposals.ts";
 import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "../policy/trust.ts";
@@ -60,6 +61,7 @@ const SUBCOMMANDS = [
 	"reject",
 	"pin",
 	"unpin",
+	"export",
 ];
 /** `/selfskills unused` without a number: skills not used for this many days. */
 const UNUSED_DAYS = 30;
@@ -202,6 +204,11 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 		`settings from: ${report.source ?? "defaults"}`,
 		`skills dir (create): ${s.skillsDir}`,
 		`writable roots:\n${formatRoots(callCtx.discovery.roots)}`,
+		formatGitStatus(
+			deps.fs,
+			callCtx.discovery.roots.map((r) => r.path),
+			s.git,
+		),
 		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
 		...skills.map(
 			(k) =>
@@ -414,6 +421,14 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 	);
 }
 
+async function exportCommand(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
+	const id = args.find((a) => !a.startsWith("--"));
+	if (!id) return output(ctx, "usage: /selfskills export <id> [--branch] (ids: /selfskills pending)", "warning");
+	const done = await exportProposal(reviewDeps(deps), ctx, id, { branch: args.includes("--branch") });
+	if (isRefusal(done)) return refused(ctx, done);
+	output(ctx, exportText(id, done));
+}
+
 async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills reject <id> [reason] (ids: /selfskills pending)", "warning");
 	const proposal = findProposal(reviewDeps(deps), args[0]);
@@ -533,6 +548,8 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 				return await pin(deps, ctx, true, rest);
 			case "unpin":
 				return await pin(deps, ctx, false, rest);
+			case "export":
+				return await exportCommand(deps, ctx, rest);
 			default:
 				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
 		}
@@ -565,9 +582,9 @@ async function skillNames(deps: CommandDeps): Promise<string[]> {
 }
 
 /** Subcommands that take arguments: their completion ends in a space so the next Tab goes on. */
-const TAKES_ARGUMENTS = new Set(["history", "restore", "show", "approve", "reject", "pin", "unpin"]);
-/** Subcommands whose argument is a pending proposal's id; reject takes a reason after it. */
-const TAKES_PROPOSAL = new Set(["show", "approve", "reject"]);
+const TAKES_ARGUMENTS = new Set(["history", "restore", "show", "approve", "reject", "pin", "unpin", "export"]);
+/** Subcommands whose argument is a pending proposal's id; reject takes a reason after it, export --branch. */
+const TAKES_PROPOSAL = new Set(["show", "approve", "reject", "export"]);
 
 /**
  * Completions, each the whole argument text: subcommands, then skill names, then (restore) the
@@ -593,7 +610,9 @@ export async function completeArguments(
 	if (words.length === 1) options = SUBCOMMANDS.map((name) => ({ name, more: TAKES_ARGUMENTS.has(name) }));
 	else if (words.length === 2 && TAKES_PROPOSAL.has(sub)) {
 		const ids = listProposals(deps.fs, deps.agentDir()).map((p) => p.id);
-		options = sub === "reject" ? notFinal(ids) : final(ids);
+		options = sub === "reject" || sub === "export" ? notFinal(ids) : final(ids);
+	} else if (words.length === 3 && sub === "export") {
+		options = final(["--branch"]);
 	} else if (words.length === 2 && sub === "unpin")
 		options = final([...loadPolicy({ cwd: process.cwd() }, deps.agentDir()).report.settings.pinned]);
 	else if (words.length === 2 && sub === "pin") options = final(await skillNames(deps));

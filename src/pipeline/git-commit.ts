@@ -52,6 +52,8 @@ export interface CommitMessage {
 	/** The audit lines' time, the trailer that ties the commit to them. */
 	readonly audit: string;
 	readonly approved?: string;
+	/** A proposal exported for review, not yet approved. */
+	readonly proposal?: string;
 }
 
 /** What became of one work tree's share of a landed change. */
@@ -207,12 +209,13 @@ export function commitMessage(message: CommitMessage, files: readonly string[]):
 	const trailers = [
 		`Selfskills-Audit: ${message.audit}`,
 		...(message.approved ? [`Selfskills-Approved: ${message.approved}`] : []),
+		...(message.proposal ? [`Selfskills-Proposal: ${message.proposal}`] : []),
 	];
 	return [subject, ...(body ? [body] : []), trailers.join("\n")].join("\n\n");
 }
 
 /** The person's identity where git has one; the package's otherwise. */
-async function identityEnv(top: string): Promise<Record<string, string>> {
+export async function identityEnv(top: string): Promise<Record<string, string>> {
 	const get = async (key: string) => {
 		const out = await runGit(["config", "--get", key], { cwd: top, read: true });
 		return out.ok ? out.stdout.trim() : "";
@@ -271,8 +274,8 @@ async function gitPaths(top: string, names: readonly string[]): Promise<{ paths:
 }
 
 /** The real index entries for `files` set to what HEAD now holds for them (plumbing keeps it in step). */
-function indexInfo(
-	files: readonly RepoFile[],
+export function indexInfo(
+	files: ReadonlyArray<{ readonly rel: string }>,
 	ids: ReadonlyMap<string, { mode: string; id: string }>,
 	zero: string,
 ): string {
@@ -311,6 +314,45 @@ async function commitWithHooks(
 	return { commit: head.ok ? head.stdout.trim() : "HEAD" };
 }
 
+/**
+ * A commit object on top of `parent` (none: a root commit) whose tree is the parent's with `info`
+ * (`git update-index --index-info` lines) applied, built in a temporary index: no work tree, index
+ * or ref is touched, and no hook, filter or signing program runs.
+ */
+export async function commitOnTop(
+	top: string,
+	fs: FsOps,
+	change: { parent: string; info: string; message: string; env: Record<string, string> },
+): Promise<{ error: string } | { commit: string }> {
+	const tempPath = await gitPaths(top, [`selfskills-index-${process.pid}-${Date.now()}`]);
+	if ("error" in tempPath) return tempPath;
+	const run = { cwd: top, env: { ...change.env, ...LITERAL, GIT_INDEX_FILE: tempPath.paths[0] } };
+	const git = (args: string[], input?: string) => runGit([...NO_PROGRAMS, ...args], { ...run, input });
+	try {
+		const seeded = await git(change.parent ? ["read-tree", change.parent] : ["read-tree", "--empty"]);
+		if (!seeded.ok) return { error: describeGitFailure(seeded) };
+		const updated = await git(["update-index", "--index-info"], change.info);
+		if (!updated.ok) return { error: describeGitFailure(updated) };
+		const tree = await git(["write-tree"]);
+		if (!tree.ok) return { error: describeGitFailure(tree) };
+		const parents = change.parent ? ["-p", change.parent] : [];
+		const made = await git(["commit-tree", tree.stdout.trim(), ...parents, "-m", change.message]);
+		return made.ok ? { commit: made.stdout.trim() } : { error: describeGitFailure(made) };
+	} finally {
+		try {
+			fs.unlink(tempPath.paths[0]);
+		} catch {
+			// Never written, or already gone.
+		}
+	}
+}
+
+/** HEAD's commit id, or "" on a branch with no commit yet. */
+export async function headCommit(top: string): Promise<string> {
+	const old = await runGit([...NO_PROGRAMS, "rev-parse", "-q", "--verify", "HEAD^{commit}"], { cwd: top, read: true });
+	return old.ok ? old.stdout.trim() : "";
+}
+
 async function commitWithPlumbing(
 	repo: RepoBefore,
 	files: readonly RepoFile[],
@@ -319,10 +361,8 @@ async function commitWithPlumbing(
 	fs: FsOps,
 ): Promise<{ error: string } | { commit: string }> {
 	const run = { cwd: repo.top, env: { ...env, ...LITERAL } };
-	const git = (args: string[], extra: { env?: Record<string, string>; input?: string } = {}) =>
-		runGit([...NO_PROGRAMS, ...args], { ...run, ...extra, env: { ...run.env, ...extra.env } });
-	const old = await git(["rev-parse", "-q", "--verify", "HEAD^{commit}"]);
-	const parent = old.ok ? old.stdout.trim() : "";
+	const git = (args: string[], input?: string) => runGit([...NO_PROGRAMS, ...args], { ...run, input });
+	const parent = await headCommit(repo.top);
 	const present = files.filter((f) => !f.removed);
 	const ids = new Map<string, { mode: string; id: string }>();
 	if (present.length > 0) {
@@ -335,36 +375,18 @@ async function commitWithPlumbing(
 		});
 	}
 	const info = indexInfo(files, ids, repo.zero);
-	const tempPath = await gitPaths(repo.top, [`selfskills-index-${process.pid}-${Date.now()}`]);
-	if ("error" in tempPath) return tempPath;
-	const temp = { env: { GIT_INDEX_FILE: tempPath.paths[0] } };
-	try {
-		const seeded = await git(parent ? ["read-tree", parent] : ["read-tree", "--empty"], temp);
-		if (!seeded.ok) return { error: describeGitFailure(seeded) };
-		const updated = await git(["update-index", "--index-info"], { ...temp, input: info });
-		if (!updated.ok) return { error: describeGitFailure(updated) };
-		const tree = await git(["write-tree"], temp);
-		if (!tree.ok) return { error: describeGitFailure(tree) };
-		const made = await git(["commit-tree", tree.stdout.trim(), ...(parent ? ["-p", parent] : []), "-m", message]);
-		if (!made.ok) return { error: describeGitFailure(made) };
-		const commit = made.stdout.trim();
-		// The real index first: were the ref moved and the index left behind, it would show the
-		// change as staged to be undone, and the person's next `git commit` would revert it.
-		const inStep = await git(["update-index", "--index-info"], { input: info });
-		if (!inStep.ok) return { error: describeGitFailure(inStep) };
-		const moved = await git(["update-ref", "-m", "commit (pi-selfskills)", "HEAD", commit, parent]);
-		if (!moved.ok) {
-			await git(["update-index", "--index-info"], { input: indexInfo(files, repo.head, repo.zero) });
-			return { error: describeGitFailure(moved) };
-		}
-		return { commit };
-	} finally {
-		try {
-			fs.unlink(temp.env.GIT_INDEX_FILE);
-		} catch {
-			// Never written, or already gone.
-		}
+	const made = await commitOnTop(repo.top, fs, { parent, info, message, env });
+	if ("error" in made) return made;
+	// The real index first: were the ref moved and the index left behind, it would show the
+	// change as staged to be undone, and the person's next `git commit` would revert it.
+	const inStep = await git(["update-index", "--index-info"], info);
+	if (!inStep.ok) return { error: describeGitFailure(inStep) };
+	const moved = await git(["update-ref", "-m", "commit (pi-selfskills)", "HEAD", made.commit, parent]);
+	if (!moved.ok) {
+		await git(["update-index", "--index-info"], indexInfo(files, repo.head, repo.zero));
+		return { error: describeGitFailure(moved) };
 	}
+	return made;
 }
 
 export interface CommitOptions {
