@@ -213,7 +213,9 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 				"reject ",
 				"pin ",
 				"unpin ",
+				"export ",
 			]);
+			expect(await complete("export p-00000000 ")).to.deep.equal(["export p-00000000 --branch"]);
 			expect(await complete("re")).to.deep.equal(["restore ", "reject "]);
 			expect(await complete("res")).to.deep.equal(["restore "]);
 			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
