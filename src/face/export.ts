@@ -269,11 +269,11 @@ export function exportText(id: string, exported: readonly ExportedRepo[]): strin
 
 /** `/selfskills` status: per writable root, the work tree it lies in (if any) and whether commits are on. */
 export function formatGitStatus(fs: FsOps, roots: readonly string[], mode: "off" | "commit"): string {
+	const committed = mode === "commit" ? "each landed change is committed" : "not committed";
 	const lines = [...new Set(roots)].map((root) => {
 		const where = locateInWorkTree(fs, join(root, "SKILL.md"));
-		return where
-			? `  ${root}: in the git work tree ${where.top}; ${mode === "commit" ? "each landed change is committed" : "not committed"}`
-			: `  ${root}: not in a git work tree`;
+		return where ? `  ${root}: in the git work tree ${where.top}; ${committed}` : `  ${root}: not in a git work tree`;
 	});
-	return `git: commits ${mode === "commit" ? 'on (selfskills.git "commit")' : "off"}; nothing is ever pushed\n${lines.join("\n")}`;
+	const head = `git: commits ${mode === "commit" ? 'on (selfskills.git "commit")' : "off"}; nothing is ever pushed`;
+	return [head, ...lines].join("\n");
 }
