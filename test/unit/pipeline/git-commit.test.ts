@@ -63,6 +63,12 @@ describe("git-commit: landed changes become commits", function () {
 		expect(git(repo, "log", "-1", "--format=%an <%ae>").trim()).to.equal("Pat Person <pat@example.com>");
 		expect(result.text).to.match(/git: committed [0-9a-f]{12} in .*: deploy-checks\/SKILL\.md\./);
 		expect(gitReport(result).hooksSkipped).to.equal(false);
+		// With git off again, the next change is not committed.
+		gitSettings(env.agentDir, { git: "off" });
+		const off = await h.call({ action: "patch", skill: "deploy-checks", old_string: "health", new_string: "status" });
+		expectOk(off);
+		expect(commitCount(repo)).to.equal(2);
+		expect(off.details.git).to.equal(undefined);
 	});
 
 	it("uses the package identity when the repository has none", async function () {
@@ -275,13 +281,6 @@ describe("git-commit: landed changes become commits", function () {
 		expect(lastCommitFiles(repo)).to.deep.equal(["A\tdeploy-checks/references/steps.md"]);
 		expect(result.text).to.contain("Ignored by git, not committed: deploy-checks/references/run.log.");
 		expect(existsSync(join(repo, "deploy-checks", "references", "run.log"))).to.equal(true);
-	});
-
-	it("commits nothing with git off", async function () {
-		gitSettings(env.agentDir, { git: "off" });
-		const result = await patchDeploy();
-		expect(commitCount(repo)).to.equal(1);
-		expect(result.details.git).to.equal(undefined);
 	});
 
 	it("never prompts: a hook reading the terminal gets no terminal", async function () {
