@@ -35,7 +35,7 @@ export interface RepoBefore {
 	readonly files: readonly RepoFile[];
 	/** Targets that differed from HEAD before the change (index or work tree): nothing is committed. */
 	readonly dirty: readonly string[];
-	/** New paths git ignores: left out of the commit. */
+	/** Paths in neither HEAD nor the index that git ignores: left out of the commit. */
 	readonly ignored: readonly string[];
 	/** HEAD's entries for the files (mode, id), to put the index back when a commit fails half way. */
 	readonly head: ReadonlyMap<string, { mode: string; id: string }>;
@@ -115,7 +115,7 @@ async function readRepo(
 	});
 	const format = await runGit([...NO_PROGRAMS, "rev-parse", "--show-object-format"], read);
 	if (!format.ok) return fail(format);
-	const hasHead = (await runGit(["rev-parse", "-q", "--verify", "HEAD^{commit}"], read)).ok;
+	const hasHead = (await runGit([...NO_PROGRAMS, "rev-parse", "-q", "--verify", "HEAD^{commit}"], read)).ok;
 	const tree = hasHead
 		? await runGit([...NO_PROGRAMS, "ls-tree", "-z", "--full-tree", "HEAD", "--", ...rels], read)
 		: undefined;
@@ -137,7 +137,8 @@ async function readRepo(
 		const treeDiffers = h?.id !== work || (h !== undefined && (h.mode === "100755") !== executable);
 		if (indexDiffers || treeDiffers) dirty.push(file.rel);
 	}
-	const news = files.filter((f) => untracked.has(f.rel) && !f.removed).map((f) => f.rel);
+	// A path git ignores is neither committed nor anyone's uncommitted work.
+	const news = files.filter((f) => untracked.has(f.rel)).map((f) => f.rel);
 	const ignoredRun =
 		news.length > 0
 			? await runGit([...NO_PROGRAMS, "check-ignore", "-z", "--stdin"], {
@@ -150,7 +151,7 @@ async function readRepo(
 	return {
 		top,
 		files: files.map((f) => ({ ...f, untracked: untracked.has(f.rel) })),
-		dirty,
+		dirty: dirty.filter((rel) => !ignored.includes(rel)),
 		ignored,
 		head: new Map([...head].map(([path, e]) => [path, { mode: e.mode, id: e.id }])),
 		zero: "0".repeat(format.stdout.trim() === "sha256" ? 64 : 40),
@@ -217,7 +218,7 @@ export function commitMessage(message: CommitMessage, files: readonly string[]):
 /** The person's identity where git has one; the package's otherwise. */
 export async function identityEnv(top: string): Promise<Record<string, string>> {
 	const get = async (key: string) => {
-		const out = await runGit(["config", "--get", key], { cwd: top, read: true });
+		const out = await runGit([...NO_PROGRAMS, "config", "--get", key], { cwd: top, read: true });
 		return out.ok ? out.stdout.trim() : "";
 	};
 	const name = process.env.GIT_AUTHOR_NAME || (await get("user.name"));
@@ -255,7 +256,7 @@ async function blockedBy(top: string, fs: FsOps): Promise<string | undefined> {
 	if ("error" in where) return where.error;
 	const hit = where.paths.findIndex((p) => fs.stat(p) !== undefined);
 	if (hit >= 0) return why[hit];
-	const branch = await runGit(["symbolic-ref", "-q", "HEAD"], { cwd: top, read: true });
+	const branch = await runGit([...NO_PROGRAMS, "symbolic-ref", "-q", "HEAD"], { cwd: top, read: true });
 	if (!branch.ok)
 		return branch.kind === "failed" ? "HEAD is detached (no branch to commit on)" : describeGitFailure(branch);
 	return undefined;
@@ -263,7 +264,10 @@ async function blockedBy(top: string, fs: FsOps): Promise<string | undefined> {
 
 /** Where git keeps `names` in this repository (`git rev-parse --git-path`), as absolute paths. */
 async function gitPaths(top: string, names: readonly string[]): Promise<{ paths: string[] } | { error: string }> {
-	const out = await runGit(["rev-parse", ...names.flatMap((n) => ["--git-path", n])], { cwd: top, read: true });
+	const out = await runGit([...NO_PROGRAMS, "rev-parse", ...names.flatMap((n) => ["--git-path", n])], {
+		cwd: top,
+		read: true,
+	});
 	if (!out.ok) return { error: describeGitFailure(out) };
 	return {
 		paths: out.stdout
@@ -310,7 +314,7 @@ async function commitWithHooks(
 			error: describeGitFailure(commit).replace(/^git failed/, "git commit failed (a hook may have refused)"),
 		};
 	}
-	const head = await runGit(["rev-parse", "HEAD"], { cwd: repo.top, read: true });
+	const head = await runGit([...NO_PROGRAMS, "rev-parse", "HEAD"], { cwd: repo.top, read: true });
 	return { commit: head.ok ? head.stdout.trim() : "HEAD" };
 }
 

@@ -281,6 +281,18 @@ describe("git-commit: landed changes become commits", function () {
 		expect(lastCommitFiles(repo)).to.deep.equal(["A\tdeploy-checks/references/steps.md"]);
 		expect(result.text).to.contain("Ignored by git, not committed: deploy-checks/references/run.log.");
 		expect(existsSync(join(repo, "deploy-checks", "references", "run.log"))).to.equal(true);
+		// An ignored file that already exists is nobody's uncommitted work: the next overwrite is committed too.
+		expectOk(await h.call({ action: "read", skill: "deploy-checks", file: "references/run.log" }));
+		expectOk(await h.call({ action: "read", skill: "deploy-checks", file: "references/steps.md" }));
+		const again = await h.call({
+			action: "operations",
+			operations: [
+				{ action: "write", skill: "deploy-checks", file: "references/run.log", content: "log 2\n" },
+				{ action: "write", skill: "deploy-checks", file: "references/steps.md", content: "steps 2\n" },
+			],
+		});
+		expectOk(again);
+		expect(lastCommitFiles(repo)).to.deep.equal(["M\tdeploy-checks/references/steps.md"]);
 	});
 
 	it("never prompts: a hook reading the terminal gets no terminal", async function () {
