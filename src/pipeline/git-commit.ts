@@ -480,8 +480,14 @@ export async function gitBefore(
 			changes.map((c) => ({ absPath: c.absPath, before: c.before, removed: c.after === null })),
 		);
 	} catch (error) {
-		const why = `the git state could not be read (${error instanceof Error ? error.message : String(error)})`;
-		return async () => [{ repo: "(unknown)", commit: null, files: [], ignored: [], hooksSkipped: false, why }];
+		return async () => [failedReport("the git state could not be read", error)];
 	}
-	return (message, skipHooks) => commitLanded(repos, { fs, message, skipHooks });
+	// The change has landed by the time this runs: whatever goes wrong is a report, never a throw.
+	return (message, skipHooks) =>
+		commitLanded(repos, { fs, message, skipHooks }).catch((error: unknown) => [failedReport("git failed", error)]);
+}
+
+function failedReport(what: string, error: unknown): GitReport {
+	const why = `${what} (${error instanceof Error ? error.message : String(error)})`;
+	return { repo: "(unknown)", commit: null, files: [], ignored: [], hooksSkipped: false, why };
 }
