@@ -29,7 +29,7 @@ import { bashStatusLine, probeSandbox, type SandboxProbe } from "./guard/sandbox
 import { controlIsOn } from "./policy/settings.ts";
 import { appearedNotice, findAppearedSkills, recordSeenSkills } from "./guard/skill-watch.ts";
 import { recordUse } from "./store/usage.ts";
-import { createSkillManageTool, TOOL_NAME } from "./face/tool.ts";
+import { createSkillManageTool, executeSkillManage, TOOL_NAME } from "./face/tool.ts";
 import { isScannedByPi } from "./policy/discovery.ts";
 import { checkSkillContent } from "./checks/validation.ts";
 
@@ -57,18 +57,19 @@ function createEffects(pi: ExtensionAPI, state: SessionState): MutationEffects {
 				});
 				return;
 			}
-			let description = "";
+			let description = change.loaded?.description;
 			try {
-				// Pi's own reading of the bytes gate 6 checked (a check-cache hit, no second parse).
-				description =
-					checkSkillContent(realFs.readFile(change.absPath).toString("utf8"), basename(dirname(change.absPath)))
-						.description ?? "";
+				// pi's edit, write or bash (side-doors.ts) pass no loader answer along: asked here.
+				description ??= checkSkillContent(
+					realFs.readFile(change.absPath).toString("utf8"),
+					basename(dirname(change.absPath)),
+				).description;
 			} catch {
 				// The change landed; a missing description only shortens the injected note.
 			}
 			state.changed.set(change.skill, {
 				name: change.skill,
-				description,
+				description: description ?? "",
 				path: change.absPath,
 				action: record.action,
 			});
@@ -94,12 +95,15 @@ export default function selfskills(pi: ExtensionAPI): void {
 		knownSkills: [],
 		sandbox,
 	};
-	const tool = createSkillManageTool({ agentDir: getAgentDir, fs: realFs, state, effects });
+	const toolDeps = { agentDir: getAgentDir, fs: realFs, state, effects };
+	const tool = createSkillManageTool(toolDeps);
 
 	pi.registerTool({
 		...tool,
-		async execute(id, params, signal, onUpdate, ctx) {
-			if (!isEnabled(ctx).enabled) {
+		async execute(_id, params, signal, _onUpdate, ctx) {
+			// Trust and settings read once for the call: the tool takes them along.
+			const policy = loadPolicy(ctx, getAgentDir());
+			if (!policy.report.settings.enabled) {
 				return {
 					content: [
 						{
@@ -111,7 +115,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 				};
 			}
 			recover(state);
-			const result = await tool.execute(id, params, signal, onUpdate, ctx);
+			const result = await executeSkillManage(toolDeps, params, ctx, signal, policy);
 			const { ok, action, skill } = result.details as { ok?: unknown; action?: unknown; skill?: unknown };
 			if (ok === true && action === "read" && typeof skill === "string") recordUse(realFs, getAgentDir(), skill);
 			return result;

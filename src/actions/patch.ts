@@ -38,12 +38,10 @@ const loadedName = (text: string, dirName: string): string =>
 
 /**
  * The other skills' names gate 6 compares `after` against, narrowed to the one that matters: the
- * name `after` loads under, when another skill holds it (pi loads one skill per name). Found
- * through the name index, not by listing every skill; a new name first needs every name current.
+ * name `after` loads under, when another skill holds it (pi loads one skill per name).
  */
 function collidingNames(ctx: CallContext, target: FileTarget, after: string, dirName: string): string[] {
 	const name = checkSkillContent(after, dirName).name;
-	if (name !== undefined && name !== target.skill.name) ctx.assertNamesCurrent();
 	const holder = name === undefined ? undefined : skillNamed(ctx.discovery.skills, name);
 	return name !== undefined && holder !== undefined && holder.filePath !== target.skill.filePath ? [name] : [];
 }

@@ -284,6 +284,7 @@ export function suggestFrontmatter(
 export interface LandedCheck {
 	readonly loaded: boolean;
 	readonly name: string | undefined;
+	readonly description: string | undefined;
 	readonly diagnostics: readonly SkillDiagnostic[];
 }
 
@@ -291,7 +292,12 @@ export interface LandedCheck {
 export function checkLanded(filePath: string, cwd: string, agentDir: string): LandedCheck {
 	const { skills, diagnostics } = loadSkills({ cwd, agentDir, skillPaths: [filePath], includeDefaults: false });
 	const mine = diagnostics.map((d) => ({ type: d.type, message: d.message }));
-	return { loaded: skills.length === 1, name: skills[0]?.name, diagnostics: mine };
+	return {
+		loaded: skills.length === 1,
+		name: skills[0]?.name,
+		description: skills[0]?.description,
+		diagnostics: mine,
+	};
 }
 
 function frontmatterField(text: string, key: string): string | undefined {

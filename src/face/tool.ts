@@ -11,13 +11,7 @@ import { showHistory } from "../actions/history.ts";
 import { readSkillFile } from "../actions/read.ts";
 import { askPerson } from "./ask.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
-import {
-	createSessionCallContext,
-	OutdatedNamesError,
-	targetsOf,
-	type ActionResult,
-	type CallContext,
-} from "../policy/call-context.ts";
+import { createSessionCallContext, type ActionResult, type CallContext, type Policy } from "../policy/call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
@@ -167,37 +161,28 @@ function refusedArguments(args: unknown): { raw: unknown } | undefined {
 	return { raw: (args as Record<string, unknown>)[REFUSED_ARGUMENTS] };
 }
 
+/** `policy`: trust and settings the caller read for this call already (none: read here). */
 export async function executeSkillManage(
 	deps: ToolDeps,
 	rawArgs: unknown,
 	ctx: ExtensionContext,
 	signal?: AbortSignal,
+	policy?: Policy,
 ): Promise<AgentToolResult<Record<string, unknown>>> {
 	try {
 		const args = normalizeArguments(refusedArguments(rawArgs)?.raw ?? rawArgs);
 		const ask = ctx.hasUI ? (request: AskRequest) => askPerson(ctx, request) : undefined;
-		const run = async (targets: string[] | undefined) => {
-			const callCtx = await createSessionCallContext(deps, ctx, { targets, signal });
-			const result = await dispatch(callCtx, args, {
-				effects: deps.effects,
-				ask,
-				allowed: deps.state.allowedSkills,
-			});
-			if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
-			return {
-				content: [{ type: "text" as const, text: clipText(result.text, RESULT_CHAR_LIMIT) }],
-				details: result.details,
-			};
+		const callCtx = await createSessionCallContext(deps, ctx, { signal, policy });
+		const result = await dispatch(callCtx, args, {
+			effects: deps.effects,
+			ask,
+			allowed: deps.state.allowedSkills,
+		});
+		if (refusals.isRefusal(result)) return refusalResult(withCurrentText(callCtx, result));
+		return {
+			content: [{ type: "text" as const, text: clipText(result.text, RESULT_CHAR_LIMIT) }],
+			details: result.details,
 		};
-		try {
-			// The cache's lighter check for calls that name their skills: each skill before them in pi's
-			// order is still compared (a twin renamed in place is seen); later ones and bundled files are not.
-			return await run(targetsOf(args));
-		} catch (error) {
-			// A new name met names the lighter check did not prove current; nothing was written yet.
-			if (!(error instanceof OutdatedNamesError)) throw error;
-			return await run(undefined);
-		}
 	} catch (error) {
 		if (error instanceof ArgumentError) return refusalResult(error.refusal);
 		return refusalResult(refusals.ioError("(skill_manage)", error));

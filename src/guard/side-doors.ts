@@ -399,8 +399,6 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				records.map((r) => r.record),
 			);
 			for (const { record, change } of records) deps.effects.onLanded(record, change);
-			// The discovery cache takes these in as it takes skill_manage's own: checked against the disk, or dropped.
-			if (records.length > 0) deps.state.discoveryCache.noteLanded(records.map((r) => r.change));
 			return warnings.length > 0 ? warnings.join("\n") : undefined;
 		},
 	};

@@ -68,8 +68,8 @@ export interface LandedChange {
 	readonly newHash: string | null;
 	readonly backupId: string | null;
 	readonly backupPath: string | null;
-	/** The bytes written (null: removed), when the commit knows them: a follower compares, not rehashes. */
-	readonly after?: Buffer | null;
+	/** pi's loader on a written skill file at its place (verify-after-write), passed on to who needs it. */
+	readonly loaded?: LandedCheck;
 }
 
 export interface FateReport {
@@ -268,10 +268,11 @@ function undoChange(ctx: CommitContext, change: FileChange, entry: JournalEntry)
 	return diskHash(ctx.fs, change.absPath) === entry.beforeHash;
 }
 
-function verify(ctx: CommitContext, change: FileChange): void {
-	if (change.expectName === undefined || change.after === null) return;
+function verify(ctx: CommitContext, change: FileChange): LandedCheck | undefined {
+	if (change.expectName === undefined || change.after === null) return undefined;
 	const landed = ctx.checkLanded(change.absPath);
 	if (!landed.loaded || landed.name !== change.expectName) throw new VerifyError(change.absPath, landed.diagnostics);
+	return landed;
 }
 
 /** The SKILL.md of the skill a change belongs to (its relPath is relative to the skill folder). */
@@ -406,7 +407,6 @@ async function backUpAll(
 			newHash,
 			backupId: backup?.id ?? null,
 			backupPath: backup?.path ?? null,
-			after: change.after,
 		});
 		const createdDirs = change.before === null ? missingDirs(ctx.fs, dirname(change.absPath)) : [];
 		entries.push({
@@ -499,8 +499,10 @@ export async function commitPlan(plan: CommitPlan, ctx: CommitContext): Promise<
 	}
 	const stop = await writeFiles(ctx, plan, modes);
 	if (stop) return rollBack(ctx, plan, { prepared, journal, ...stop });
+	let landed = prepared.landed;
 	try {
-		for (const change of plan.changes) verify(ctx, change);
+		const loaded = plan.changes.map((change) => verify(ctx, change));
+		landed = landed.map((change, i) => (loaded[i] ? { ...change, loaded: loaded[i] } : change));
 		removeEmptyDirs(ctx.fs, plan.removeDirs);
 		checkSkills(ctx, plan);
 		// The commit point: from here on a crash leaves all-new; before it, recovery rolls back.
@@ -510,5 +512,5 @@ export async function commitPlan(plan: CommitPlan, ctx: CommitContext): Promise<
 		return rollBack(ctx, plan, { prepared, journal, replaced: all, failed: all, error });
 	}
 	prepared.stored.prune(ctx.backupCap);
-	return { ok: true, landed: prepared.landed, snapshots: prepared.snapshots };
+	return { ok: true, landed, snapshots: prepared.snapshots };
 }

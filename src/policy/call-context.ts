@@ -2,7 +2,6 @@
 // lives, the project's trust, settings, the discovered skills with their writable roots, the
 // session's read ledger and the (replaceable) filesystem and backup store.
 
-import type { SkillManageArgs } from "../face/arguments.ts";
 import { createBackupStore, type BackupStore } from "../store/backup-store.ts";
 import type { DiscoveryCache } from "./discovery-cache.ts";
 import { discoverSkills, type Discovery } from "./discovery.ts";
@@ -24,25 +23,12 @@ export interface CallContext {
 	readonly discovery: Discovery;
 	/** Where the discovery came from; a landed commit is reported back to it. */
 	readonly discoveryCache?: DiscoveryCache;
-	/**
-	 * Throws OutdatedNamesError when another skill may since have taken or left a name: the
-	 * discovery came from the cache's targeted check, which skips the skills after the targets. A
-	 * call asks before it gives a skill a new name (which must differ from every other).
-	 */
-	readonly assertNamesCurrent: () => void;
 	readonly ledger: ReadLedger;
 	readonly fs: FsOps;
 	readonly store: BackupStore;
 	readonly signal?: AbortSignal;
 	/** pi's places, resolved once per call (the settings and gate 4 both ask). */
 	readonly places: () => PiPlaces;
-}
-
-/** Thrown when a call needs every skill's name and its discovery checked only some: call again, fully checked. */
-export class OutdatedNamesError extends Error {
-	constructor() {
-		super("another skill's name may have changed since the targeted check: discover again");
-	}
 }
 
 /** A finished non-mutating call: text for the model and details for renderers and tests. */
@@ -104,35 +90,15 @@ export interface CallContextInput {
 	readonly runtimeSkillFiles: readonly string[];
 	/** Reuses the session's last discovery while the disk proves it current; none: always fresh. */
 	readonly discoveryCache?: DiscoveryCache;
-	/** The skill names the call acts on (targetsOf), for the cache's lighter check; none: the full one. */
-	readonly targets?: readonly string[];
+	/** Trust and settings read for this call already (index.ts checks `enabled` with them); none: read here. */
+	readonly policy?: Policy;
 	readonly signal?: AbortSignal;
-}
-
-const TARGETED = new Set(["read", "patch", "write", "delete", "restore", "history"]);
-
-/**
- * The skills a call names and acts on alone, or undefined when its outcome depends on every
- * skill: list, create (a new name must differ from all), and a skill chosen by path.
- */
-export function targetsOf(args: SkillManageArgs): string[] | undefined {
-	const ops = args.action === "operations" ? (args.operations ?? []) : [args];
-	if (ops.length === 0) return undefined;
-	const names: string[] = [];
-	for (const op of ops) {
-		const name = typeof op.skill === "string" ? op.skill.trim() : "";
-		// A name no skill could have (control characters...) is refused with the nearest names of all.
-		if (!TARGETED.has(op.action) || !/^[\w.-]+$/.test(name) || (op.path !== undefined && op.path.trim() !== ""))
-			return undefined;
-		names.push(name);
-	}
-	return names;
 }
 
 export async function createCallContext(input: CallContextInput): Promise<CallContext> {
 	let resolved: PiPlaces | undefined;
 	const places = () => (resolved ??= getPiPlaces(input.agentDir, input.fs));
-	const policy = loadPolicy(input.ctx, input.agentDir, input.fs, places);
+	const policy = input.policy ?? loadPolicy(input.ctx, input.agentDir, input.fs, places);
 	const { trust, report } = policy;
 	const cwd = input.ctx.cwd;
 	const options = {
@@ -143,9 +109,7 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 		runtimeSkillFiles: input.runtimeSkillFiles,
 		fs: input.fs,
 	};
-	const discovery = await (input.discoveryCache
-		? input.discoveryCache.discover(options, input.targets)
-		: discoverSkills(options));
+	const discovery = await (input.discoveryCache ? input.discoveryCache.discover(options) : discoverSkills(options));
 	return {
 		cwd,
 		agentDir: input.agentDir,
@@ -154,11 +118,6 @@ export async function createCallContext(input: CallContextInput): Promise<CallCo
 		policy,
 		discovery,
 		discoveryCache: input.discoveryCache,
-		assertNamesCurrent: () => {
-			const { discoveryCache, targets } = input;
-			if (discoveryCache && targets && !discoveryCache.laterNamesCurrent(discovery, targets))
-				throw new OutdatedNamesError();
-		},
 		ledger: input.ledger,
 		fs: input.fs,
 		store: createBackupStore(input.fs, input.agentDir),
@@ -182,7 +141,7 @@ export interface SessionDeps {
 export function createSessionCallContext(
 	deps: SessionDeps,
 	ctx: TrustContext,
-	call: Pick<CallContextInput, "targets" | "signal"> = {},
+	call: Pick<CallContextInput, "policy" | "signal"> = {},
 ): Promise<CallContext> {
 	return createCallContext({
 		ctx,

@@ -63,11 +63,6 @@ export interface DiscoverOptions {
 	readonly runtimeSkillFiles?: readonly string[];
 	/** Asked whether this user may write each skill folder (default realFs; tests inject EACCES). */
 	readonly fs?: FsOps;
-	/**
-	 * Whether a path is a symbolic link, as a folder listing taken just before said (the discovery
-	 * cache's walk); undefined when it did not list it. Saves an lstat per skill folder and file.
-	 */
-	readonly isSymlinkHint?: (path: string) => boolean | undefined;
 }
 
 type Storage = Parameters<typeof SettingsManager.fromStorage>[0];
@@ -131,9 +126,9 @@ interface RealSkill {
 const LISTED_FOLDER = 8;
 
 /**
- * Whether each path is a symbolic link: the hint, else the listing of a folder holding many of
- * `paths` (its entries' types, one readdir for hundreds of skills), else an lstat. `folder`: the
- * path's dirname, when the caller has it.
+ * Whether each path is a symbolic link: the listing of a folder holding many of `paths` (its
+ * entries' types, one readdir for hundreds of skills), else an lstat. `folder`: the path's
+ * dirname, when the caller has it.
  */
 function createLinkCheck(
 	options: DiscoverOptions,
@@ -160,8 +155,6 @@ function createLinkCheck(
 	let lastFolder: string | undefined;
 	let lastListing: ReadonlyMap<string, boolean> | undefined;
 	return (path, folder = dirname(path)) => {
-		const hint = options.isSymlinkHint?.(path);
-		if (hint !== undefined) return hint;
 		if (folder !== lastFolder) {
 			lastListing = (counts.get(folder) ?? 0) >= LISTED_FOLDER ? listed(folder) : undefined;
 			lastFolder = folder;
@@ -209,11 +202,11 @@ function createPolicyInput(
 			const realFile = realOnce(filePath);
 			return { realDir: realFile, realFile, fileInDir: false };
 		}
-		// `dir` is the file's folder. Its SKILL.md's type is the hint's or an lstat's (a folder's listing
-		// pays only for many skills side by side).
+		// `dir` is the file's folder; its SKILL.md's type is an lstat's (a folder's listing pays only
+		// for many skills side by side).
 		const realDir = realOnce(dir);
 		const name = basename(filePath);
-		const link = options.isSymlinkHint?.(filePath) ?? isSymlink(fs, filePath);
+		const link = isSymlink(fs, filePath);
 		const realFile = link ? resolveReal(filePath) : inFolder(realDir, name);
 		return { realDir, realFile, fileInDir: realFile === `${realDir}${sep}${name}` };
 	};
@@ -257,7 +250,7 @@ function policyReason(filePath: string, realFile: string, origin: SkillOrigin, i
 	if (isWithin(input.userAgentsReal, realFile)) {
 		return "user-level ~/.agents/skills is shared with other agents";
 	}
-	// filePath is resolved already (discoverSkills, describeSkill).
+	// filePath is resolved already (discoverSkills).
 	const inProjectAgents = input.projectAgentsDirs.some((dir) => isWithin(dir, filePath));
 	if (inProjectAgents && !settings.patchProjectAgents)
 		return "project .agents/skills are off (patchProjectAgents: false)";
@@ -294,39 +287,9 @@ export function isScannedByPi(dir: string, options: Pick<DiscoverOptions, "cwd" 
 	return scanned.some((root) => isWithin(resolveReal(root), resolveReal(dir)));
 }
 
-/**
- * Each name's first place in a skills list, built once per list: the discovery cache serves the
- * same list to every call while it holds, so a lookup by name does not walk 10,000 skills each time.
- */
-const nameIndexes = new WeakMap<readonly DiscoveredSkill[], ReadonlyMap<string, number>>();
-
-function nameIndexOf(skills: readonly DiscoveredSkill[]): ReadonlyMap<string, number> {
-	let index = nameIndexes.get(skills);
-	if (index === undefined) {
-		const built = new Map<string, number>();
-		skills.forEach((s, i) => {
-			if (!built.has(s.name)) built.set(s.name, i);
-		});
-		nameIndexes.set(skills, (index = built));
-	}
-	return index;
-}
-
-/** Where the first skill of that name stands in `skills` (pi's order), like findIndex by name. */
-export function skillIndexNamed(skills: readonly DiscoveredSkill[], name: string): number | undefined {
-	return nameIndexOf(skills).get(name);
-}
-
-/** The first skill of that name (pi loads one per name), like skills.find by name. */
+/** The first skill of that name (pi loads one per name). */
 export function skillNamed(skills: readonly DiscoveredSkill[], name: string): DiscoveredSkill | undefined {
-	const at = skillIndexNamed(skills, name);
-	return at === undefined ? undefined : skills[at];
-}
-
-/** `to` holds the same names at the same places as `from` (a description changed): it shares the index. */
-export function shareNameIndex(from: readonly DiscoveredSkill[], to: readonly DiscoveredSkill[]): void {
-	const index = nameIndexes.get(from);
-	if (index !== undefined) nameIndexes.set(to, index);
+	return skills.find((s) => s.name === name);
 }
 
 /** pi's package manager over read-only settings: what pi itself would resolve for this project. */
@@ -440,16 +403,4 @@ function describe(skill: LoadedSkill, input: PolicyInput): DiscoveredSkill {
 	const { name, description, filePath, origin } = skill;
 	const dir = /(^|[\\/])SKILL\.md$/.test(filePath) ? dirname(filePath) : undefined;
 	return { name, description, filePath, dir, origin, ...classify(filePath, dir, origin, input) };
-}
-
-/**
- * One skill as discoverSkills describes it, for a skill pi's loader read at `filePath` and found
- * where skills of `origin` are (the discovery cache adds the tool's own create this way).
- */
-export function describeSkill(
-	options: DiscoverOptions,
-	roots: readonly WritableRoot[],
-	skill: LoadedSkill,
-): DiscoveredSkill {
-	return describe(skill, createPolicyInput(options, roots));
 }

@@ -38,7 +38,7 @@ const outcome = await commitPlan(scenarioPlan(agentDir), {
 	guard: { assertHeld() {} },
 	checkLanded: (filePath) => {
 		const name = /^name: (.+)$/m.exec(realFs.readFile(filePath).toString("utf8"))?.[1];
-		return { loaded: name !== undefined, name, diagnostics: [] };
+		return { loaded: name !== undefined, name, description: undefined, diagnostics: [] };
 	},
 	changedCode: "conflict",
 });

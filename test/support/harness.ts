@@ -48,14 +48,13 @@ export async function handPiSkillFiles(
 	session.state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
 }
 
-/** A session as pi runs one: pi's skill files handed over, its first discovery listed, stamped and kept. */
+/** A session as pi runs one: pi's skill files handed over, its first discovery listed and kept. */
 export async function startPiSession(
 	env: { readonly agentDir: string; readonly projectDir: string },
 	tool = createHarness(env),
 ): Promise<Harness> {
 	await handPiSkillFiles(tool, env);
 	expect((await tool.call({ action: "list" })).ok).to.equal(true);
-	await tool.state.discoveryCache.settled();
 	return tool;
 }
 

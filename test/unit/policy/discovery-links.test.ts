@@ -5,7 +5,6 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { discoverSkills, type DiscoveredSkill, type DiscoverOptions } from "../../../src/policy/discovery.ts";
-import { realFs } from "../../../src/base/fs-ops.ts";
 import { loadSettings } from "../../../src/policy/settings.ts";
 import { skillText, writeSkill } from "../../support/fixtures.ts";
 import { useTempEnv } from "../../support/temp-env.ts";
@@ -71,21 +70,5 @@ describe("discovery: folders of many skills with symlinks among them", function 
 		expect(verdicts(skills)).to.deep.equal(expected);
 		const linkedIn = skills.find((s) => s.name === "linked-in");
 		expect(linkedIn?.filePath).to.equal(join(getEnv().projectDir, ".pi", "skills", "linked-in", "SKILL.md"));
-	});
-
-	it("gives the same answer from the cache's hint (each path's type known) as from listings and lstats", async () => {
-		const options = build();
-		const listed = await discoverSkills(options);
-		const hinted = await discoverSkills({
-			...options,
-			isSymlinkHint: (path) => {
-				try {
-					return realFs.lstat(path).isSymbolicLink();
-				} catch {
-					return undefined;
-				}
-			},
-		});
-		expect(hinted.skills).to.deep.equal(listed.skills);
 	});
 });
