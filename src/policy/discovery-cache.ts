@@ -59,12 +59,8 @@ export interface LandedFile {
 	readonly loaded?: LandedCheck;
 }
 
-export interface DiscoveryCacheStats {
-	hits: number;
-	misses: number;
-	/** Misses not kept (a package not installed, a skill outside the stamped places). */
-	unkept: number;
-}
+/** `unkept`: misses not kept (a package not installed, a skill outside the stamped places). */
+export type DiscoveryCacheStats = { hits: number; misses: number; unkept: number };
 
 export interface DiscoveryCache {
 	readonly stats: Readonly<DiscoveryCacheStats>;
@@ -93,8 +89,14 @@ function sameStat(stat: Stats | undefined, stamp: Stamp, granularityMs: number):
 	if (!stat || !was) return !stat && !was;
 	if (stamp.existenceOnly) return stat.isDirectory() === was.isDirectory();
 	const at = (t: number) => (granularityMs > 0 ? Math.floor(t / granularityMs) : t);
-	const sig = (s: Stats) => `${s.ino} ${s.dev} ${s.mode} ${s.size} ${at(s.mtimeMs)} ${at(s.ctimeMs)}`;
-	return sig(was) === sig(stat);
+	return (
+		was.ino === stat.ino &&
+		was.size === stat.size &&
+		at(was.mtimeMs) === at(stat.mtimeMs) &&
+		at(was.ctimeMs) === at(stat.ctimeMs) &&
+		was.mode === stat.mode &&
+		was.dev === stat.dev
+	);
 }
 
 /** Whether an entry changed so recently (before `now`) that a later change might keep its timestamps. */
@@ -217,8 +219,7 @@ function watchedPlaces(options: DiscoverOptions, managers: Managers): Places | u
 function takeFingerprint(places: Places, granularityMs: number, fs: FsOps): Fingerprint {
 	const fp: Fingerprint = { stamps: new Map(), places: [...places.trees, ...places.folders], granularityMs, fs };
 	const now = Date.now();
-	for (const marker of places.markers)
-		fp.stamps.set(marker, { stat: statOf(fs, marker), racy: false, existenceOnly: true });
+	for (const mark of places.markers) fp.stamps.set(mark, { stat: statOf(fs, mark), racy: false, existenceOnly: true });
 	const visited = new Set<string>();
 	for (const tree of places.trees) stampTree(fp, tree, now, visited);
 	// After the trees: a folder that is also a tree keeps its whole-tree stamps.

@@ -2,7 +2,7 @@
 // by kind (stat, lstat, realpath, open...) and, with PROFILE_TRACE=1, listed in order with its path,
 // so the next round of performance work starts from the calls themselves and not from a guess.
 // Each kind's time inside the calls shows the disk's share (fsync, mkdir, rename).
-// PROFILE_ACTION=patch (default), create or list; 10 skills installed, a 4 KiB SKILL.md patched,
+// PROFILE_ACTION=patch (default), create or list; PROFILE_SKILLS (10) installed, a 4 KiB SKILL.md patched,
 // the tree aged past the discovery cache's racy window (as skills on a real disk are).
 // Node's fs functions are wrapped before the package is loaded; nothing in src knows it is counted.
 
@@ -55,7 +55,8 @@ const bench = createBenchEnv();
 if (savedTmp === undefined) delete process.env.TMPDIR;
 else process.env.TMPDIR = savedTmp;
 try {
-	for (let i = 0; i < 10; i++) writeSkill(bench.roots[i % bench.roots.length], `skill-${i}`, 400);
+	const skills = Number(process.env.PROFILE_SKILLS ?? "10");
+	for (let i = 0; i < skills; i++) writeSkill(bench.roots[i % bench.roots.length], `skill-${i}`, 400);
 	writeSkill(bench.roots[0], "bench-patch", 4096);
 	await new Promise((done) => setTimeout(done, 3_500));
 	await expectOk(bench, { action: "read", skill: "bench-patch" });
