@@ -106,8 +106,7 @@ function isRacy(stat: Stats, now: number, granularityMs: number): boolean {
 	return Math.max(stat.mtimeMs, stat.ctimeMs) >= now - window;
 }
 
-function stampOf(fp: Fingerprint, path: string, now: number, names?: string): Stamp {
-	const stat = statOf(fp.fs, path);
+function stampOf(fp: Fingerprint, path: string, now: number, stat = statOf(fp.fs, path), names?: string): Stamp {
 	const racy = stat !== undefined && isRacy(stat, now, fp.granularityMs);
 	if (stat?.isDirectory()) return { stat, racy, names: names ?? namesOf(fp.fs, path) };
 	return { stat, racy, hash: racy ? hashOf(fp.fs, path) : undefined };
@@ -118,12 +117,12 @@ function stampTree(fp: Fingerprint, path: string, now: number, visited: Set<stri
 	if (fp.stamps.has(path)) return;
 	const stat = statOf(fp.fs, path);
 	if (!stat?.isDirectory()) {
-		fp.stamps.set(path, stampOf(fp, path, now));
+		fp.stamps.set(path, stampOf(fp, path, now, stat));
 		return;
 	}
 	const entries = tolerant(() => fp.fs.readdirEntries(path)) ?? [];
 	const names = entries.map((e) => e.name).sort();
-	fp.stamps.set(path, stampOf(fp, path, now, names.join("\0")));
+	fp.stamps.set(path, stampOf(fp, path, now, stat, names.join("\0")));
 	const id = `${stat.dev}:${stat.ino}`;
 	if (visited.has(id)) return; // A symlink loop.
 	visited.add(id);

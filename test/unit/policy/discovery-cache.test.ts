@@ -239,7 +239,7 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 	}
 
 	it("over 80 random changes made at once, in every place pi looks", async function () {
-		this.timeout(120_000);
+		this.timeout(240_000);
 		const stats = await walk(7, 80, false);
 		expect(stats.hits, "the cache was never used").to.be.greaterThan(70);
 	});
