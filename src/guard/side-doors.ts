@@ -11,7 +11,7 @@ import { basename, dirname, join, relative } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { appendAudit, type ChangeRecord } from "../store/audit.ts";
 import { createBackupStore, skillKey } from "../store/backup-store.ts";
-import { findBashWrites } from "./bash-writes.ts";
+import { findBashWrites, findSelfApproval, selfApprovalReason } from "./bash-writes.ts";
 import { loadPolicy } from "../policy/call-context.ts";
 import type { LandedChange } from "../pipeline/commit.ts";
 import { walkTree, type FsOps } from "../base/fs-ops.ts";
@@ -336,6 +336,10 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			}
 			if (!SIDE_DOORS.includes(event.toolName)) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
+			// pi run from an unsandboxed bash to approve: the person decides, while a control is on.
+			const unsandboxed = event.toolName === "bash" && !deps.sandbox?.()?.available;
+			const approving = unsandboxed ? findSelfApproval(String(event.input.command ?? "")) : undefined;
+			if (approving && controlIsOn(settings)) return { block: true, reason: selfApprovalReason(approving) };
 			const hits = findSkillHits(event.toolName, event.input, ctx.cwd, index());
 			// A skill file first: its refusal names the skill_manage call that changes it.
 			const skillBlock = blockSkills(event.toolName, hits, settings);
