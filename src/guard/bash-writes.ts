@@ -978,7 +978,7 @@ function sed(args: readonly string[], run: Run): void {
 			addWrite(run.found, m[1].trim(), run.dir);
 }
 
-/** perl's switches, bundled or not (`-0pi`, `-i.bak`, `-pie`, `-0777 -ne`): in place writes the files; code is scanned. */
+/** perl's switches, bundled or not (`-0pi`, `-i.bak`, `-pie`, `-0777 -ne`): `-i` writes the files; code is scanned. */
 function perl(args: readonly string[], run: Run): void {
 	let inPlace = false;
 	const code: string[] = [];
@@ -1080,7 +1080,7 @@ function tar(args: readonly string[], run: Run): void {
 	addNamed(run.found, values.get("f") ?? [], run.dir);
 }
 
-/** git: checkout/restore of paths, apply, stash, hard reset, clean, rm, mv, clone; `-C` and `--work-tree` move the base. */
+/** git: checkout/restore of paths, apply, stash, hard reset, clean, rm, mv, clone; `-C`/`--work-tree` move the base. */
 function git(args: readonly string[], run: Run): void {
 	let dir = run.dir;
 	let i = 0;
@@ -1142,7 +1142,7 @@ function git(args: readonly string[], run: Run): void {
 
 /** A string literal in code, its text captured (quotes inside a path are not expected). */
 const LITERAL = String.raw`['"\x60]([^'"\x60\n]{1,1024})['"\x60]`;
-/** Interpreter one-liners and scripts on standard input: the literals they open for writing or hand to a writing call. */
+/** Interpreter one-liners and scripts on stdin: the literals they open for writing or hand to a writing call. */
 const CODE_WRITES: readonly RegExp[] = [
 	// open('p', 'w'), fs.openSync('p', 'a+'), File.open('p', 'w')
 	new RegExp(String.raw`\bopen(?:Sync)?\s*\(\s*${LITERAL}\s*,\s*['"][^'"\n]{0,8}[wax+]`, "g"),
@@ -1151,7 +1151,8 @@ const CODE_WRITES: readonly RegExp[] = [
 	/\bopen\s*\(?\s*(?:my\s+)?[$\w]{1,64}\s*,\s*['"]\+?>{1,2}\s*([^'"\n]{1,1024})['"]/g,
 	// Path('p').write_text(…), Path('p').unlink()
 	new RegExp(
-		String.raw`\bPath\s*\(\s*${LITERAL}\s*\)\s*\.\s*(?:write_text|write_bytes|touch|unlink|mkdir|rmdir|rename|replace|` +
+		String.raw`\bPath\s*\(\s*${LITERAL}\s*\)\s*\.\s*` +
+			String.raw`(?:write_text|write_bytes|touch|unlink|mkdir|rmdir|rename|replace|` +
 			String.raw`symlink_to|hardlink_to|chmod|open\s*\(\s*['"][^'"\n]{0,8}[wax+])`,
 		"g",
 	),
@@ -1166,13 +1167,17 @@ const CODE_WRITES: readonly RegExp[] = [
 	// A call with a source and a destination: both count (a move removes the source, a link points in).
 	new RegExp(
 		String.raw`(?:\b(?:copyFileSync|copyFile|cpSync|renameSync|rename|copy2|copyfile|copytree|symlinkSync|` +
-			String.raw`symlink|linkSync|ln_s|cp_r)|\b(?:os|fs|FileUtils|File|shutil)\s*\.\s*(?:replace|move|copy|cp|mv|link))` +
+			String.raw`symlink|linkSync|ln_s|cp_r)|` +
+			String.raw`\b(?:os|fs|FileUtils|File|shutil)\s*\.\s*(?:replace|move|copy|cp|mv|link))` +
 			String.raw`\s*\(\s*${LITERAL}\s*,\s*${LITERAL}`,
 		"g",
 	),
 ];
-const CODE_RUNS =
-	/\b(?:system|exec|execSync|spawnSync|check_call|check_output|run|call|popen)\s*\(\s*['"\x60]([^'"\x60\n]{1,4096})['"\x60]/g;
+const CODE_RUNS = new RegExp(
+	String.raw`\b(?:system|exec|execSync|spawnSync|check_call|check_output|run|call|popen)\s*\(\s*` +
+		String.raw`['"\x60]([^'"\x60\n]{1,4096})['"\x60]`,
+	"g",
+);
 
 function scanCode(code: string | undefined, run: Run): void {
 	if (!code) return;
