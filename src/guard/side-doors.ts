@@ -266,9 +266,13 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 		const probe = deps.sandbox?.();
 		const mounts = probe?.available ? planMounts(set, cwd) : undefined;
 		const matched = mounts ? mounts.uncovered : set.places;
+		// A write into a place, or over a folder holding one (`rm -rf ~/.pi`); the working folder itself
+		// is where an unresolved glob or archive lands, and the places inside it are hidden names.
+		const cwdReal = resolveReal(cwd);
 		for (const target of findBashWrites(input.command, cwd)) {
 			const real = resolveReal(target);
-			const place = matched.find((p) => isWithin(p.real, real));
+			const holds = (p: ProtectedPlace) => real !== cwdReal && isWithin(real, p.real);
+			const place = matched.find((p) => isWithin(p.real, real) || holds(p));
 			if (place) return blocked(target, place);
 		}
 		if (!probe?.available || !mounts) return {};

@@ -3,7 +3,7 @@
 // none is. Without a working bubblewrap (absent from PATH, or unable to create its namespaces) bash
 // falls back to the text matcher, and /selfskills and the session start say so with the install line.
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { expect } from "chai";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
@@ -84,12 +84,15 @@ describe(`the protected set through pi's edit, write and fallback bash (pi ${get
 		const before = readFileSync(settings, "utf8");
 		const run = await pi!.run("try", [
 			tool("bash", { command: `echo '{}' > ${settings}` }),
-			tool("bash", { command: `cat ${settings} >/dev/null && echo notes > notes.txt && echo ran` }),
+			tool("bash", { command: `rm -rf ${dirname(env.agentDir)}` }),
+			tool("bash", { command: `cat ${settings} >/dev/null && echo notes > notes.txt && rm -f *.log && echo ran` }),
 			{ text: "done" },
 		]);
-		const [blocked, allowed] = run.toolResults;
-		expect(blocked.isError).to.equal(true);
-		expect(blocked.text).to.match(/^selfskills: this bash call would change /);
+		const [blocked, over, allowed] = run.toolResults;
+		for (const refused of [blocked, over]) {
+			expect(refused.isError, refused.text).to.equal(true);
+			expect(refused.text).to.match(/^selfskills: this bash call would change /);
+		}
 		expect(readFileSync(settings, "utf8")).to.equal(before);
 		expect(allowed.isError, allowed.text).to.equal(false);
 		expect(allowed.text).to.contain("ran");
