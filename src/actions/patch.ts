@@ -63,13 +63,23 @@ export function preparePatch(ctx: CallContext, args: PatchArgs): PreparedMutatio
 	};
 }
 
+/** The text before and after the replacement, or too_large when the result would pass the limit (sized unbuilt). */
+function replaced(before: string, args: PatchArgs, path: string): { before: string; after: string } | Refusal {
+	const replaceAll = args.replace_all === true;
+	const size = replacedSize(before, args.old_string, args.new_string, replaceAll);
+	if (size > MAX_FILE_BYTES) return refusals.tooLarge(path, size, MAX_FILE_BYTES);
+	return { before, after: replaceExact(before, args.old_string, args.new_string, replaceAll) };
+}
+
 function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input: PlanInput): Plan | Refusal {
 	const replaceAll = args.replace_all === true;
 	const bytes = input.view.read(target.absPath);
 	const dirName = basename(target.skill.dir ?? target.absPath);
-	// What the gates work out on the way, in their order: the text now, then the text after.
-	let text = "";
-	let after = "";
+	// The values the gates check, worked out before any gate runs: the text now, and the text before
+	// and after the replacement. A refusal stands in for a value that could not be had: no text, or
+	// an after too large to build (a replace_all of a short old_string can multiply the file).
+	const text = decodeText(bytes ?? Buffer.alloc(0), target.absPath);
+	const edit = typeof text === "string" ? replaced(text, args, target.absPath) : text;
 	const refused = runGates(GATE_ORDER.patch, {
 		old_string: () => undefined, // checked in preparePatch, before the lookup
 		...readGates(ctx, target, input),
@@ -80,35 +90,26 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 				? (checkUnchanged(ctx.ledger, target, null) ??
 					refusals.badFilePath(target.relPath, "the file does not exist (deleted earlier in this batch?)"))
 				: undefined,
-		text: () => {
-			const decoded = decodeText(bytes ?? Buffer.alloc(0), target.absPath);
-			if (typeof decoded !== "string") return decoded;
-			text = decoded;
-			return checkIsText("new_string", args.new_string);
-		},
-		unique: () => checkUnique(text, args.old_string, replaceAll, target.absPath),
-		// Sized before it is built: a replace_all of a short old_string can multiply the file.
-		size: () => {
-			const size = replacedSize(text, args.old_string, args.new_string, replaceAll);
-			return size > MAX_FILE_BYTES ? refusals.tooLarge(target.absPath, size, MAX_FILE_BYTES) : undefined;
-		},
-		unsafe: () => {
-			after = replaceExact(text, args.old_string, args.new_string, replaceAll);
-			return checkUnsafe("new_string", after, text);
-		},
+		text: () => (typeof text === "string" ? checkIsText("new_string", args.new_string) : text),
+		unique: () => (typeof text === "string" ? checkUnique(text, args.old_string, replaceAll, target.absPath) : text),
+		size: () => ("code" in edit ? edit : undefined),
+		unsafe: () => ("code" in edit ? edit : checkUnsafe("new_string", edit.after, edit.before)),
 		valid: () =>
-			target.isSkillFile
-				? checkValid({
-						before: text,
-						after,
-						dirName,
-						path: target.absPath,
-						otherNames: collidingNames(ctx, target, after, dirName),
-						previousDescription: () => descriptionOf(text),
-					})
-				: undefined,
+			"code" in edit
+				? edit
+				: target.isSkillFile
+					? checkValid({
+							before: edit.before,
+							after: edit.after,
+							dirName,
+							path: target.absPath,
+							otherNames: collidingNames(ctx, target, edit.after, dirName),
+							previousDescription: () => descriptionOf(edit.before),
+						})
+					: undefined,
 	});
 	if (refused) return refused;
+	if ("code" in edit) return edit;
 	return {
 		action: "patch",
 		skill: target.skill.name,
@@ -118,8 +119,8 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 				relPath: target.relPath,
 				absPath: target.absPath,
 				before: bytes,
-				after: encodeText(after),
-				expectName: target.isSkillFile ? loadedName(after, dirName) : undefined,
+				after: encodeText(edit.after),
+				expectName: target.isSkillFile ? loadedName(edit.after, dirName) : undefined,
 			},
 		],
 	};
