@@ -17,7 +17,6 @@ import {
 } from "./face/command.ts";
 import { settingsWarning } from "./face/command-text.ts";
 import { realFs } from "./base/fs-ops.ts";
-import { pathExists } from "./base/paths.ts";
 import type { MutationEffects } from "./pipeline/mutate.ts";
 import { buildInjectedBlock } from "./face/prompt.ts";
 import { takeDecisions } from "./store/proposals.ts";
@@ -32,6 +31,7 @@ import { recordUse } from "./store/usage.ts";
 import { createSkillManageTool, executeSkillManage, TOOL_NAME } from "./face/tool.ts";
 import { isScannedByPi } from "./policy/discovery.ts";
 import { checkSkillContent } from "./checks/validation.ts";
+import { pathExists } from "./base/fs-reads.ts";
 
 function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
 	const { settings } = loadPolicy(ctx, getAgentDir()).report;

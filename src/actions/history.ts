@@ -9,6 +9,7 @@ import type { DiscoveredSkill } from "../policy/discovery.ts";
 import { checkFileArgument, findSkill, resolveFileTarget, SKILL_FILE, type SkillSelector } from "../policy/target.ts";
 import { newestDiffering, restoreCandidates } from "./restore.ts";
 import { locateInWorkTree, recentCommits, type CommitLine } from "../base/git.ts";
+import { tryReadRegular } from "../base/fs-reads.ts";
 
 export interface HistoryArgs extends SkillSelector {
 	readonly file?: string;
@@ -77,11 +78,7 @@ function commitsOf(ctx: CallContext, skill: DiscoveredSkill, relPath: string): C
 function currentBytes(ctx: CallContext, skill: DiscoveredSkill, relPath: string): Buffer | null {
 	const target = resolveFileTarget(skill, relPath);
 	if ("code" in target) return null;
-	try {
-		return ctx.fs.lstat(target.absPath).isFile() ? ctx.fs.readFile(target.absPath) : null;
-	} catch {
-		return null;
-	}
+	return tryReadRegular(ctx.fs, target.absPath) ?? null;
 }
 
 export function noSkillGiven(action: string): Refusal {

@@ -5,9 +5,10 @@ import type { ActionResult, CallContext } from "../policy/call-context.ts";
 import { decodeText, escapeControls, READ_CHAR_LIMIT } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
-import { NotRegularFileError, walkTree, type FsOps } from "../base/fs-ops.ts";
-import { sha256 } from "../store/read-ledger.ts";
+import { NotRegularFileError, type FsOps } from "../base/fs-ops.ts";
 import { findSkill, notRegularReason, resolveFileTarget, type SkillSelector } from "../policy/target.ts";
+import { walkTree } from "../base/fs-reads.ts";
+import { sha256 } from "../base/hash.ts";
 
 /** Bundled file names a read lists; the count is always given, so the result stays bounded. */
 const MAX_LISTED_FILES = 100;

@@ -11,7 +11,6 @@ import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../pipeline/gates.ts";
 import type { FileChange, Plan } from "../pipeline/plan.ts";
-import { sha256 } from "../store/read-ledger.ts";
 import { loadedNameOf } from "../checks/validation.ts";
 import { gitRevisionOf } from "../base/git.ts";
 import { prepareGitRestore } from "./git-restore.ts";
@@ -24,6 +23,8 @@ import {
 	type FileTarget,
 	type SkillSelector,
 } from "../policy/target.ts";
+import { sha256 } from "../base/hash.ts";
+import { isRegularFile } from "../base/fs-reads.ts";
 
 export interface RestoreArgs extends SkillSelector {
 	readonly file?: string;
@@ -98,11 +99,7 @@ function findBrokenSkill(ctx: CallContext, args: RestoreArgs): DiscoveredSkill |
 	for (const root of ctx.discovery.roots) {
 		const dir = join(root.path, name);
 		const filePath = join(dir, SKILL_FILE);
-		try {
-			if (!ctx.fs.lstat(filePath).isFile()) continue;
-		} catch {
-			continue;
-		}
+		if (!isRegularFile(ctx.fs, filePath)) continue;
 		if (ctx.store.list(skillKey(name, filePath), SKILL_FILE).length === 0) continue;
 		// checkWritable still judges the place: only the policy part of discovery is skipped.
 		return {

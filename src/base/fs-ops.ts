@@ -107,15 +107,6 @@ export function readRegularFile(path: string): Buffer {
 	}
 }
 
-/** The names in `dir`, or none when it cannot be listed (missing, not a folder, unreadable). */
-export function listDir(fs: FsOps, dir: string): string[] {
-	try {
-		return fs.readdir(dir);
-	} catch {
-		return [];
-	}
-}
-
 export const realFs: FsOps = {
 	open: (path, flags, mode) => fs.openSync(path, flags, mode),
 	write: (fd, bytes, offset) => fs.writeSync(fd, bytes, offset, bytes.length - offset),
@@ -166,78 +157,4 @@ export function folderWriteError(ops: FsOps, dir: string): string | undefined {
 		const code = (error as NodeJS.ErrnoException).code;
 		return typeof code === "string" ? code : "EACCES";
 	}
-}
-
-/** One entry of a walked tree: its path relative to the root (`/`-separated) and its lstat. */
-export interface TreeEntry {
-	readonly relPath: string;
-	readonly absPath: string;
-	readonly stat: fs.Stats;
-}
-
-export interface Tree {
-	readonly files: TreeEntry[];
-	/** Every folder, the root first, each before the folders below it. */
-	readonly dirs: string[];
-	/** Relative paths of symbolic links: reported, never followed. */
-	readonly symlinks: string[];
-	/** Relative paths of what is neither a regular file, a folder nor a link (FIFO, socket, device): never opened. */
-	readonly others: string[];
-}
-
-export interface WalkOptions {
-	/** Leave out an entry (and, for a folder, all below it). */
-	readonly skip?: (name: string, relPath: string) => boolean;
-	/** Stop once this many files were found (a folder of a hundred thousand files costs no more). */
-	readonly maxFiles?: number;
-	/** Throw when a folder cannot be read (a snapshot must see everything); by default it counts as empty. */
-	readonly strict?: boolean;
-}
-
-/**
- * The one tree walk of the package, with one set of rules: every entry lstat'ed through `ops`,
- * names in sorted order, a symlink never followed, an unreadable folder empty (or, strict, an error).
- */
-export function walkTree(ops: FsOps, root: string, options: WalkOptions = {}): Tree {
-	const tree: Tree = { files: [], dirs: [], symlinks: [], others: [] };
-	const max = options.maxFiles ?? Number.POSITIVE_INFINITY;
-	const walk = (dir: string, prefix: string) => {
-		tree.dirs.push(dir);
-		for (const name of (options.strict ? ops.readdir(dir) : listDir(ops, dir)).sort()) {
-			if (tree.files.length >= max) return;
-			const relPath = prefix ? `${prefix}/${name}` : name;
-			if (options.skip?.(name, relPath)) continue;
-			const absPath = `${dir}/${name}`;
-			const stat = ops.lstat(absPath);
-			if (stat.isSymbolicLink()) tree.symlinks.push(relPath);
-			else if (stat.isDirectory()) walk(absPath, relPath);
-			else if (stat.isFile()) tree.files.push({ relPath, absPath, stat });
-			else tree.others.push(relPath);
-		}
-	};
-	walk(root, "");
-	return tree;
-}
-
-/**
- * The objects of a JSON-lines log of the private store (audit, usage, created); a missing log is
- * empty, and a line that does not parse (a torn last line after a crash) is skipped, not fatal.
- */
-export function readJsonLines(ops: FsOps, path: string): Array<Record<string, unknown>> {
-	let text: string;
-	try {
-		text = ops.readFile(path).toString("utf8");
-	} catch {
-		return [];
-	}
-	return text.split("\n").flatMap((line) => {
-		try {
-			const value: unknown = JSON.parse(line);
-			return typeof value === "object" && value !== null && !Array.isArray(value)
-				? [value as Record<string, unknown>]
-				: [];
-		} catch {
-			return [];
-		}
-	});
 }

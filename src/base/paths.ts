@@ -5,6 +5,7 @@
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
+import { pathExists } from "./fs-reads.ts";
 
 /** An absolute POSIX path with no `.` or `..` segment, no doubled separator and no trailing one. */
 const NOT_NORMAL = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
@@ -66,19 +67,6 @@ export function findProjectRoot(cwd: string, fs: FsOps = realFs): string {
 		const parent = dirname(dir);
 		if (parent === dir) return resolve(cwd);
 		dir = parent;
-	}
-}
-
-/**
- * Whether `path` exists (symlinks followed), as `existsSync` decides it. A stat, which answers a
- * missing path without an exception (access() throws one: ~10 µs, and findProjectRoot asks for a
- * `.git` in every folder up to the root, on every call).
- */
-export function pathExists(fs: FsOps, path: string): boolean {
-	try {
-		return fs.stat(path) !== undefined;
-	} catch {
-		return false;
 	}
 }
 

@@ -5,7 +5,8 @@
 
 import { constants, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
-import { failedAt, listDir, noteFailedAt, type FsOps } from "./fs-ops.ts";
+import { failedAt, noteFailedAt, type FsOps } from "./fs-ops.ts";
+import { isMissing, listDir, lstatIfExists } from "./fs-reads.ts";
 
 /** Temp files start with a dot so pi's skill loader never picks one up. */
 export const TEMP_MARK = ".selfskills-tmp-";
@@ -18,10 +19,6 @@ export class SymlinkTargetError extends Error {
 	constructor(readonly path: string) {
 		super(`${path} is a symbolic link`);
 	}
-}
-
-function isMissing(error: unknown): boolean {
-	return typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT";
 }
 
 /** A folder opened to be fsynced. */
@@ -87,17 +84,6 @@ function eachStepBelow(fs: FsOps, base: string, path: string, visit: (step: stri
 	}
 }
 
-/** Whether `path` names anything (a symlink counts); an error other than "missing" is thrown. */
-export function exists(fs: FsOps, path: string): boolean {
-	try {
-		fs.lstat(path);
-		return true;
-	} catch (error) {
-		if (isMissing(error)) return false;
-		throw error;
-	}
-}
-
 /** Throws StoreLinkError for the first symlink on the way from `base` down to `path`. */
 export function assertNoLinkBelow(fs: FsOps, base: string, path: string): void {
 	eachStepBelow(fs, base, path, (step, stat) => {
@@ -138,7 +124,7 @@ export function createPrivateDirs(fs: FsOps, base: string): PrivateDirs {
 			if (checked.has(dir)) return;
 			const rel = relative(base, dir);
 			if (rel.startsWith("..") || isAbsolute(rel)) throw new Error(`${dir} is not inside ${base}`);
-			if (rel === "" && !checked.has(base) && !exists(fs, base)) mkdirDurable(fs, base);
+			if (rel === "" && !checked.has(base) && !lstatIfExists(fs, base)) mkdirDurable(fs, base);
 			checked.add(base);
 			let step = base;
 			for (const part of rel === "" ? [] : rel.split(sep)) {
@@ -153,10 +139,10 @@ export function createPrivateDirs(fs: FsOps, base: string): PrivateDirs {
 
 /** One folder of the private store: made 0700 when missing (its parent synced), set to 0700, never a link. */
 function ensurePrivateStep(fs: FsOps, base: string, step: string): void {
-	let stat = lstatOrUndefined(fs, step);
+	let stat = lstatIfExists(fs, step);
 	if (stat === undefined) {
 		// The steps above were made sure of already; only the base (the user's own, not 0700) may be missing.
-		if (dirname(step) === base && !exists(fs, base)) mkdirDurable(fs, base);
+		if (dirname(step) === base && !lstatIfExists(fs, base)) mkdirDurable(fs, base);
 		mkdirDurable(fs, step, 0o700);
 		stat = fs.lstat(step);
 	}
@@ -165,18 +151,9 @@ function ensurePrivateStep(fs: FsOps, base: string, step: string): void {
 	if ((stat.mode & 0o777) !== 0o700) chmodNoFollow(fs, step, 0o700, constants.O_DIRECTORY);
 }
 
-function lstatOrUndefined(fs: FsOps, path: string): Stats | undefined {
-	try {
-		return fs.lstat(path);
-	} catch (error) {
-		if (isMissing(error)) return undefined;
-		throw error;
-	}
-}
-
 /** Refuses a file of the private store that is a symlink (a missing one is fine: it is about to be made). */
 export function assertNotLink(fs: FsOps, path: string): void {
-	if (lstatOrUndefined(fs, path)?.isSymbolicLink()) throw new StoreLinkError(path);
+	if (lstatIfExists(fs, path)?.isSymbolicLink()) throw new StoreLinkError(path);
 }
 
 /**
@@ -412,7 +389,7 @@ export function appendPrivate(
 	options: { sync?: boolean } = {},
 ): void {
 	mkdirPrivate(fs, base, dirname(path));
-	const stat = lstatOrUndefined(fs, path);
+	const stat = lstatIfExists(fs, path);
 	if (stat?.isSymbolicLink()) throw new StoreLinkError(path);
 	const fd = fs.open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
 	withFd(fs, fd, () => {

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSkills, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { SkillDiagnostic } from "../base/errors.ts";
-import { sha256 } from "../store/read-ledger.ts";
 import { isProcessAlive } from "../base/writer.ts";
+import { sha256 } from "../base/hash.ts";
 
 export const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const MAX_NAME = 64;

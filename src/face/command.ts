@@ -46,6 +46,7 @@ import { controlIsOn, findPin, getGlobalSettingsPath } from "../policy/settings.
 import { changedSince, listProposals } from "../store/proposals.ts";
 import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "../policy/trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
+import { tryRead } from "../base/fs-reads.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = [
@@ -245,12 +246,8 @@ function chosenBackup(
 	const entries = restoreCandidates(callCtx, skill, file);
 	if (backup !== undefined) return pickBackup(entries, backup)?.id;
 	const target = resolveFileTarget(skill, file);
-	let current: Buffer | null = null;
-	try {
-		current = isRefusal(target) ? null : callCtx.fs.readFile(target.absPath);
-	} catch {
-		// an absent file differs from every backup
-	}
+	// An absent or unreadable file differs from every backup.
+	const current = isRefusal(target) ? null : (tryRead(callCtx.fs, target.absPath) ?? null);
 	return (newestDiffering(entries, current) ?? entries[0])?.id;
 }
 

@@ -17,16 +17,11 @@ import { blobBytes, describeGitFailure, filesAt, locateInWorkTree, NO_PROGRAMS, 
 import { getSelfSkillsDir } from "../base/paths.ts";
 import { createPrivateDirs, writePrivate } from "../base/writer.ts";
 import { commitMessage, commitOnTop, headCommit, identityEnv, indexInfo } from "../pipeline/git-commit.ts";
-import {
-	createOverlay,
-	mergeChanges,
-	readOrNull,
-	type FileChange,
-	type FileView,
-	type Plan,
-} from "../pipeline/plan.ts";
-import { sha256, type ReadLedger } from "../store/read-ledger.ts";
+import { createOverlay, mergeChanges, type FileChange, type FileView, type Plan } from "../pipeline/plan.ts";
+import { type ReadLedger } from "../store/read-ledger.ts";
 import type { Proposal } from "../store/proposals.ts";
+import { readIfExists } from "../base/fs-reads.ts";
+import { sha256 } from "../base/hash.ts";
 
 export interface ExportedRepo {
 	readonly repo: string;
@@ -67,7 +62,7 @@ function headView(fs: FsOps): FileView & { located(absPath: string): HeadFile | 
 		located,
 		read: (absPath) => {
 			const file = located(absPath);
-			return file ? file.bytes : readOrNull(fs, absPath);
+			return file ? file.bytes : readIfExists(fs, absPath);
 		},
 		mode: (absPath) => {
 			const file = located(absPath);

@@ -11,7 +11,6 @@ import type { Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { recoverJournals } from "../store/journal.ts";
 import { runMutations, type MutationEffects, type MutationResult } from "../pipeline/mutate.ts";
-import { diskHash } from "../pipeline/plan.ts";
 import { prepareCall } from "../actions/prepare.ts";
 import {
 	changedSince,
@@ -25,9 +24,10 @@ import {
 	type Proposal,
 	type ProposalTarget,
 } from "../store/proposals.ts";
-import { sha256, type ReadLedger } from "../store/read-ledger.ts";
+import { type ReadLedger } from "../store/read-ledger.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import type { TrustContext } from "../policy/trust.ts";
+import { tryHash } from "../base/fs-reads.ts";
 
 export interface ReviewDeps {
 	readonly agentDir: () => string;
@@ -66,13 +66,7 @@ export function findProposal(deps: ReviewDeps, id: string): Proposal | Refusal {
 function personLedger(fs: FsOps): ReadLedger {
 	return {
 		record: () => undefined,
-		get: (path) => {
-			try {
-				return sha256(fs.readFile(path));
-			} catch {
-				return undefined;
-			}
-		},
+		get: (path) => tryHash(fs, path) ?? undefined,
 		forget: () => undefined,
 		clear: () => undefined,
 		size: 0,
@@ -125,7 +119,7 @@ export async function previewApproval(
 			: prepared;
 	// A changed file that holds the proposed bytes took the change since (made again by hand, say): a
 	// replay would apply it a second time wherever the new text still holds the old (`a` -> `ab`).
-	const taken = changed.filter((t) => t.after !== null && diskHash(deps.fs, t.path) === t.after);
+	const taken = changed.filter((t) => t.after !== null && tryHash(deps.fs, t.path) === t.after);
 	if (taken.length > 0) {
 		return refusals.proposalStale(
 			proposal.id,

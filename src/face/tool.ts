@@ -19,8 +19,8 @@ import type { FsOps } from "../base/fs-ops.ts";
 import { runMutations, type AskRequest, type MutationEffects, type RunOptions } from "../pipeline/mutate.ts";
 import { prepareCall } from "../actions/prepare.ts";
 import { renderSkillCall, renderSkillResult } from "./render.ts";
-import { sha256 } from "../store/read-ledger.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
+import { sha256 } from "../base/hash.ts";
 
 export const TOOL_NAME = "skill_manage";
 

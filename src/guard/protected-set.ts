@@ -5,7 +5,8 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
-import { expandHome, findProjectRoot, getHomeDir, isWithin, pathExists, resolveReal } from "../base/paths.ts";
+import { expandHome, findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
+import { pathExists } from "../base/fs-reads.ts";
 import { getUserAgentsSkillsDir } from "../policy/roots.ts";
 import {
 	getGlobalSettingsPath,

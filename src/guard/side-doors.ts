@@ -14,11 +14,12 @@ import { createBackupStore, skillKey } from "../store/backup-store.ts";
 import { findBashWrites, findSelfApproval, selfApprovalReason } from "./bash-writes.ts";
 import { loadPolicy } from "../policy/call-context.ts";
 import type { LandedChange } from "../pipeline/commit.ts";
-import { walkTree, type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
+import { tryRead, walkTree } from "../base/fs-reads.ts";
 import type { MutationEffects } from "../pipeline/mutate.ts";
 import { originOfSkill, type SkillOriginKind } from "../store/origins.ts";
 import { isWithin, resolveReal } from "../base/paths.ts";
-import { sha256 } from "../store/read-ledger.ts";
+import { sha256 } from "../base/hash.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import {
 	controlIsOn,
@@ -370,7 +371,7 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				const rels = whole ? new Set([...files.keys(), ...skillFiles(deps.fs, skill)]) : new Set(named);
 				for (const rel of rels) {
 					const before = files.get(rel);
-					const after = readOrNull(deps.fs, join(root, rel));
+					const after = tryRead(deps.fs, join(root, rel)) ?? null;
 					const oldHash = before ? sha256(before.bytes) : null;
 					const newHash = after ? sha256(after) : null;
 					if (oldHash === newHash) continue;
@@ -440,14 +441,6 @@ function shellPrefix(cwd: string, agentDir: string, fs: FsOps): string | undefin
 	return undefined;
 }
 
-function readOrNull(fs: FsOps, path: string): Buffer | null {
-	try {
-		return fs.readFile(path);
-	} catch {
-		return null;
-	}
-}
-
 /** A skill's name from its file path, where pi's own name is not known: its folder's name. */
 function skillNameOf(filePath: string): string {
 	return basename(filePath) === "SKILL.md" ? basename(dirname(filePath)) : basename(filePath).replace(/\.md$/, "");
@@ -462,7 +455,7 @@ function checkSkillAfter(
 ): string | undefined {
 	const rel = skill.filePath === skill.dir ? basename(skill.dir) : "SKILL.md";
 	const old = before.get(rel);
-	const now = readOrNull(fs, skill.filePath);
+	const now = tryRead(fs, skill.filePath) ?? null;
 	if (old && now && old.bytes.equals(now)) return undefined;
 	const dirName = basename(skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir);
 	const after = now ? checkSkillContent(now.toString("utf8"), dirName) : undefined;

@@ -5,7 +5,6 @@
 // skills again with pi's loader, and on any failure put every file already written back from the
 // bytes just backed up, checking each one, so the result can say what each file became.
 
-import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import {
 	DELETED_DIR,
@@ -17,10 +16,10 @@ import {
 } from "../store/backup-store.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
-import { failedAt, listDir, type FsOps } from "../base/fs-ops.ts";
+import { failedAt, type FsOps } from "../base/fs-ops.ts";
 import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "../store/journal.ts";
 import type { LockGuard } from "../base/locks.ts";
-import { diskHash, hashOrNull, readOrNull, type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
+import { type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "../checks/validation.ts";
 import {
 	discardWrite,
@@ -37,6 +36,8 @@ import {
 	writeFileAtomic,
 	type PreparedWrite,
 } from "../base/writer.ts";
+import { listDir, tryHash, readIfExists, tryLstat, tryMode } from "../base/fs-reads.ts";
+import { hashOrNull } from "../base/hash.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
@@ -105,29 +106,16 @@ class ChangedError extends Error {
 	}
 }
 
-function fileMode(fs: FsOps, path: string): number | undefined {
-	try {
-		return fs.lstat(path).mode & 0o7777;
-	} catch {
-		return undefined;
-	}
-}
-
 /** What a re-check found: the file as planned, with its mode (undefined: absent), or the refusal saying it is not. */
 type Rechecked = { readonly refusal: Refusal } | { readonly mode: number | undefined };
 
 /** The file is still exactly what the plan was made from (its bytes read now), or the refusal that says it is not. */
 function recheckOne(ctx: CommitContext, change: FileChange): Rechecked {
-	let stat: Stats | undefined;
-	try {
-		stat = ctx.fs.lstat(change.absPath);
-	} catch {
-		stat = undefined;
-	}
+	const stat = tryLstat(ctx.fs, change.absPath);
 	if (stat?.isSymbolicLink()) return { refusal: refusals.conflict(change.absPath, "it became a symbolic link") };
 	let bytes: Buffer | null;
 	try {
-		bytes = readOrNull(ctx.fs, change.absPath);
+		bytes = readIfExists(ctx.fs, change.absPath);
 	} catch (error) {
 		return { refusal: refusals.ioError(change.absPath, error) };
 	}
@@ -155,7 +143,7 @@ function missingDirs(fs: FsOps, dir: string): string[] {
 	const missing: string[] = [];
 	for (
 		let current = dir;
-		fileMode(fs, current) === undefined && dirname(current) !== current;
+		tryMode(fs, current) === undefined && dirname(current) !== current;
 		current = dirname(current)
 	)
 		missing.push(current);
@@ -256,7 +244,7 @@ async function writeFiles(
 function undoChange(ctx: CommitContext, change: FileChange, entry: JournalEntry): boolean {
 	try {
 		if (change.before === null) {
-			if (fileMode(ctx.fs, change.absPath) !== undefined) removeFileDurable(ctx.fs, change.absPath);
+			if (tryMode(ctx.fs, change.absPath) !== undefined) removeFileDurable(ctx.fs, change.absPath);
 			removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
 		} else {
 			mkdirDurable(ctx.fs, dirname(change.absPath));
@@ -265,7 +253,7 @@ function undoChange(ctx: CommitContext, change: FileChange, entry: JournalEntry)
 	} catch {
 		// Judged below by what is on disk, not by which call failed.
 	}
-	return diskHash(ctx.fs, change.absPath) === entry.beforeHash;
+	return tryHash(ctx.fs, change.absPath) === entry.beforeHash;
 }
 
 function verify(ctx: CommitContext, change: FileChange): LandedCheck | undefined {
@@ -297,7 +285,7 @@ function checkSkills(ctx: CommitContext, plan: CommitPlan): void {
 		checked.add(skillFile);
 		const dir = dirname(skillFile);
 		if (deleted.has(dir)) {
-			if (fileMode(ctx.fs, dir) === undefined) continue;
+			if (tryMode(ctx.fs, dir) === undefined) continue;
 			const left = listDir(ctx.fs, dir);
 			throw new VerifyError(
 				skillFile,
@@ -454,7 +442,7 @@ function rollBack(ctx: CommitContext, plan: CommitPlan, failure: Failure): Commi
 		const change = plan.changes[i];
 		const entry = prepared.entries[i];
 		const reached = i < replaced || (i === failed && !(error instanceof ChangedError));
-		if (!reached || (i >= replaced && diskHash(ctx.fs, change.absPath) === entry.beforeHash)) {
+		if (!reached || (i >= replaced && tryHash(ctx.fs, change.absPath) === entry.beforeHash)) {
 			removeEmptyDirs(ctx.fs, entry.createdDirs ?? []);
 			continue;
 		}

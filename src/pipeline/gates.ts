@@ -13,12 +13,13 @@ import type { NearLine, Refusal } from "../base/errors.ts";
 import { folderWriteError, realFs, type FsOps } from "../base/fs-ops.ts";
 import { getBackupsDir, getForbiddenReason, getPiPlaces, isWithin, resolveReal, type PiPlaces } from "../base/paths.ts";
 import { originOfSkill } from "../store/origins.ts";
-import { hashOrNull } from "./plan.ts";
 import type { ReadLedger } from "../store/read-ledger.ts";
 import { findWritableRootOfReal, type WritableRoot } from "../policy/roots.ts";
 import { findPin, requiredApproval, type SelfSkillsSettings } from "../policy/settings.ts";
 import type { FileTarget, NewSkillTarget } from "../policy/target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "../checks/validation.ts";
+import { hashOrNull } from "../base/hash.ts";
+import { isSymlink, tryLstat } from "../base/fs-reads.ts";
 
 /** Every gate a planner can name. */
 export type GateName =
@@ -164,24 +165,9 @@ export function writableInput(ctx: CallContext): WritableInput {
 	return { roots: ctx.discovery.roots, agentDir: ctx.agentDir, fs: ctx.fs, places: ctx.places };
 }
 
-function isSymlink(fs: FsOps, path: string): boolean {
-	try {
-		return fs.lstat(path).isSymbolicLink();
-	} catch {
-		return false;
-	}
-}
-
 /** `path` itself, or the nearest folder above it that exists (where a missing folder would be made). */
 function nearestExisting(fs: FsOps, path: string): string {
-	for (let at = path; ; at = dirname(at)) {
-		try {
-			fs.lstat(at);
-			return at;
-		} catch {
-			if (dirname(at) === at) return at;
-		}
-	}
+	for (let at = path; ; at = dirname(at)) if (tryLstat(fs, at) || dirname(at) === at) return at;
 }
 
 /**

@@ -19,7 +19,6 @@ import { recordCreated } from "../store/origins.ts";
 import {
 	createDiskView,
 	createOverlay,
-	hashOrNull,
 	mergeChanges,
 	type Fate,
 	type FileChange,
@@ -31,6 +30,7 @@ import { countDiffLines, fileProposal, type ProposalTarget } from "../store/prop
 import { checkLanded } from "../checks/validation.ts";
 import { controlIsOn } from "../policy/settings.ts";
 import { describeGitReports, gitBefore } from "./git-commit.ts";
+import { hashOrNull } from "../base/hash.ts";
 
 export const MAX_OPERATIONS = 100;
 

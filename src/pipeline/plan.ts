@@ -3,10 +3,9 @@
 // disk for a single call and an in-memory overlay for a batch (op N sees ops 0..N-1).
 
 import { dirname } from "node:path";
-import { errnoCode } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { isWithin } from "../base/paths.ts";
-import { sha256Once } from "../store/read-ledger.ts";
+import { readIfExists, tryMode } from "../base/fs-reads.ts";
 
 export interface FileChange {
 	readonly skill: string;
@@ -49,11 +48,6 @@ export interface Plan {
  */
 export type Fate = "landed" | "rolled_back" | "rollback_failed" | "not_written";
 
-/** The bytes' sha256 (null: absent), hashed once per buffer (see sha256Once). */
-export function hashOrNull(bytes: Buffer | null): string | null {
-	return bytes === null ? null : sha256Once(bytes);
-}
-
 export interface FileView {
 	read(absPath: string): Buffer | null;
 	mode(absPath: string): number | undefined;
@@ -61,26 +55,6 @@ export interface FileView {
 	deletedBy(absPath: string): number | undefined;
 	/** The earlier op of a batch that deleted the whole skill folder holding this path, or undefined. */
 	skillDeletedBy(absPath: string): number | undefined;
-}
-
-/** A file's bytes, or null when it does not exist; any other failure is thrown. */
-export function readOrNull(fs: FsOps, absPath: string): Buffer | null {
-	try {
-		return fs.readFile(absPath);
-	} catch (error) {
-		const code = errnoCode(error);
-		if (code === "ENOENT" || code === "ENOTDIR") return null;
-		throw error;
-	}
-}
-
-/** A file's hash on disk (null: absent), or undefined when it cannot be read at all. */
-export function diskHash(fs: FsOps, absPath: string): string | null | undefined {
-	try {
-		return hashOrNull(readOrNull(fs, absPath));
-	} catch {
-		return undefined;
-	}
 }
 
 /**
@@ -93,16 +67,10 @@ export function createDiskView(fs: FsOps): FileView {
 	return {
 		read(absPath) {
 			let bytes = reads.get(absPath);
-			if (bytes === undefined) reads.set(absPath, (bytes = readOrNull(fs, absPath)));
+			if (bytes === undefined) reads.set(absPath, (bytes = readIfExists(fs, absPath)));
 			return bytes;
 		},
-		mode(absPath) {
-			try {
-				return fs.lstat(absPath).mode & 0o7777;
-			} catch {
-				return undefined;
-			}
-		},
+		mode: (absPath) => tryMode(fs, absPath),
 		deletedBy: () => undefined,
 		skillDeletedBy: () => undefined,
 	};

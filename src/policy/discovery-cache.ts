@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import type { LandedCheck } from "../checks/validation.ts";
-import { sha256 } from "../store/read-ledger.ts";
+import { sha256 } from "../base/hash.ts";
 import { createPackageManager, discoverSkills, type DiscoverOptions, type Discovery } from "./discovery.ts";
 import { getUserAgentsSkillsDir } from "./roots.ts";
 import { getGlobalSettingsPath, getProjectSettingsPath } from "./settings.ts";

@@ -4,16 +4,9 @@
 
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
-import {
-	findProjectRoot,
-	getHomeDir,
-	getPiPlaces,
-	getRootProblem,
-	isWithin,
-	pathExists,
-	resolveReal,
-} from "../base/paths.ts";
+import { findProjectRoot, getHomeDir, getPiPlaces, getRootProblem, isWithin, resolveReal } from "../base/paths.ts";
 import type { SelfSkillsSettings } from "./settings.ts";
+import { pathExists } from "../base/fs-reads.ts";
 
 export type RootKind = "agent-skills" | "project-pi" | "project-agents" | "local-package" | "skills-dir";
 

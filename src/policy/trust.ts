@@ -2,13 +2,13 @@
 // (`ctx.isProjectTrusted()`, pi 0.79+), otherwise the GLOBAL `selfskills.trustedProjects` list.
 // Only the global settings file can hold that list, so a project can never trust itself.
 
-import type { Stats } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
 import lockfile from "proper-lockfile";
 import { getGlobalSettingsPath, isJsonObject, readSettingsFile, type JsonObject } from "./settings.ts";
-import { exists, mkdirDurable, writeFileAtomic } from "../base/writer.ts";
+import { mkdirDurable, writeFileAtomic } from "../base/writer.ts";
+import { lstatIfExists, tryLstat } from "../base/fs-reads.ts";
 
 export type TrustSource = "pi" | "selfskills-list";
 
@@ -50,13 +50,7 @@ export function resolveProjectTrust(ctx: TrustContext, trustedProjects: readonly
  * atomically. A dangling link is refused: writing would create a file where the user keeps none.
  */
 function settingsWriteTarget(fs: FsOps, path: string): string {
-	let stat: Stats;
-	try {
-		stat = fs.lstat(path);
-	} catch {
-		return path;
-	}
-	if (!stat.isSymbolicLink()) return path;
+	if (!tryLstat(fs, path)?.isSymbolicLink()) return path;
 	try {
 		return fs.realpath(path);
 	} catch {
@@ -76,7 +70,7 @@ export function updateGlobalSelfSkills<T>(agentDir: string, update: (block: Json
 	const path = getGlobalSettingsPath(agentDir);
 	mkdirDurable(fs, dirname(path));
 	const target = settingsWriteTarget(fs, path);
-	if (!exists(fs, target)) writeFileAtomic(fs, target, Buffer.from("{}\n"));
+	if (!lstatIfExists(fs, target)) writeFileAtomic(fs, target, Buffer.from("{}\n"));
 	const release = lockfile.lockSync(path, { realpath: false });
 	try {
 		const { json, problem } = readSettingsFile(target, fs);

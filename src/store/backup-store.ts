@@ -24,9 +24,8 @@ import type { Stats } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
-import { listDir, walkTree, type FsOps } from "../base/fs-ops.ts";
+import { type FsOps } from "../base/fs-ops.ts";
 import { getBackupsDir } from "../base/paths.ts";
-import { sha256, sha256Once } from "./read-ledger.ts";
 import {
 	assertNoLinkBelow,
 	createPrivateDirs,
@@ -42,6 +41,8 @@ import {
 	type PreparedWrite,
 	type PrivateDirs,
 } from "../base/writer.ts";
+import { listDir, walkTree, tryReadJson, tryReadRegular } from "../base/fs-reads.ts";
+import { sha256, sha256Once } from "../base/hash.ts";
 
 export const DELETED_DIR = "__deleted__";
 const ENTRY = /^(\d{8}-\d{6}\.\d{3})-([0-9a-f]{10})(\.[^/]*)?$/;
@@ -198,16 +199,12 @@ const descending = (a: string, b: string): number => (a < b ? 1 : a > b ? -1 : 0
 
 /** The note beside a skill's backup folder; `stat`: its lstat, when the caller has it. */
 function readNote(s: Store, path: string, stat?: Stats): SkillKey | undefined {
-	try {
-		if (!(stat ?? s.fs.lstat(path)).isFile()) return undefined;
-		const note: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
-		if (typeof note !== "object" || note === null || !("name" in note) || !("dir" in note)) return undefined;
-		return typeof note.name === "string" && typeof note.dir === "string"
-			? { name: note.name, dir: note.dir }
-			: undefined;
-	} catch {
-		return undefined;
-	}
+	if (stat !== undefined && !stat.isFile()) return undefined;
+	const note = tryReadJson(s.fs, path);
+	if (typeof note !== "object" || note === null || !("name" in note) || !("dir" in note)) return undefined;
+	return typeof note.name === "string" && typeof note.dir === "string"
+		? { name: note.name, dir: note.dir }
+		: undefined;
 }
 
 /** The skill folders of one name that have backups, from the notes beside their folders. */
@@ -313,11 +310,8 @@ function namedBackups(dir: string, listed: readonly string[]): NamedBackup[] {
 }
 
 function sameBytes(s: Store, path: string, bytes: Uint8Array): boolean {
-	try {
-		return s.fs.lstat(path).isFile() && Buffer.compare(s.fs.readFile(path), Buffer.from(bytes)) === 0;
-	} catch {
-		return false;
-	}
+	const held = tryReadRegular(s.fs, path);
+	return held !== undefined && Buffer.compare(held, Buffer.from(bytes)) === 0;
 }
 
 function list(s: Store, ref: SkillRef, relPath: string): BackupEntry[] {
@@ -363,15 +357,10 @@ function writeModes(s: Store, dirs: PrivateDirs, folder: string, modes: Record<s
 }
 
 function readOrigin(s: Store, path: string): string | undefined {
-	try {
-		if (!s.fs.lstat(path).isFile()) return undefined;
-		const note: unknown = JSON.parse(s.fs.readFile(path).toString("utf8"));
-		return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string"
-			? note.originDir
-			: undefined;
-	} catch {
-		return undefined;
-	}
+	const note = tryReadJson(s.fs, path);
+	return typeof note === "object" && note !== null && "originDir" in note && typeof note.originDir === "string"
+		? note.originDir
+		: undefined;
 }
 
 /** One backup of a commit, planned: where it goes, and the held backup it re-stamps when the bytes are held already. */

@@ -12,9 +12,8 @@
 //   (one line in the file, wrapped here)
 
 import { dirname, join } from "node:path";
-import { listDir, type FsOps } from "../base/fs-ops.ts";
+import { type FsOps } from "../base/fs-ops.ts";
 import { getJournalDir } from "../base/paths.ts";
-import { sha256 } from "./read-ledger.ts";
 import {
 	assertNoLinkBelow,
 	createPrivateDirs,
@@ -26,6 +25,8 @@ import {
 	writeFileAtomic,
 	writePrivate,
 } from "../base/writer.ts";
+import { listDir, tryHash } from "../base/fs-reads.ts";
+import { sha256 } from "../base/hash.ts";
 
 export interface JournalEntry {
 	readonly absPath: string;
@@ -93,14 +94,6 @@ export function releaseJournal(path: string): void {
 	active.delete(path);
 }
 
-function currentHash(fs: FsOps, path: string): string | null {
-	try {
-		return sha256(fs.readFile(path));
-	} catch {
-		return null;
-	}
-}
-
 /** Removes each folder that is empty (deepest first); a non-empty or missing one is left. */
 export function removeEmptyDirs(fs: FsOps, dirs: readonly string[]): void {
 	for (const dir of dirs) {
@@ -119,7 +112,7 @@ export function removeEmptyDirs(fs: FsOps, dirs: readonly string[]): void {
 type EntryFate = { fate: "rolled_back" } | { fate: "not_written" } | { fate: "rollback_failed"; reason: string };
 
 function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {
-	const now = currentHash(fs, entry.absPath);
+	const now = tryHash(fs, entry.absPath) ?? null;
 	if (now === entry.beforeHash) {
 		if (entry.beforeHash === null) removeEmptyDirs(fs, entry.createdDirs ?? []);
 		else if (entry.backupPath !== null)

@@ -15,18 +15,11 @@
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { listDir, type FsOps } from "../base/fs-ops.ts";
+import { type FsOps } from "../base/fs-ops.ts";
 import { getProposalsDir } from "../base/paths.ts";
-import { diskHash } from "../pipeline/plan.ts";
-import { sha256 } from "./read-ledger.ts";
-import {
-	assertNoLinkBelow,
-	exists,
-	isProcessAlive,
-	mkdirPrivate,
-	removeFileDurable,
-	writeFileAtomic,
-} from "../base/writer.ts";
+import { assertNoLinkBelow, isProcessAlive, mkdirPrivate, removeFileDurable, writeFileAtomic } from "../base/writer.ts";
+import { listDir, lstatIfExists, tryHash, tryReadJson } from "../base/fs-reads.ts";
+import { sha256 } from "../base/hash.ts";
 
 /** One file the proposed change touches: its hash when planned (null: absent) and after the change. */
 export interface ProposalTarget {
@@ -124,12 +117,11 @@ function writeRecord(fs: FsOps, agentDir: string, path: string, record: object):
 function readRecord<T>(fs: FsOps, agentDir: string, path: string): T | undefined {
 	try {
 		assertNoLinkBelow(fs, agentDir, path);
-		if (!fs.lstat(path).isFile()) return undefined;
-		const parsed: unknown = JSON.parse(fs.readFile(path).toString("utf8"));
-		return typeof parsed === "object" && parsed !== null ? (parsed as T) : undefined;
 	} catch {
 		return undefined;
 	}
+	const parsed = tryReadJson(fs, path);
+	return typeof parsed === "object" && parsed !== null ? (parsed as T) : undefined;
 }
 
 function idsIn(fs: FsOps, dir: string): string[] {
@@ -155,7 +147,7 @@ export function listProposals(fs: FsOps, agentDir: string): Proposal[] {
 function newId(fs: FsOps, agentDir: string): string {
 	for (;;) {
 		const id = `p-${randomBytes(4).toString("hex")}`;
-		if (!exists(fs, pendingPath(agentDir, id)) && !exists(fs, decidedPath(agentDir, id))) return id;
+		if (!lstatIfExists(fs, pendingPath(agentDir, id)) && !lstatIfExists(fs, decidedPath(agentDir, id))) return id;
 	}
 }
 
@@ -251,12 +243,12 @@ export function takeDecisions(fs: FsOps, agentDir: string, cwd: string): Decisio
 
 /** Whether every target holds the hash the change gives it. */
 export function hasLanded(fs: FsOps, targets: readonly ProposalTarget[]): boolean {
-	return targets.every((t) => diskHash(fs, t.path) === t.after);
+	return targets.every((t) => tryHash(fs, t.path) === t.after);
 }
 
 /** Targets whose bytes are no longer those the proposal was planned on. */
 export function changedSince(fs: FsOps, proposal: Proposal): ProposalTarget[] {
-	return proposal.targets.filter((t) => diskHash(fs, t.path) !== t.before);
+	return proposal.targets.filter((t) => tryHash(fs, t.path) !== t.before);
 }
 
 /**
@@ -267,11 +259,11 @@ export function changedSince(fs: FsOps, proposal: Proposal): ProposalTarget[] {
  */
 export function sweepProposals(fs: FsOps, agentDir: string): string[] {
 	const dir = getProposalsDir(agentDir);
-	if (!exists(fs, dir)) return [];
+	if (!lstatIfExists(fs, dir)) return [];
 	const done: string[] = [];
 	for (const id of idsIn(fs, dir)) {
 		try {
-			if (exists(fs, decidedPath(agentDir, id))) {
+			if (lstatIfExists(fs, decidedPath(agentDir, id))) {
 				removeFileDurable(fs, pendingPath(agentDir, id));
 				done.push(`${id}: decided; the pending copy was removed`);
 				continue;

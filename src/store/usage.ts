@@ -9,9 +9,10 @@
 //      "last":"2026-12-01T17:02:10.000Z"}                                                       folded
 //   (a folded record is one line in the file, wrapped here)
 
-import { readJsonLines, type FsOps } from "../base/fs-ops.ts";
+import { type FsOps } from "../base/fs-ops.ts";
 import { getUsagePath } from "../base/paths.ts";
 import { appendPrivate, writeFileAtomic } from "../base/writer.ts";
+import { readJsonLines } from "../base/fs-reads.ts";
 
 /** Past this size the log is folded into one line per skill (a few hundred bytes each). */
 const FOLD_AT_BYTES = 256 * 1024;

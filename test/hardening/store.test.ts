@@ -22,12 +22,12 @@ import { expect } from "chai";
 import { backupFolderName, skillKey } from "../../src/store/backup-store.ts";
 import { realFs } from "../../src/base/fs-ops.ts";
 import { recoverJournals } from "../../src/store/journal.ts";
-import { sha256 } from "../../src/store/read-ledger.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 import { checkBackups, prepareEnv, SCENARIOS, skillDir } from "./crash-support.ts";
 import { faultyFs, type FsCall } from "../support/faulty-fs.ts";
 import { fingerprint, skillText, walkFiles, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf } from "../support/harness.ts";
+import { sha256 } from "../../src/base/hash.ts";
 
 const OTHER = "# Written in place by another program\n";
 

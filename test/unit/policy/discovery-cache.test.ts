@@ -19,11 +19,11 @@ import { expect } from "chai";
 import { checkLanded } from "../../../src/checks/validation.ts";
 import { createDiscoveryCache, type LandedFile } from "../../../src/policy/discovery-cache.ts";
 import { discoverSkills, type DiscoverOptions, type Discovery } from "../../../src/policy/discovery.ts";
-import { sha256 } from "../../../src/store/read-ledger.ts";
 import { loadSettings } from "../../../src/policy/settings.ts";
 import { buildLocations, type LocationsFixture } from "../../fixtures/locations/build-locations.ts";
 import { createRandom } from "../../support/random.ts";
 import { useTempEnv, type TempEnv } from "../../support/temp-env.ts";
+import { sha256 } from "../../../src/base/hash.ts";
 
 function summary(discovery: Discovery): unknown {
 	return {

@@ -19,8 +19,8 @@ import {
 	type Proposal,
 	type ProposalTarget,
 } from "../../../src/store/proposals.ts";
-import { sha256 } from "../../../src/store/read-ledger.ts";
 import { useTempEnv, type TempEnv } from "../../support/temp-env.ts";
+import { sha256 } from "../../../src/base/hash.ts";
 
 describe("proposals (src/store/proposals.ts)", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-proposals-" });

@@ -1,0 +1,26 @@
+// The one content hash of the package: sha256 in hex, for the read ledger, backup names, journals,
+// proposals and audit lines; hashed once per buffer where the bytes never change.
+
+import { createHash } from "node:crypto";
+
+export function sha256(bytes: Uint8Array | string): string {
+	return createHash("sha256").update(bytes).digest("hex");
+}
+
+const hashed = new WeakMap<Uint8Array, string>();
+
+/**
+ * sha256 of bytes that are never changed once read or built (a plan's before and after): hashed
+ * once, however many steps ask (gate 3, the backup's name, the audit line). Fresh reads are new
+ * buffers, so a re-check on disk always hashes what it read.
+ */
+export function sha256Once(bytes: Uint8Array): string {
+	let hash = hashed.get(bytes);
+	if (hash === undefined) hashed.set(bytes, (hash = sha256(bytes)));
+	return hash;
+}
+
+/** The bytes' sha256 (null: absent), hashed once per buffer (see sha256Once). */
+export function hashOrNull(bytes: Buffer | null): string | null {
+	return bytes === null ? null : sha256Once(bytes);
+}
