@@ -17,7 +17,6 @@ import {
 } from "./face/command.ts";
 import { settingsWarning } from "./face/command-text.ts";
 import { realFs } from "./base/fs-ops.ts";
-import type { MutationEffects } from "./pipeline/mutate.ts";
 import { buildInjectedBlock } from "./face/prompt.ts";
 import { takeDecisions } from "./store/proposals.ts";
 import { finishInterrupted } from "./face/review.ts";
@@ -32,6 +31,7 @@ import { createSkillManageTool, executeSkillManage, TOOL_NAME } from "./face/too
 import { isScannedByPi } from "./policy/discovery.ts";
 import { checkSkillContent } from "./checks/validation.ts";
 import { pathExists } from "./base/fs-reads.ts";
+import type { MutationEffects } from "./pipeline/types.ts";
 
 function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
 	const { settings } = loadPolicy(ctx, getAgentDir()).report;

@@ -10,9 +10,9 @@ import { skillNamed } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../pipeline/gates.ts";
-import type { Plan } from "../pipeline/plan.ts";
 import { newSkillTarget, SKILL_FILE, type NewSkillTarget } from "../policy/target.ts";
 import { checkSkillContent, nameProblems } from "../checks/validation.ts";
+import type { Plan } from "../pipeline/types.ts";
 
 export interface CreateArgs {
 	readonly name: string;

@@ -6,7 +6,7 @@ import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-co
 import type { DiscoveredSkill } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
-import { type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import {
 	checkRead,
 	checkUnchanged,
@@ -18,10 +18,10 @@ import {
 	runGates,
 } from "../pipeline/gates.ts";
 import { isWithin } from "../base/paths.ts";
-import { type FileChange, type Plan } from "../pipeline/plan.ts";
 import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../policy/target.ts";
 import { walkTree } from "../base/fs-reads.ts";
 import { hashOrNull } from "../base/hash.ts";
+import type { FileChange, Plan } from "../pipeline/types.ts";
 
 export interface DeleteArgs extends SkillSelector {
 	readonly file?: string;

@@ -20,10 +20,10 @@ import {
 	replacedSize,
 	runGates,
 } from "../pipeline/gates.ts";
-import type { Plan } from "../pipeline/plan.ts";
 import { skillNamed } from "../policy/discovery.ts";
 import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../policy/target.ts";
 import { checkSkillContent, descriptionOf, loadedNameOf } from "../checks/validation.ts";
+import type { Plan } from "../pipeline/types.ts";
 
 export interface PatchArgs extends SkillSelector {
 	readonly file?: string;

@@ -10,7 +10,6 @@ import type { DiscoveredSkill } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../pipeline/gates.ts";
-import type { FileChange, Plan } from "../pipeline/plan.ts";
 import { loadedNameOf } from "../checks/validation.ts";
 import { gitRevisionOf } from "../base/git.ts";
 import { prepareGitRestore } from "./git-restore.ts";
@@ -25,6 +24,7 @@ import {
 } from "../policy/target.ts";
 import { sha256 } from "../base/hash.ts";
 import { isRegularFile } from "../base/fs-reads.ts";
+import type { FileChange, Plan } from "../pipeline/types.ts";
 
 export interface RestoreArgs extends SkillSelector {
 	readonly file?: string;

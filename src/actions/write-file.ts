@@ -15,8 +15,8 @@ import {
 	readGates,
 	runGates,
 } from "../pipeline/gates.ts";
-import type { Plan } from "../pipeline/plan.ts";
 import { findSkill, resolveFileTarget, SKILL_FILE, type FileTarget, type SkillSelector } from "../policy/target.ts";
+import type { Plan } from "../pipeline/types.ts";
 
 export interface WriteArgs extends SkillSelector {
 	readonly file: string;

@@ -4,7 +4,7 @@
 
 import { createTwoFilesPatch } from "diff";
 import { clipText, escapeControls, READ_CHAR_LIMIT } from "./content-guard.ts";
-import type { FileChange } from "../pipeline/plan.ts";
+import type { FileChange } from "../pipeline/types.ts";
 
 /** A one-line 300 KB asset would otherwise be echoed twice in full (as - and as +). */
 const MAX_LINE_CHARS = 1000;

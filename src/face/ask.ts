@@ -4,7 +4,7 @@
 
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { clipDiff } from "../checks/diff.ts";
-import type { AskAnswer, AskRequest } from "../pipeline/mutate.ts";
+import type { AskAnswer, AskRequest } from "../pipeline/types.ts";
 
 /** Diff lines shown in the dialog; the whole diff is in the tool result and in /selfskills show. */
 const DIALOG_DIFF_LINES = 60;

@@ -30,7 +30,7 @@ import { isRefusal, type Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { pendingJournals } from "../store/journal.ts";
 import { bashStatusLine, type SandboxProbe } from "../guard/sandbox.ts";
-import { runMutations, type MutationEffects } from "../pipeline/mutate.ts";
+import { runMutations } from "../pipeline/mutate.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import { findSkill, resolveFileTarget } from "../policy/target.ts";
 import {
@@ -47,6 +47,7 @@ import { changedSince, listProposals } from "../store/proposals.ts";
 import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "../policy/trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
+import type { MutationEffects } from "../pipeline/types.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = [

@@ -10,7 +10,7 @@ import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { recoverJournals } from "../store/journal.ts";
-import { runMutations, type MutationEffects, type MutationResult } from "../pipeline/mutate.ts";
+import { runMutations } from "../pipeline/mutate.ts";
 import { prepareCall } from "../actions/prepare.ts";
 import {
 	changedSince,
@@ -24,10 +24,11 @@ import {
 	type Proposal,
 	type ProposalTarget,
 } from "../store/proposals.ts";
-import { type ReadLedger } from "../store/read-ledger.ts";
+import type { ReadLedger } from "../store/read-ledger.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import type { TrustContext } from "../policy/trust.ts";
 import { tryHash } from "../base/fs-reads.ts";
+import type { MutationEffects, MutationResult } from "../pipeline/types.ts";
 
 export interface ReviewDeps {
 	readonly agentDir: () => string;

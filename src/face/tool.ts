@@ -16,11 +16,12 @@ import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "../che
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
-import { runMutations, type AskRequest, type MutationEffects, type RunOptions } from "../pipeline/mutate.ts";
+import { runMutations } from "../pipeline/mutate.ts";
 import { prepareCall } from "../actions/prepare.ts";
 import { renderSkillCall, renderSkillResult } from "./render.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import { sha256 } from "../base/hash.ts";
+import type { AskRequest, MutationEffects, RunOptions } from "../pipeline/types.ts";
 
 export const TOOL_NAME = "skill_manage";
 

@@ -13,10 +13,8 @@ import { appendAudit, type ChangeRecord } from "../store/audit.ts";
 import { createBackupStore, skillKey } from "../store/backup-store.ts";
 import { findBashWrites, findSelfApproval, selfApprovalReason } from "./bash-writes.ts";
 import { loadPolicy } from "../policy/call-context.ts";
-import type { LandedChange } from "../pipeline/commit.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { tryRead, walkTree } from "../base/fs-reads.ts";
-import type { MutationEffects } from "../pipeline/mutate.ts";
 import { originOfSkill, type SkillOriginKind } from "../store/origins.ts";
 import { isWithin, resolveReal } from "../base/paths.ts";
 import { sha256 } from "../base/hash.ts";
@@ -35,6 +33,7 @@ import { planMounts, sandboxCommand, type SandboxProbe } from "./sandbox.ts";
 import { normalizeUserPath } from "../policy/target.ts";
 import { recordUse } from "../store/usage.ts";
 import { checkSkillContent, newDiagnostics } from "../checks/validation.ts";
+import type { LandedChange, MutationEffects } from "../pipeline/types.ts";
 
 export type SideDoor = "edit" | "write" | "bash";
 const SIDE_DOORS: readonly string[] = ["edit", "write", "bash"];

@@ -19,7 +19,6 @@ import type { Refusal } from "../base/errors.ts";
 import { failedAt, type FsOps } from "../base/fs-ops.ts";
 import { releaseJournal, removeEmptyDirs, removeJournal, writeJournal, type JournalEntry } from "../store/journal.ts";
 import type { LockGuard } from "../base/locks.ts";
-import { type Fate, type FileChange, type SnapshotPlan } from "./plan.ts";
 import type { LandedCheck } from "../checks/validation.ts";
 import {
 	discardWrite,
@@ -38,6 +37,7 @@ import {
 } from "../base/writer.ts";
 import { listDir, tryHash, readIfExists, tryLstat, tryMode } from "../base/fs-reads.ts";
 import { hashOrNull } from "../base/hash.ts";
+import type { CommitPlan, FateReport, FileChange, LandedChange, SnapshotPlan } from "./types.ts";
 
 export interface CommitContext {
 	readonly fs: FsOps;
@@ -50,34 +50,6 @@ export interface CommitContext {
 	readonly signal?: AbortSignal;
 	/** "stale" for a single call (re-read and retry), "conflict" for a batch. */
 	readonly changedCode: "stale" | "conflict";
-}
-
-/** What one commit lands: each file once, whole-skill snapshots, folders emptied by deletes. */
-export interface CommitPlan {
-	readonly changes: readonly FileChange[];
-	/** Whole-skill deletes: each tree is snapshotted before any file is touched. */
-	readonly snapshots: readonly SnapshotPlan[];
-	/** Folders to remove once empty (deepest first), after the commit. */
-	readonly removeDirs: readonly string[];
-}
-
-export interface LandedChange {
-	readonly skill: string;
-	readonly relPath: string;
-	readonly absPath: string;
-	readonly oldHash: string | null;
-	readonly newHash: string | null;
-	readonly backupId: string | null;
-	readonly backupPath: string | null;
-	/** pi's loader on a written skill file at its place (verify-after-write), passed on to who needs it. */
-	readonly loaded?: LandedCheck;
-}
-
-export interface FateReport {
-	readonly path: string;
-	readonly fate: Fate;
-	/** The backup holding the file's bytes from before the commit (null: it did not exist). */
-	readonly backupPath: string | null;
 }
 
 export type CommitOutcome =

@@ -10,71 +10,32 @@
 import { dirname } from "node:path";
 import type { ApprovalNeed, CallContext, PreparedMutation } from "../policy/call-context.ts";
 import { appendAudit, type ChangeRecord } from "../store/audit.ts";
-import { commitPlan, type CommitPlan, type FateReport, type LandedChange } from "./commit.ts";
+import { commitPlan } from "./commit.ts";
 import { clipDiff, diffChanges } from "../checks/diff.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { withFileLocks, type LockGuard } from "../base/locks.ts";
 import { recordCreated } from "../store/origins.ts";
-import {
-	createDiskView,
-	createOverlay,
-	mergeChanges,
-	type Fate,
-	type FileChange,
-	type FileView,
-	type Plan,
-} from "./plan.ts";
+import { createDiskView, createOverlay, mergeChanges } from "./plan.ts";
 import { getProposalsDir } from "../base/paths.ts";
 import { countDiffLines, fileProposal, type ProposalTarget } from "../store/proposals.ts";
 import { checkLanded } from "../checks/validation.ts";
 import { controlIsOn } from "../policy/settings.ts";
 import { describeGitReports, gitBefore } from "./git-commit.ts";
 import { hashOrNull } from "../base/hash.ts";
+import type {
+	CommitPlan,
+	FateReport,
+	LandedChange,
+	Fate,
+	FileChange,
+	FileView,
+	Plan,
+	MutationResult,
+	RunOptions,
+} from "./types.ts";
 
 export const MAX_OPERATIONS = 100;
-
-export interface MutationEffects {
-	/** Called once per file change of each landed op (pi.events emit, recently-changed registry). */
-	onLanded(record: ChangeRecord, change: LandedChange): void;
-}
-
-export interface MutationResult {
-	readonly text: string;
-	readonly details: Record<string, unknown>;
-}
-
-/** What the person is shown under "ask": the call, the agent's reason, the diff. */
-export interface AskRequest {
-	readonly action: string;
-	readonly skills: readonly string[];
-	readonly reason: string | undefined;
-	readonly diff: string;
-}
-
-/** The person's answer: allow this call, allow these skills for the session, or deny (with their words). */
-export type AskAnswer = { readonly allow: "once" | "session" } | { readonly deny: true; readonly words?: string };
-
-export interface RunOptions {
-	readonly dryRun: boolean;
-	readonly batch: boolean;
-	readonly effects: MutationEffects;
-	/** Asks the person (a session with a UI); without it "ask" files a proposal like "propose". */
-	readonly ask?: (request: AskRequest) => Promise<AskAnswer>;
-	/** Skills the person allowed for the rest of the session ("ask" is skipped for them; added to on "session"). */
-	readonly allowed?: Set<string>;
-	/** The call as the model made it, kept in a proposal so an approval can plan it again. */
-	readonly args?: Record<string, unknown>;
-	/** The person already decided for this call: nobody is asked, and it lands only if the plan is `expect`. */
-	readonly decided?: Decided;
-}
-
-/** A call the person allowed (asked) or approved (a proposal), and the plan they saw. */
-export interface Decided {
-	readonly expect: readonly ProposalTarget[];
-	/** Kept in each audit line of the change. */
-	readonly mark: { readonly approved: string } | { readonly allowed: "once" | "session" };
-}
 
 interface Planned {
 	readonly plans: Plan[];

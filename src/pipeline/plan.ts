@@ -6,56 +6,7 @@ import { dirname } from "node:path";
 import type { FsOps } from "../base/fs-ops.ts";
 import { isWithin } from "../base/paths.ts";
 import { readIfExists, tryMode } from "../base/fs-reads.ts";
-
-export interface FileChange {
-	readonly skill: string;
-	readonly relPath: string;
-	readonly absPath: string;
-	/** Content on disk when planned; null when the file did not exist. */
-	readonly before: Buffer | null;
-	readonly after: Buffer | null;
-	/** Mode for a new file (an overwrite keeps the file's own mode, unless restoreMode says otherwise). */
-	readonly mode?: number;
-	/** A restore over an existing file: the mode recorded with the backup goes back too (undoing, not granting). */
-	readonly restoreMode?: number;
-	/** Set for SKILL.md changes: the name pi must load it under after the write. */
-	readonly expectName?: string;
-	/** Bytes the agent has not seen (a restore): the file no longer counts as read once they land. */
-	readonly unseen?: boolean;
-}
-
-export interface SnapshotPlan {
-	readonly skill: string;
-	readonly dir: string;
-	readonly files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>;
-}
-
-export interface Plan {
-	readonly action: string;
-	readonly skill: string;
-	readonly changes: readonly FileChange[];
-	/** Whole-skill delete: the full tree is snapshotted first, then the folder removed. */
-	readonly snapshot?: SnapshotPlan;
-	/** Folders to remove once empty (deepest first), after a whole-skill delete. */
-	readonly removeDirs?: readonly string[];
-	/** Extra text for the tool result (e.g. "run /reload"). */
-	readonly note?: string;
-}
-
-/**
- * What became of a change, one word for a file, an op of a batch and a journal entry alike: it
- * landed, was rolled back, could not be rolled back (the file differs from before), or was never written.
- */
-export type Fate = "landed" | "rolled_back" | "rollback_failed" | "not_written";
-
-export interface FileView {
-	read(absPath: string): Buffer | null;
-	mode(absPath: string): number | undefined;
-	/** The earlier op of a batch that deleted this file (it is absent now), or undefined. */
-	deletedBy(absPath: string): number | undefined;
-	/** The earlier op of a batch that deleted the whole skill folder holding this path, or undefined. */
-	skillDeletedBy(absPath: string): number | undefined;
-}
+import type { FileChange, Plan, FileView } from "./types.ts";
 
 /**
  * The files on disk for one planning step: each file is read once, however many gates ask (the

@@ -8,10 +8,10 @@ import { discoverSkills, type Discovery } from "./discovery.ts";
 import type { Refusal } from "../base/errors.ts";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import { getPiPlaces, type PiPlaces } from "../base/paths.ts";
-import type { FileView, Plan } from "../pipeline/plan.ts";
 import type { ReadLedger } from "../store/read-ledger.ts";
 import { readSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
 import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "./trust.ts";
+import type { FileView, Plan } from "../pipeline/types.ts";
 
 export interface CallContext {
 	readonly cwd: string;

@@ -2,7 +2,7 @@
 // `selfskills:changed` event on pi.events, each with action, skill, file, hashes and backup id.
 // The log is private (0600) and never written through a symlink.
 
-import { type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { getAuditPath } from "../base/paths.ts";
 import { appendPrivate } from "../base/writer.ts";
 import { readJsonLines } from "../base/fs-reads.ts";

@@ -24,7 +24,7 @@ import type { Stats } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
-import { type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { getBackupsDir } from "../base/paths.ts";
 import {
 	assertNoLinkBelow,

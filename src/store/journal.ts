@@ -12,7 +12,7 @@
 //   (one line in the file, wrapped here)
 
 import { dirname, join } from "node:path";
-import { type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { getJournalDir } from "../base/paths.ts";
 import {
 	assertNoLinkBelow,

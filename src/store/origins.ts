@@ -6,7 +6,7 @@
 //   <agentDir>/selfskills/created.jsonl
 //     {"name":"release-notes","dir":"/home/me/.pi/agent/skills/release-notes","time":"2026-12-02T09:45:01.123Z"}
 
-import { type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { getCreatedPath, resolveReal } from "../base/paths.ts";
 import { appendPrivate } from "../base/writer.ts";
 import { readJsonLines } from "../base/fs-reads.ts";

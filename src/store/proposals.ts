@@ -15,7 +15,7 @@
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { getProposalsDir } from "../base/paths.ts";
 import { assertNoLinkBelow, isProcessAlive, mkdirPrivate, removeFileDurable, writeFileAtomic } from "../base/writer.ts";
 import { listDir, lstatIfExists, tryHash, tryReadJson } from "../base/fs-reads.ts";

@@ -9,7 +9,7 @@
 //      "last":"2026-12-01T17:02:10.000Z"}                                                       folded
 //   (a folded record is one line in the file, wrapped here)
 
-import { type FsOps } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { getUsagePath } from "../base/paths.ts";
 import { appendPrivate, writeFileAtomic } from "../base/writer.ts";
 import { readJsonLines } from "../base/fs-reads.ts";

@@ -4,9 +4,8 @@
 // runs it must start fast, since it is spawned once per kill point.
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { CommitPlan } from "../../src/pipeline/commit.ts";
-import type { FileChange } from "../../src/pipeline/plan.ts";
 import { skillText, writeFile, writeSkill } from "../support/fixtures.ts";
+import type { CommitPlan, FileChange } from "../../src/pipeline/types.ts";
 
 export interface ScenarioFile {
 	readonly skill: string;

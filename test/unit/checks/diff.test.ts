@@ -5,8 +5,8 @@
 import { applyPatch, createTwoFilesPatch } from "diff";
 import { expect } from "chai";
 import { diffChange } from "../../../src/checks/diff.ts";
-import type { FileChange } from "../../../src/pipeline/plan.ts";
 import { createRandom } from "../../support/random.ts";
+import type { FileChange } from "../../../src/pipeline/types.ts";
 
 function change(before: string, after: string): FileChange {
 	return {
