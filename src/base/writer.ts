@@ -409,24 +409,6 @@ function unlinkQuietly(fs: FsOps, path: string): void {
 	}
 }
 
-/** Two names of one file (hard links): the same inode on the same device. */
-function sameFile(a: Stats, b: Stats): boolean {
-	return a.ino === b.ino && a.dev === b.dev;
-}
-
-/**
- * When `backup` is a hard link of `file` (a backup that an earlier version of this package took by
- * linking, left behind by a crash), makes it a copy of the old bytes of its own, so an in-place
- * edit of the file cannot change it. Best effort: until then the link holds those bytes too.
- */
-export function unshareBackup(fs: FsOps, backup: string, file: string, oldBytes: () => Uint8Array): void {
-	try {
-		if (sameFile(fs.lstat(backup), fs.lstat(file))) writeFileAtomic(fs, backup, oldBytes(), { mode: 0o600 });
-	} catch {
-		// Still linked, and still the old bytes.
-	}
-}
-
 /** Removes a file (never a symlink's target) and syncs its folder; `beforeUnlink` throwing keeps it. */
 export function removeFileDurable(fs: FsOps, path: string, beforeUnlink?: () => void): void {
 	removeFile(fs, path, beforeUnlink);

@@ -9,16 +9,13 @@
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/references/api.md/20261202-094502.004-0be71c22aa.md
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/__deleted__/20261202-095000.000/SKILL.md   (whole tree)
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/.modes.json   (modes other than 0644, see MODES)
-//   <agentDir>/selfskills/backups/deploy-checks/SKILL.md/20251101-080000.000-77aa01be3c.md   (old per-name layout)
-//   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md            (old flat layout)
+//   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md   (pi-selfskills 0.3's flat layout)
 //
 // The stamp is UTC, the hash is sha256 of the stored bytes (first 10 hex), stored bytes are the
 // file exactly as it was. Identical content is kept once (re-stamped as the newest). A backup is
 // always a copy, never a hard link of the skill file: a program that rewrites that file in place
 // would change a linked backup too, and a copy of a few KiB costs no more than the link's fsyncs.
-// Old per-name folders ("a b" and "a_b" both wrote to `a_b/`) stay where they are, listed for every
-// skill whose name maps to them and never pruned or written: which skill wrote which backup there
-// cannot be told, so moving them into one skill's folder could hand it another skill's only backup.
+// The flat SKILL.md backups of pi-selfskills 0.3 stay where they are: listed, read, never pruned or written.
 
 import type { Stats } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
@@ -93,14 +90,14 @@ export function skillKey(name: string, absPath: string, relPath = "SKILL.md"): S
 
 /**
  * The backup folder of one skill folder: its safe name for a person to read, `@` (never in a safe
- * name, so no old per-name folder looks like one), and a hash of name and place that tells apart
+ * name, so no flat-layout folder looks like one), and a hash of name and place that tells apart
  * names that map to one safe name and same-named skills in different roots.
  */
 export function backupFolderName(key: SkillKey): string {
 	return `${skillFolderName(key.name)}@${sha256(`${key.name}\0${key.dir}`).slice(0, 12)}`;
 }
 
-/** A skill name made safe as one folder name (alone, the old per-name layout). */
+/** A skill name made safe as one folder name (alone, the folder of 0.3's flat layout). */
 export function skillFolderName(skill: string): string {
 	const safe = skill.replace(/[^A-Za-z0-9._-]/g, "_");
 	return safe === "" || safe === "." || safe === ".." || safe === DELETED_DIR ? `_${safe}_` : safe;
@@ -146,7 +143,7 @@ export interface BackupStore {
 	 * synced) when it returns, the store's folders checked once for all of them.
 	 */
 	storeAll(requests: readonly BackupRequest[]): Promise<StoredBackups>;
-	/** Backups of skill/relPath, newest first (old per-name and flat backups count too). */
+	/** Backups of skill/relPath, newest first (0.3's flat SKILL.md backups count too). */
 	list(skill: SkillRef, relPath: string): BackupEntry[];
 	/** Records the mode the file had when backup `id` of it was taken (see MODES). */
 	recordMode(skill: SkillKey, relPath: string, id: string, mode: number): void;
@@ -219,12 +216,9 @@ function keysNamed(s: Store, name: string): SkillKey[] {
 		});
 }
 
-/** Folders that may hold a skill's backups: its own (by name: every one of that name), then the old per-name one. */
+/** The backup folders of a skill: its own, or by name alone every one of that name. */
 function skillDirs(s: Store, ref: SkillRef): string[] {
-	return [
-		...(typeof ref === "string" ? keysNamed(s, ref) : [ref]).map((key) => keyedDir(s, key)),
-		join(s.root, skillFolderName(nameOf(ref))),
-	];
+	return (typeof ref === "string" ? keysNamed(s, ref) : [ref]).map((key) => keyedDir(s, key));
 }
 
 /**

@@ -21,7 +21,6 @@ import {
 	mkdirDurable,
 	removeFileDurable,
 	sweepTempFiles,
-	unshareBackup,
 	writeFileAtomic,
 	writePrivate,
 } from "../base/writer.ts";
@@ -115,8 +114,6 @@ function rollBackEntry(fs: FsOps, entry: JournalEntry): EntryFate {
 	const now = tryHash(fs, entry.absPath) ?? null;
 	if (now === entry.beforeHash) {
 		if (entry.beforeHash === null) removeEmptyDirs(fs, entry.createdDirs ?? []);
-		else if (entry.backupPath !== null)
-			unshareBackup(fs, entry.backupPath, entry.absPath, () => fs.readFile(entry.absPath));
 		return { fate: "not_written" };
 	}
 	if (now !== entry.afterHash)

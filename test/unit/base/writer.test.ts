@@ -1,17 +1,7 @@
 // writer.ts with faults injected through FsOps, the way write-file-atomic's own tests do it: the
 // target stays untouched, no temp file is left behind, and the first error is the one thrown; the
 // private store's folders, modes and symlink refusal.
-import {
-	chmodSync,
-	linkSync,
-	mkdirSync,
-	readdirSync,
-	readFileSync,
-	rmSync,
-	statSync,
-	symlinkSync,
-	writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { realFs, type FsOps } from "../../../src/base/fs-ops.ts";
@@ -31,7 +21,6 @@ import {
 	syncDirs,
 	syncWrites,
 	TEMP_MARK,
-	unshareBackup,
 	writeFileAtomic,
 	type PreparedWrite,
 } from "../../../src/base/writer.ts";
@@ -399,23 +388,6 @@ describe("writer", function () {
 				);
 				expect(error).to.be.instanceOf(StoreLinkError);
 				expect(readdirSync(outside)).to.deep.equal([]);
-			},
-		);
-	});
-
-	describe("backups left linked by an earlier version", function () {
-		it(
-			"turns a backup still linked to a file into a copy of the old bytes, " + "even after an in-place edit",
-			function () {
-				const { dir, target } = setup();
-				const original = readFileSync(target);
-				const backup = join(dir, "b.md");
-				linkSync(target, backup);
-				writeFileSync(target, "edited in place\n");
-				unshareBackup(realFs, backup, target, () => original);
-				expect(statSync(backup).ino).to.not.equal(statSync(target).ino);
-				expect(readFileSync(backup, "utf8")).to.equal("original\n");
-				expect(readFileSync(target, "utf8")).to.equal("edited in place\n");
 			},
 		);
 	});

@@ -338,21 +338,6 @@ describe("backup store", function () {
 			);
 			expect(skillKey("solo", "/skills/solo.md")).to.deep.equal({ name: "solo", dir: "/skills/solo.md" });
 		});
-
-		it("keeps old per-name backups restorable where they are, and never prunes or writes them", function () {
-			const bytes = Buffer.from("old per-name backup");
-			const id = `20250101-120000.000-${sha(bytes).slice(0, 10)}.md`;
-			mkdirSync(join(backupsDir(), "alpha", "SKILL.md"), { recursive: true });
-			writeFileSync(join(backupsDir(), "alpha", "SKILL.md", id), bytes);
-			const s = store();
-			const ids = [1, 2, 3].map((n) => s.store(ALPHA, "SKILL.md", Buffer.from(`v${n}`)).id);
-			s.prune(ALPHA, "SKILL.md", 1);
-			const entries = s.list(ALPHA, "SKILL.md");
-			expect(entries.map((e) => e.id)).to.deep.equal([ids[2], id]);
-			expect((s.read(entries[1]) as Buffer).equals(bytes)).to.equal(true);
-			expect(readdirSync(join(backupsDir(), "alpha", "SKILL.md"))).to.deep.equal([id]);
-			expect(s.trackedFiles("alpha")).to.deep.equal(["SKILL.md"]);
-		});
 	});
 
 	it("counts backup files and snapshot files for status, not the notes beside them", function () {
