@@ -9,9 +9,9 @@ import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { blobBytes, filesAt, isSafeRevision, locateInWorkTree, recentCommits, resolveCommit } from "../base/git.ts";
 import { checkWritable, GATE_ORDER, humanGates, runGates, writableInput } from "../pipeline/gates.ts";
-import type { FileChange, Plan } from "../pipeline/plan.ts";
 import { loadedNameOf } from "../checks/validation.ts";
 import { checkFileArgument, findSkill, newSkillTarget, SKILL_FILE, type SkillSelector } from "../policy/target.ts";
+import type { FileChange, Plan } from "../pipeline/types.ts";
 
 interface GitFile {
 	readonly relPath: string;

@@ -17,11 +17,12 @@ import { blobBytes, describeGitFailure, filesAt, locateInWorkTree, NO_PROGRAMS, 
 import { getSelfSkillsDir } from "../base/paths.ts";
 import { createPrivateDirs, writePrivate } from "../base/writer.ts";
 import { commitMessage, commitOnTop, headCommit, identityEnv, indexInfo } from "../pipeline/git-commit.ts";
-import { createOverlay, mergeChanges, type FileChange, type FileView, type Plan } from "../pipeline/plan.ts";
-import { type ReadLedger } from "../store/read-ledger.ts";
+import { createOverlay, mergeChanges } from "../pipeline/plan.ts";
+import type { ReadLedger } from "../store/read-ledger.ts";
 import type { Proposal } from "../store/proposals.ts";
 import { readIfExists } from "../base/fs-reads.ts";
 import { sha256 } from "../base/hash.ts";
+import type { FileChange, FileView, Plan } from "../pipeline/types.ts";
 
 export interface ExportedRepo {
 	readonly repo: string;

@@ -11,7 +11,7 @@ import { dirname } from "node:path";
 import type { ApprovalNeed, CallContext, PreparedMutation } from "../policy/call-context.ts";
 import { appendAudit, type ChangeRecord } from "../store/audit.ts";
 import { commitPlan } from "./commit.ts";
-import { clipDiff, diffChanges } from "../checks/diff.ts";
+import { diffChanges } from "../checks/diff.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { withFileLocks, type LockGuard } from "../base/locks.ts";
@@ -21,7 +21,7 @@ import { getProposalsDir } from "../base/paths.ts";
 import { countDiffLines, fileProposal, type ProposalTarget } from "../store/proposals.ts";
 import { checkLanded } from "../checks/validation.ts";
 import { controlIsOn } from "../policy/settings.ts";
-import { describeGitReports, gitBefore } from "./git-commit.ts";
+import { gitBefore } from "./git-commit.ts";
 import { hashOrNull } from "../base/hash.ts";
 import type {
 	CommitPlan,
@@ -31,9 +31,15 @@ import type {
 	FileChange,
 	FileView,
 	Plan,
+	FailedOutcome,
+	LandedOutcome,
+	MutationOutcome,
 	MutationResult,
+	OperationReport,
+	ProposedOutcome,
 	RunOptions,
 } from "./types.ts";
+import { renderOutcome } from "./mutation-text.ts";
 
 export const MAX_OPERATIONS = 100;
 
@@ -43,15 +49,6 @@ interface Planned {
 	readonly changes: FileChange[];
 	/** What the approval gate noted, one entry per op and skill that needs the person. */
 	readonly approvals: readonly ApprovalNeed[];
-}
-
-export interface OperationReport {
-	readonly index: number;
-	readonly action: string;
-	readonly skill: string;
-	readonly files: readonly FateReport[];
-	/** Landed when all its files did, else the worst of its files' fates. */
-	readonly fate: Fate;
 }
 
 /** An audit line of a batch also names the op it belongs to. */
@@ -117,72 +114,6 @@ function reportOperations(plans: readonly Plan[], fates: readonly FateReport[], 
 		);
 		return { index, action: plan.action, skill: plan.skill, files, fate: operationFate(files, landed) };
 	});
-}
-
-function describeOperations(reports: readonly OperationReport[], batch: boolean): string {
-	const fileLine = (f: OperationReport["files"][number]) => {
-		const old =
-			f.fate === "rollback_failed"
-				? " — differs from before; " +
-					`${f.backupPath ? `its old bytes are in ${f.backupPath}` : "it did not exist before"}`
-				: "";
-		return `${f.path}: ${f.fate.replace("_", " ")}${old}`;
-	};
-	if (!batch)
-		return (
-			"What happened to each file:\n" +
-			`${reports.flatMap((r) => r.files.map((f) => `  ${fileLine(f)}`)).join("\n")}`
-		);
-	return `What happened to each operation:\n${reports
-		.map(
-			(r) =>
-				`  operations[${r.index}] ${r.action} ${r.skill}: ${r.fate.replace("_", " ")}` +
-				`${r.files.map((f) => `\n    ${fileLine(f)}`).join("")}`,
-		)
-		.join("\n")}`;
-}
-
-function commitFailure(
-	outcome: { refusal: Refusal; fates: readonly FateReport[]; failedPath?: string },
-	planned: Planned,
-	batch: boolean,
-): Refusal {
-	const reports = reportOperations(planned.plans, outcome.fates, false);
-	const failedOp = planned.plans.findIndex((p) => p.changes.some((c) => c.absPath === outcome.failedPath));
-	const broken = outcome.fates.filter((f) => f.fate === "rollback_failed");
-	const headed =
-		batch && failedOp >= 0
-			? refusals.withHead(
-					outcome.refusal,
-					`operations[${failedOp}] failed at commit; ${
-						broken.length > 0
-							? "the rollback of the ops already written did NOT finish."
-							: "every op already written was rolled back."
-					}`,
-				)
-			: outcome.refusal;
-	const notes = [
-		reports.length > 0 && outcome.fates.length > 0 ? describeOperations(reports, batch) : "",
-		broken.length > 0
-			? "The rollback could not finish: " +
-				`${broken
-					.map(
-						(f) => `${f.path} differs from before (old bytes: ${f.backupPath ?? "none, the file did not exist"})`,
-					)
-					.join("; ")}.` +
-				`${
-					planned.changes.length > 1
-						? " The next skill_manage call retries it from the commit journal; /selfskills shows what is left."
-						: " Copy the old bytes back from the backup named here."
-				}`
-			: "",
-	].filter(Boolean);
-	const data = {
-		...(batch && failedOp >= 0 ? { operation: failedOp } : {}),
-		fates: outcome.fates,
-		operations: reports,
-	};
-	return refusals.withNote(headed, notes.join("\n"), data);
 }
 
 /** One record per file change of each op, with that op's own hashes and the file's backup. */
@@ -289,7 +220,7 @@ function propose(
 	prepared: readonly PreparedMutation[],
 	options: RunOptions,
 	diff: string,
-): MutationResult {
+): ProposedOutcome {
 	const action = actionOf(planned, options.batch);
 	const skills = skillsOf(planned);
 	const mode = planned.approvals.some((n) => n.mode === "propose") ? "propose" : "ask";
@@ -305,23 +236,7 @@ function propose(
 		...countDiffLines(diff),
 		mode,
 	});
-	const why =
-		mode === "ask"
-			? "the person wants to be asked first and cannot be asked in this session"
-			: "the person reviews changes to this skill before they land";
-	const text = [
-		`proposed, not written: ${existed ? "the identical proposal" : "proposal"} ${proposal.id} ` +
-			`(${action} of ${skills.join(", ")}) ${existed ? "is already pending" : "is filed"}; ${why}.`,
-		"Do not retry this change or make it another way (no edit, write or bash on these files). " +
-			`Carry on with the task; mention proposal ${proposal.id} in your answer. ` +
-			`The person reviews it with /selfskills show ${proposal.id} and approves or rejects it, ` +
-			"and you will be told which.",
-		clipDiff(diff, 40),
-	].join("\n");
-	return {
-		text,
-		details: { ok: true, action, proposed: true, proposal: proposal.id, alreadyPending: existed, skills, diff },
-	};
+	return { kind: "proposed", action, skills, mode, proposal: proposal.id, alreadyPending: existed, diff };
 }
 
 /** Plans every op under the locks; commits at once when nobody needs to be asked. */
@@ -329,7 +244,7 @@ async function planAndMaybeCommit(
 	ctx: CallContext,
 	prepared: readonly PreparedMutation[],
 	options: RunOptions,
-): Promise<MutationResult | Refusal | { readonly pending: Planned; readonly decision: "ask" | "propose" }> {
+): Promise<MutationOutcome | Refusal | { readonly pending: Planned; readonly decision: "ask" | "propose" }> {
 	const paths = prepared.flatMap((p) => p.paths);
 	return withFileLocks(paths, async (guard) => {
 		const planned = planAll(ctx, prepared, options.batch, options.dryRun);
@@ -344,36 +259,29 @@ async function planAndMaybeCommit(
 		const decision = decide(planned, options);
 		if (options.dryRun) {
 			const diff = diffChanges(planned.changes);
-			const review =
-				decision === "auto"
-					? ""
-					: ` Without dry_run this change would be ${
-							decision === "ask"
-								? "shown to the person, who decides"
-								: "filed as a proposal for the person's review"
-						}.`;
-			return {
-				text: `dry run: every gate passed, nothing was written.${review} The change would be:\n${diff}`,
-				details: {
-					ok: true,
-					dryRun: true,
-					diff,
-					files: planned.changes.map((c) => c.absPath),
-					targets: proposalTargets(planned.changes),
-					...(decision === "auto" ? {} : { review: decision }),
-				},
-			};
+			const targets = proposalTargets(planned.changes);
+			return { kind: "dry_run", diff, changes: planned.changes, targets, review: decision };
 		}
 		if (decision !== "auto") return { pending: planned, decision };
 		return commitPlanned(ctx, planned, prepared, options, guard);
 	});
 }
 
+/** Runs a call's prepared mutations (see the header); the result's text comes from mutation-text.ts. */
 export async function runMutations(
 	ctx: CallContext,
 	prepared: readonly PreparedMutation[],
 	options: RunOptions,
 ): Promise<MutationResult | Refusal> {
+	const outcome = await decideAndRun(ctx, prepared, options);
+	return "kind" in outcome ? renderOutcome(outcome) : outcome;
+}
+
+async function decideAndRun(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	options: RunOptions,
+): Promise<MutationOutcome | Refusal> {
 	if (prepared.length === 0) return refusals.invalidArguments("operations", "the batch is empty");
 	if (ctx.signal?.aborted) return refusals.aborted();
 	const first = await planAndMaybeCommit(ctx, prepared, options);
@@ -404,17 +312,17 @@ export async function runMutations(
 	return again;
 }
 
+/** Commits the plan and records the landing (ledger, cache, audit, created skills, events); returns what came of it. */
 async function commitPlanned(
 	ctx: CallContext,
 	planned: Planned,
 	prepared: readonly PreparedMutation[],
 	options: RunOptions,
 	guard: LockGuard,
-): Promise<MutationResult | Refusal> {
-	const diff = diffChanges(planned.changes);
-	const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
+): Promise<LandedOutcome | FailedOutcome> {
 	// git: "commit" needs each target's state before the write (was it as HEAD has it?).
 	const git = ctx.settings.git === "commit" ? await gitBefore(ctx.fs, planned.changes) : undefined;
+	const action = planned.plans.length === 1 ? planned.plans[0].action : "operations";
 	const outcome = await commitPlan(commitPlanOf(planned), {
 		fs: ctx.fs,
 		agentDir: ctx.agentDir,
@@ -425,7 +333,17 @@ async function commitPlanned(
 		signal: ctx.signal,
 		changedCode: options.batch ? "conflict" : "stale",
 	});
-	if (!outcome.ok) return commitFailure(outcome, planned, options.batch);
+	if (!outcome.ok) {
+		return {
+			kind: "failed",
+			refusal: outcome.refusal,
+			fates: outcome.fates,
+			reports: reportOperations(planned.plans, outcome.fates, false),
+			batch: options.batch,
+			failedOp: planned.plans.findIndex((p) => p.changes.some((c) => c.absPath === outcome.failedPath)),
+			files: planned.changes.length,
+		};
+	}
 	ctx.discoveryCache?.noteLanded(outcome.landed);
 	// The agent knows what it wrote; bytes it has not seen (a restore) make the file unread again.
 	const unseen = new Set(planned.changes.filter((c) => c.unseen).map((c) => c.absPath));
@@ -459,51 +377,17 @@ async function commitPlanned(
 		outcome.landed.map((l) => ({ path: l.absPath, fate: "landed", backupPath: l.backupPath })),
 		true,
 	);
-	const backups = outcome.landed.filter((c) => c.backupId).map((c) => `${c.relPath} -> ${c.backupId}`);
-	const notes = planned.plans.map((p) => p.note).filter(Boolean);
-	const skills = [...new Set(outcome.landed.map((c) => c.skill))].join(", ");
-	const summary = options.batch
-		? `operations landed: ${planned.plans.length} operation(s), ` +
-			`${outcome.landed.length} file(s) changed in ${skills}.`
-		: `${action} landed: ${outcome.landed.length} file(s) changed in ${skills}.`;
-	const text = [
-		summary,
-		backups.length > 0 ? `Backup: ${backups.join(", ")}` : "",
-		...notes,
-		auditError ? `(audit log not written: ${auditError.message})` : "",
-		...describeGitReports(gitReports),
-		clipDiff(diff, 40),
-	]
-		.filter(Boolean)
-		.join("\n");
 	return {
-		text,
-		details: {
-			ok: true,
-			action,
-			diff,
-			changes: outcome.landed.map((c) => ({
-				skill: c.skill,
-				file: c.relPath,
-				path: c.absPath,
-				oldHash: c.oldHash,
-				newHash: c.newHash,
-				backup: c.backupId,
-			})),
-			...(options.batch
-				? {
-						operations: reports.map((r) => ({
-							index: r.index,
-							action: r.action,
-							skill: r.skill,
-							fate: r.fate,
-							files: r.files.map((f) => f.path),
-						})),
-					}
-				: {}),
-			...(git ? { git: gitReports } : {}),
-			snapshot: outcome.snapshots[0]?.id,
-			...(outcome.snapshots.length > 1 ? { snapshots: outcome.snapshots.map((s) => s.id) } : {}),
-		},
+		kind: "landed",
+		action,
+		batch: options.batch,
+		operations: planned.plans.length,
+		landed: outcome.landed,
+		reports,
+		notes: planned.plans.flatMap((p) => (p.note ? [p.note] : [])),
+		auditError,
+		diff: diffChanges(planned.changes),
+		...(git ? { git: gitReports } : {}),
+		snapshots: outcome.snapshots.map((s) => s.id),
 	};
 }

@@ -1,8 +1,10 @@
 // The pipeline's types, shared by the planners, the commit and what runs them: a plan and its file
 // changes, the views planned against, what a commit lands and reports, and how a mutation is run.
 
+import type { Refusal } from "../base/errors.ts";
 import type { LandedCheck } from "../checks/validation.ts";
 import type { ChangeRecord } from "../store/audit.ts";
+import type { GitReport } from "./git-commit.ts";
 import type { ProposalTarget } from "../store/proposals.ts";
 
 export interface FileChange {
@@ -123,4 +125,66 @@ export interface Decided {
 	readonly expect: readonly ProposalTarget[];
 	/** Kept in each audit line of the change. */
 	readonly mark: { readonly approved: string } | { readonly allowed: "once" | "session" };
+}
+
+/** What became of each op of a call, from its files' fates. */
+export interface OperationReport {
+	readonly index: number;
+	readonly action: string;
+	readonly skill: string;
+	readonly files: readonly FateReport[];
+	/** Landed when all its files did, else the worst of its files' fates. */
+	readonly fate: Fate;
+}
+
+/** What a run of mutations came to, as data; mutation-text.ts renders it for the model. */
+export type MutationOutcome = DryRunOutcome | ProposedOutcome | LandedOutcome | FailedOutcome;
+
+/** Every gate passed and nothing was written; `review`: what would happen without dry_run. */
+export interface DryRunOutcome {
+	readonly kind: "dry_run";
+	readonly diff: string;
+	readonly changes: readonly FileChange[];
+	readonly targets: readonly ProposalTarget[];
+	readonly review: "auto" | "ask" | "propose";
+}
+
+/** The call was filed as a proposal for the person (or found already pending), not written. */
+export interface ProposedOutcome {
+	readonly kind: "proposed";
+	readonly action: string;
+	readonly skills: readonly string[];
+	readonly mode: "ask" | "propose";
+	readonly proposal: string;
+	readonly alreadyPending: boolean;
+	readonly diff: string;
+}
+
+/** The commit landed: each file changed, its backup, each op's report, what could not be recorded. */
+export interface LandedOutcome {
+	readonly kind: "landed";
+	readonly action: string;
+	readonly batch: boolean;
+	readonly operations: number;
+	readonly landed: readonly LandedChange[];
+	readonly reports: readonly OperationReport[];
+	/** The plans' own notes for the model (e.g. "run /reload"). */
+	readonly notes: readonly string[];
+	readonly auditError: Error | undefined;
+	/** What git made of the change, with selfskills.git "commit" (absent otherwise). */
+	readonly git?: readonly GitReport[];
+	readonly diff: string;
+	readonly snapshots: readonly string[];
+}
+
+/** The commit failed: the refusal, each file's and op's fate, the op that failed (-1: none in particular). */
+export interface FailedOutcome {
+	readonly kind: "failed";
+	readonly refusal: Refusal;
+	readonly fates: readonly FateReport[];
+	readonly reports: readonly OperationReport[];
+	readonly batch: boolean;
+	readonly failedOp: number;
+	/** How many files the commit changes (more than one: the journal retries a rollback). */
+	readonly files: number;
 }
