@@ -6,11 +6,17 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { backupFolderName } from "../../src/store/backup-store.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { errno, faultyFs } from "../support/faulty-fs.ts";
+import { faultyFs, immutableFile } from "../support/faulty-fs.ts";
 import { writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf, type Harness, type Result } from "../support/harness.ts";
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777;
+const patchDeploy = (old_string: string, new_string: string) => ({
+	action: "patch",
+	skill: "deploy",
+	old_string,
+	new_string,
+});
 
 describe("hardening: delete and restore", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-restore-" });
@@ -40,10 +46,7 @@ describe("hardening: delete and restore", function () {
 		for (const [label, later] of [
 			["write a new file", { action: "write", skill: "deploy", file: "references/new.md", content: "new\n" }],
 			["overwrite a file", { action: "write", skill: "deploy", file: "references/notes.md", content: "other\n" }],
-			[
-				"patch SKILL.md",
-				{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." },
-			],
+			["patch SKILL.md", patchDeploy("Run the build.", "Run npm ci.")],
 			["delete a file", { action: "delete", skill: "deploy", file: "references/notes.md" }],
 			["delete the skill again", { action: "delete", skill: "deploy" }],
 		] as const) {
@@ -251,46 +254,16 @@ describe("hardening: delete and restore", function () {
 			"refuses a patch after a restore by a session that never read the file, and after its own restore " +
 				"until it reads again",
 			async function () {
-				expectOk(
-					await tool.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run the build.",
-						new_string: "Run npm ci.",
-					}),
-				);
+				expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
 				const fresh = createHarness(env);
 				expectOk(await fresh.call({ action: "restore", skill: "deploy" }));
-				expectRefused(
-					await fresh.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run the build.",
-						new_string: "Run make.",
-					}),
-					"not_read",
-				);
+				expectRefused(await fresh.call(patchDeploy("Run the build.", "Run make.")), "not_read");
 				const restored = await tool.call({ action: "restore", skill: "deploy" });
 				expectOk(restored);
 				expect(textOf(restored)).to.contain('{"action":"read","skill":"deploy"}');
-				expectRefused(
-					await tool.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run npm ci.",
-						new_string: "Run make.",
-					}),
-					"not_read",
-				);
+				expectRefused(await tool.call(patchDeploy("Run npm ci.", "Run make.")), "not_read");
 				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				expectOk(
-					await tool.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run npm ci.",
-						new_string: "Run make.",
-					}),
-				);
+				expectOk(await tool.call(patchDeploy("Run npm ci.", "Run make.")));
 			},
 		);
 
@@ -351,10 +324,7 @@ describe("hardening: delete and restore", function () {
 			],
 			[
 				"SKILL.md of a deleted skill",
-				[
-					{ action: "delete", skill: "deploy" },
-					{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run npm ci." },
-				],
+				[{ action: "delete", skill: "deploy" }, patchDeploy("Run the build.", "Run npm ci.")],
 			],
 		] as const) {
 			it(
@@ -376,32 +346,11 @@ describe("hardening: delete and restore", function () {
 				"no_change",
 			async function () {
 				const v1 = readFileSync(skillFile, "utf8");
-				expectOk(
-					await tool.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run the build.",
-						new_string: "Run npm ci.",
-					}),
-				);
+				expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
 				const v2 = readFileSync(skillFile, "utf8");
-				const failing = createHarness(
-					env,
-					faultyFs({
-						rename: ({ args }) =>
-							String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
-					}),
-				);
+				const failing = createHarness(env, immutableFile(skillFile));
 				expectOk(await failing.call({ action: "read", skill: "deploy" }));
-				expectRefused(
-					await failing.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run npm ci.",
-						new_string: "Run make.",
-					}),
-					"io_error",
-				);
+				expectRefused(await failing.call(patchDeploy("Run npm ci.", "Run make.")), "io_error");
 				expect(readFileSync(skillFile, "utf8")).to.equal(v2);
 				const history = await tool.call({ action: "history", skill: "deploy" });
 				const [newest, previous] = history.details.backups as Array<{ id: string }>;
@@ -418,23 +367,9 @@ describe("hardening: delete and restore", function () {
 			"after a failed first commit, a plain restore answers no_change for restore (history), not the advice " +
 				"for patch",
 			async function () {
-				const failing = createHarness(
-					env,
-					faultyFs({
-						rename: ({ args }) =>
-							String(args[1]) === skillFile ? errno("EPERM", "operation not permitted (immutable)") : undefined,
-					}),
-				);
+				const failing = createHarness(env, immutableFile(skillFile));
 				expectOk(await failing.call({ action: "read", skill: "deploy" }));
-				expectRefused(
-					await failing.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run the build.",
-						new_string: "Run make.",
-					}),
-					"io_error",
-				);
+				expectRefused(await failing.call(patchDeploy("Run the build.", "Run make.")), "io_error");
 				const r = await tool.call({ action: "restore", skill: "deploy" });
 				expectRefused(r, "no_change");
 				expect(textOf(r)).to.not.contain("new_string");
@@ -445,14 +380,7 @@ describe("hardening: delete and restore", function () {
 		it(
 			"refuses a restore of a backup the file already " + "holds with no_change and names one that differs",
 			async function () {
-				expectOk(
-					await tool.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run the build.",
-						new_string: "Run npm ci.",
-					}),
-				);
+				expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
 				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
 				const history = await tool.call({ action: "history", skill: "deploy" });
 				const ids = (history.details.backups as Array<{ id: string; hash: string }>).map((b) => b.id);

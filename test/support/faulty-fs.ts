@@ -107,3 +107,11 @@ export function changesDisk(call: Pick<FsCall, "op" | "args">): boolean {
 export function errno(code: string, message = code): NodeJS.ErrnoException {
 	return Object.assign(new Error(`${code}: ${message}`), { code });
 }
+
+/** A filesystem on which a rename onto `target` fails with EPERM, as for an immutable file; all else passes. */
+export function immutableFile(target: string): FaultyFs {
+	return faultyFs({
+		rename: ({ args }) =>
+			String(args[1]) === target ? errno("EPERM", "operation not permitted (immutable)") : undefined,
+	});
+}
