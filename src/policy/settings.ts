@@ -1,6 +1,8 @@
 // The package's settings (key `selfskills`): read from the trusted project's .pi/settings.json, then
 // the global <agentDir>/settings.json; the first file holding the key wins. Every value is
-// type-checked; a bad one falls back to its default and is reported, never thrown.
+// type-checked; a bad one is reported, never thrown, and the person's control fails closed: a bad
+// approval is "propose", a bad pin entry is skipped alone, and a file that stops parsing keeps the
+// last valid settings read from it in this process.
 
 import { join, resolve } from "node:path";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
@@ -132,15 +134,28 @@ export function readSettingsFile(path: string, fs: FsOps = realFs): { json: Json
 	} catch (error) {
 		if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT")
 			return { json: {} };
-		return { json: {}, problem: `${path}: cannot read (${String(error)})` };
+		return lastValid(path, `cannot read (${String(error)})`);
 	}
-	if (text.trim() === "") return { json: {} };
+	if (text.trim() === "") return lastValidSeen.has(path) ? lastValid(path, "empty") : { json: {} };
 	try {
 		const json: unknown = JSON.parse(text);
-		return isJsonObject(json) ? { json } : { json: {}, problem: `${path}: not a JSON object` };
+		if (!isJsonObject(json)) return lastValid(path, "not a JSON object");
+		lastValidSeen.set(path, json);
+		return { json };
 	} catch (error) {
-		return { json: {}, problem: `${path}: invalid JSON (${error instanceof Error ? error.message : String(error)})` };
+		return lastValid(path, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
 	}
+}
+
+/** The last settings each file held that parsed, in this process: a file that stops parsing keeps them. */
+const lastValidSeen = new Map<string, JsonObject>();
+
+/** A settings file that does not parse now: the last valid settings read from it hold, reported. */
+function lastValid(path: string, problem: string): { json: JsonObject; problem: string } {
+	const kept = lastValidSeen.get(path);
+	return kept
+		? { json: kept, problem: `${path}: ${problem}; the last valid settings read from it are kept (fails closed)` }
+		: { json: {}, problem: `${path}: ${problem}` };
 }
 
 function defaults(agentDir: string): SelfSkillsSettings {
@@ -166,11 +181,22 @@ const isBool: Checker = (v) => typeof v === "boolean";
 const isCap: Checker = (v) => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 1000;
 const isPath: Checker = (v) => typeof v === "string" && v.trim() !== "" && !v.includes("\0");
 const isPathList: Checker = (v) => Array.isArray(v) && v.every(isPath);
-const isMode: Checker = (v) => typeof v === "string" && (APPROVAL_ORDER as readonly string[]).includes(v);
+const isMode = (v: unknown): v is ApprovalMode =>
+	typeof v === "string" && (APPROVAL_ORDER as readonly string[]).includes(v);
 const isApproval: Checker = (v) =>
 	isMode(v) || (isJsonObject(v) && Object.keys(v).sort().join() === "others,own" && isMode(v.own) && isMode(v.others));
-const isPinList: Checker = (v) =>
-	Array.isArray(v) && v.every((p) => typeof p === "string" && p.trim() !== "" && p !== "*");
+/** A pin entry: a skill name, or a prefix ending in `*` (`*` alone pins every skill); no spaces or controls. */
+const PIN_PATTERN = /^[^\s*\u0000-\u001f\u007f-\u009f/\\]*\*?$/u;
+const isPinList: Checker = (v) => Array.isArray(v) && v.every((p) => pinProblem(p) === undefined);
+
+/** Why `entry` is no pin entry the settings accept, or undefined when it is one. */
+export function pinProblem(entry: unknown): string | undefined {
+	if (typeof entry !== "string") return "not text";
+	if (entry === "") return "empty";
+	if (!PIN_PATTERN.test(entry))
+		return "a pin is a skill name or a prefix ending in * (no spaces, slashes, control characters or inner *)";
+	return undefined;
+}
 const isGuard: Checker = (v) => typeof v === "string" && (GUARD_ORDER as readonly string[]).includes(v);
 const isReview: Checker = (v) => typeof v === "string" && (REVIEW_ORDER as readonly string[]).includes(v);
 const isSimilarity: Checker = (v) => v === false || (typeof v === "number" && v > 0 && v <= 1);
@@ -187,7 +213,7 @@ const CHECKS: Record<keyof SelfSkillsSettings, { check: Checker; expected: strin
 	approval: { check: isApproval, expected: '"auto", "ask", "propose" or { "own": mode, "others": mode }' },
 	pinned: {
 		check: isPinList,
-		expected: 'a list of skill names (a trailing "*" matches a prefix; "*" alone is not allowed)',
+		expected: 'a list of skill names (a trailing "*" matches a prefix; "*" alone pins every skill)',
 	},
 	guardBuiltins: { check: isGuard, expected: '"block", "backup" or "off"' },
 	contentReview: { check: isReview, expected: '"escalate", "refuse" or "off"' },
@@ -204,10 +230,50 @@ function parseBlock(block: unknown, origin: string, base: SelfSkillsSettings, pr
 	for (const [key, value] of Object.entries(block)) {
 		const rule = CHECKS[key as keyof SelfSkillsSettings];
 		if (!rule) problems.push(`${origin}: unknown key selfskills.${key} ignored`);
-		else if (!rule.check(value)) problems.push(`${origin}: selfskills.${key} must be ${rule.expected}; default used`);
-		else out[key] = value;
+		else if (rule.check(value)) out[key] = value;
+		else if (key === "approval") out.approval = closedApproval(value, `${origin}: selfskills.approval`, problems);
+		else if (key === "pinned") out.pinned = validPins(value, `${origin}: selfskills.pinned`, problems);
+		else problems.push(`${origin}: selfskills.${key} must be ${rule.expected}; default used`);
 	}
 	return out as unknown as SelfSkillsSettings;
+}
+
+/**
+ * An approval value that is not valid, failing closed: "propose" for every origin it may govern; in
+ * `{ own, others }` a missing or invalid side is "propose" and a valid one holds.
+ */
+function closedApproval(value: unknown, where: string, problems: string[]): ApprovalSetting {
+	const expected = CHECKS.approval.expected;
+	if (!isJsonObject(value)) {
+		problems.push(`${where} must be ${expected}, not ${JSON.stringify(value)}; "propose" used (fails closed)`);
+		return "propose";
+	}
+	const extra = Object.keys(value).filter((k) => k !== "own" && k !== "others");
+	if (extra.length > 0) problems.push(`${where}: unknown key(s) ${extra.join(", ")} ignored`);
+	const side = (origin: "own" | "others"): ApprovalMode => {
+		if (isMode(value[origin])) return value[origin];
+		const found = origin in value ? `is ${JSON.stringify(value[origin])}` : "is missing";
+		const governs = origin === "own" ? "skills it created" : "other skills";
+		problems.push(
+			`${where}.${origin} ${found}, not "auto", "ask" or "propose"; "propose" used for ${governs} (fails closed)`,
+		);
+		return "propose";
+	};
+	const own = side("own");
+	const others = side("others");
+	return own === others ? own : { own, others };
+}
+
+/** The valid entries of a pin list; each invalid one is reported and skipped, the others hold. */
+function validPins(value: unknown, where: string, problems: string[]): string[] {
+	const entries = Array.isArray(value) ? value : [value];
+	if (!Array.isArray(value)) problems.push(`${where} must be a list; taken as the one entry ${JSON.stringify(value)}`);
+	return entries.flatMap((entry) => {
+		const problem = pinProblem(entry);
+		if (problem === undefined) return [entry as string];
+		problems.push(`${where}: entry ${JSON.stringify(entry)} skipped (${problem}); the other pins hold`);
+		return [];
+	});
 }
 
 export interface LoadSettingsOptions {

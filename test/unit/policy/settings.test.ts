@@ -237,18 +237,59 @@ describe("settings", function () {
 				expect(report.problems, JSON.stringify(approval)).to.deep.equal([]);
 				expect(report.settings.approval).to.deep.equal(approval);
 			}
-			for (const approval of [
-				"yes",
-				{ own: "ask" },
-				{ own: "ask", others: "never" },
-				{ own: "ask", others: "ask", extra: "ask" },
-				3,
-			]) {
+			// An invalid value fails closed: "propose" for the origins it may govern, the valid side holds.
+			const cases: Array<[unknown, unknown, RegExp]> = [
+				["yes", "propose", /selfskills\.approval must be "auto", "ask", "propose" or .*"propose" used/],
+				["propse", "propose", /"propse"; "propose" used \(fails closed\)/],
+				[3, "propose", /not 3; "propose" used/],
+				[null, "propose", /not null; "propose" used/],
+				[{ own: "ask" }, { own: "ask", others: "propose" }, /approval\.others is missing/],
+				[{ own: "auto" }, { own: "auto", others: "propose" }, /approval\.others is missing/],
+				[{ own: "ask", others: "never" }, { own: "ask", others: "propose" }, /approval\.others is "never"/],
+				[{ own: "ask", others: "ask", extra: "ask" }, "ask", /unknown key\(s\) extra ignored/],
+				[{}, "propose", /approval\.own is missing/],
+			];
+			for (const [approval, expected, problem] of cases) {
 				writeGlobal(env, { selfskills: { approval } });
 				const report = load(env, false);
-				expect(report.settings.approval, JSON.stringify(approval)).to.equal("auto");
-				expect(report.problems.join("\n")).to.match(/selfskills\.approval must be "auto", "ask", "propose" or/);
+				expect(report.settings.approval, JSON.stringify(approval)).to.deep.equal(expected);
+				expect(report.problems.join("\n"), JSON.stringify(approval)).to.match(problem);
+				expect(controlIsOn(report.settings), JSON.stringify(approval)).to.equal(true);
 			}
+		});
+
+		it("skips an invalid pin entry alone, reported, and lets * alone pin every skill", function () {
+			const env = getEnv();
+			writeGlobal(env, { selfskills: { pinned: ["deploy-checks", 7, "", "a b", "x*y", "notes-*"] } });
+			const report = load(env, false);
+			expect(report.settings.pinned).to.deep.equal(["deploy-checks", "notes-*"]);
+			const problems = report.problems.join("\n");
+			for (const entry of ["7", '""', '"a b"', '"x*y"'])
+				expect(problems).to.contain(`entry ${entry} skipped`).and.contain("the other pins hold");
+			writeGlobal(env, { selfskills: { pinned: ["*"] } });
+			const all = load(env, false);
+			expect(all.problems).to.deep.equal([]);
+			expect(all.settings.pinned).to.deep.equal(["*"]);
+			expect(findPin(all.settings.pinned, "anything-at-all")).to.equal("*");
+			writeGlobal(env, { selfskills: { pinned: "deploy-checks" } });
+			expect(load(env, false).settings.pinned).to.deep.equal(["deploy-checks"]);
+		});
+
+		it("keeps the last valid settings of a file that stops parsing, and says so", function () {
+			const env = getEnv();
+			const path = writeGlobal(env, { selfskills: { approval: "propose", pinned: ["deploy-checks"] } });
+			expect(load(env, false).settings.approval).to.equal("propose");
+			for (const broken of ['{ "selfskills": { "approval": "auto" ', "[1]", ""]) {
+				writeFileSync(path, broken);
+				const report = load(env, false);
+				expect(report.settings.approval, JSON.stringify(broken)).to.equal("propose");
+				expect(report.settings.pinned).to.deep.equal(["deploy-checks"]);
+				expect(report.problems.join("\n"))
+					.to.contain(path)
+					.and.contain("the last valid settings read from it are kept");
+			}
+			writeGlobal(env, { selfskills: { approval: "ask" } });
+			expect(load(env, false).settings.approval).to.equal("ask");
 		});
 
 		it("lets a trusted project make approval and the guard stricter, never looser, and adds its pins", function () {
