@@ -1,8 +1,10 @@
 // The "ask" dialog: the person sees the skill, the action, the agent's reason and the diff, and
 // allows the change once, allows the skill for the rest of the session, or denies it with an
 // optional reason the model reads. Closing the dialog is a denial without words: nothing lands unasked.
+// What the agent wrote (names, reason, diff) is shown escaped and bounded (checks/agent-text.ts).
 
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { shownDiff, shownName, shownReason } from "../checks/agent-text.ts";
 import { clipDiff } from "../checks/diff.ts";
 import type { AskAnswer, AskRequest } from "../pipeline/types.ts";
 
@@ -12,14 +14,14 @@ const DIALOG_DIFF_LINES = 60;
 export const ALLOW_ONCE = "Allow once";
 export const DENY = "Deny";
 export const allowSessionLabel = (skills: readonly string[]) =>
-	`Allow ${skills.join(", ")} for the rest of this session`;
+	`Allow ${skills.map(shownName).join(", ")} for the rest of this session`;
 
 export function askTitle(request: AskRequest): string {
 	return [
-		`skill_manage wants to ${request.action} ${request.skills.join(", ")}`,
-		`Reason: ${request.reason ?? "(none given)"}`,
+		`skill_manage wants to ${shownName(request.action)} ${request.skills.map(shownName).join(", ")}`,
+		`Reason: ${request.reason === undefined ? "(none given)" : shownReason(request.reason)}`,
 		"",
-		clipDiff(request.diff, DIALOG_DIFF_LINES),
+		clipDiff(shownDiff(request.diff), DIALOG_DIFF_LINES),
 	].join("\n");
 }
 

@@ -18,6 +18,7 @@ import { withFileLocks, type LockGuard } from "../base/locks.ts";
 import { recordCreated } from "../store/origins.ts";
 import { createDiskView, createOverlay, mergeChanges } from "./plan.ts";
 import { getProposalsDir } from "../base/paths.ts";
+import { shownReason } from "../checks/agent-text.ts";
 import { countDiffLines, fileProposal, type ProposalTarget } from "../store/proposals.ts";
 import { checkLanded } from "../checks/validation.ts";
 import { controlIsOn } from "../policy/settings.ts";
@@ -211,7 +212,8 @@ const actionOf = (planned: Planned, batch: boolean): string =>
 /** The agent's reasons for the call: the call's own and each op's, once each. */
 function reasonOf(prepared: readonly PreparedMutation[]): string | undefined {
 	const reasons = [...new Set(prepared.map((p) => p.reason?.trim()).filter((r): r is string => Boolean(r)))];
-	return reasons.length > 0 ? reasons.join(" / ") : undefined;
+	// Bounded and escaped once here: the proposal keeps, and the person sees, at most 500 characters.
+	return reasons.length > 0 ? shownReason(reasons.join(" / ")) : undefined;
 }
 
 function propose(
