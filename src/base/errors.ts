@@ -34,7 +34,9 @@ export type RefusalCode =
 	| "pinned"
 	| "denied"
 	| "unknown_proposal"
-	| "git_failed";
+	| "git_failed"
+	| "invalid_proposal"
+	| "digest_mismatch";
 
 export interface Refusal {
 	readonly code: RefusalCode;
@@ -473,5 +475,28 @@ export function gitFailed(id: string, detail: string): Refusal {
 		"git_failed",
 		`proposal ${id} was not exported: ${detail}. Nothing changed and the proposal is still pending.`,
 		{ id, detail },
+	);
+}
+
+/** A proposal file that is not one this package wrote (a field of the wrong type): never planned or shown. */
+export function invalidProposal(id: string, problem: string): Refusal {
+	return refusal(
+		"invalid_proposal",
+		`proposal ${id} is not a valid proposal file (${problem}); nothing was planned or written. ` +
+			`Delete it by hand if you did not expect it (it lives in <agentDir>/selfskills/proposals/${id}.json).`,
+		{ id, problem },
+	);
+}
+
+/** Print mode's `approve --yes=<digest>` named a digest the change as planned now does not have. */
+export function digestMismatch(id: string, given: string, current: string): Refusal {
+	const said = given === "" ? "no digest was given" : `the digest given was ${given}`;
+	return refusal(
+		"digest_mismatch",
+		`proposal ${id} would now land a change whose digest is ${current}, and ${said}: ` +
+			"the proposal or its files changed since you looked, or you did not look. Nothing was written. " +
+			`Read the change again with /selfskills show ${id}, then approve what it shows with ` +
+			`/selfskills approve ${id} --yes=<the digest show prints>.`,
+		{ id, given, current },
 	);
 }

@@ -5,6 +5,8 @@
 
 import type { BackupEntry, SnapshotEntry } from "../store/backup-store.ts";
 import type { Refusal } from "../base/errors.ts";
+import { shownDiff, shownName, shownReason } from "../checks/agent-text.ts";
+import type { Decision } from "../store/proposals.ts";
 
 const SKILL_FILE = "SKILL.md";
 
@@ -201,7 +203,7 @@ export function refusalForHuman(refusal: Refusal): string {
 export function settingsWarning(problems: readonly string[]): string {
 	if (problems.length === 0) return "";
 	const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
-	return `selfskills: settings problem: ${problems[0]}${more}. Defaults apply; /selfskills lists them.`;
+	return `selfskills: settings problem: ${problems[0]}${more}. /selfskills lists them.`;
 }
 
 /** "3 min ago" for a proposal's age. */
@@ -226,31 +228,80 @@ export interface ProposalView {
 	readonly diff: string;
 }
 
-const reasonText = (reason: string | undefined) => (reason ? `"${reason}"` : "(no reason given)");
+const reasonText = (reason: string | undefined) => (reason ? `"${shownReason(reason)}"` : "(no reason given)");
+const names = (skills: readonly string[]) => skills.map(shownName).join(", ");
 
-export function pendingText(proposals: readonly ProposalView[], now = Date.now()): string {
-	if (proposals.length === 0) return "No proposal is pending.";
+export function pendingText(
+	proposals: readonly ProposalView[],
+	now = Date.now(),
+	invalid: ReadonlyArray<{ id: string; problem: string }> = [],
+): string {
+	const broken = invalid.map(
+		(p) => `Not a valid proposal file, never planned: ${shownName(p.id)} (${shownName(p.problem)})`,
+	);
+	if (proposals.length === 0) return ["No proposal is pending.", ...broken].join("\n");
 	const lines = proposals.map(
 		(p) =>
-			`  ${p.id}  ${ageText(p.time, now)}  ${p.skills.join(", ")}  ` +
-			`${p.action}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`,
+			`  ${shownName(p.id)}  ${ageText(p.time, now)}  ${names(p.skills)}  ` +
+			`${shownName(p.action)}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`,
 	);
-	return (
-		`${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}\n` +
-		"Review one with /selfskills show <id>, then /selfskills approve <id> or /selfskills reject <id> [reason]."
-	);
+	return [
+		`${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}`,
+		...broken,
+		"Review one with /selfskills show <id>, then /selfskills approve <id> or /selfskills reject <id> [reason].",
+	].join("\n");
 }
 
-/** The proposal in full; `changed` names files that changed since (an approval replays the change on them). */
-export function proposalText(p: ProposalView, changed: readonly string[], now = Date.now()): string {
-	return [
-		`proposal ${p.id}: ${p.action} of ${p.skills.join(", ")}, proposed ${ageText(p.time, now)} in ${p.cwd}`,
+/** The change an approval would land now (planned again), with its digest; or why it cannot land. */
+export type PlannedView =
+	| { readonly diff: string; readonly digest: string; readonly replayedOn: readonly string[] }
+	| { readonly refusal: Refusal };
+
+/** How print mode approves the change `show` displayed: with that change's digest. */
+export const approveCommand = (id: string, digest: string) => `/selfskills approve ${id} --yes=${digest}`;
+
+/**
+ * The proposal in full, its change planned again on the files as they are now (what an approval
+ * lands), with the digest print mode's approve must name; the stored diff when it no longer applies.
+ */
+export function proposalText(p: ProposalView, planned: PlannedView, now = Date.now()): string {
+	const head = [
+		`proposal ${shownName(p.id)}: ${shownName(p.action)} of ${names(p.skills)}, ` +
+			`proposed ${ageText(p.time, now)} in ${shownName(p.cwd)}`,
 		`reason: ${reasonText(p.reason)}`,
-		changed.length > 0
-			? `changed since: ${changed.join(", ")} (an approval replays the change on the new text and shows it first)`
+	];
+	if ("refusal" in planned) {
+		return [
+			...head,
+			`It cannot be approved as it stands: ${refusalForHuman(planned.refusal)}`,
+			"The change as proposed:",
+			shownDiff(p.diff).trimEnd(),
+			`/selfskills reject ${shownName(p.id)} [reason] drops it.`,
+		].join("\n");
+	}
+	return [
+		...head,
+		planned.replayedOn.length > 0
+			? `changed since: ${names(planned.replayedOn)}; an approval lands the change replayed on their new text:`
 			: "",
-		p.diff.trimEnd(),
-		`/selfskills approve ${p.id} lands it (backed up first); /selfskills reject ${p.id} [reason] drops it.`,
+		shownDiff(planned.diff).trimEnd(),
+		`digest: ${planned.digest}`,
+		`/selfskills approve ${shownName(p.id)} lands it, backed up first ` +
+			`(without a UI: ${approveCommand(shownName(p.id), planned.digest)}); ` +
+			`/selfskills reject ${shownName(p.id)} [reason] drops it.`,
+	]
+		.filter(Boolean)
+		.join("\n");
+}
+
+/** `show` of a proposal no longer pending: what the person decided, when, and why. */
+export function decidedText(d: Decision, now = Date.now()): string {
+	return [
+		`proposal ${shownName(d.id)} (${shownName(d.action)} of ${names(d.skills)}) was ${d.verdict} ` +
+			`${ageText(d.time, now)} (${shownName(d.time)})` +
+			`${d.words ? `, saying: "${shownReason(d.words)}"` : ", without a reason given"}.`,
+		`The agent's reason for it: ${reasonText(d.reason)}`,
+		d.verdict === "approved" ? "/selfskills history <skill> lists the backup taken before it landed." : "",
 	]
 		.filter(Boolean)
 		.join("\n");
@@ -258,19 +309,11 @@ export function proposalText(p: ProposalView, changed: readonly string[], now = 
 
 export function approveQuestion(id: string, replayedOn: readonly string[]): string {
 	return replayedOn.length > 0
-		? `Approve ${id}, replayed on the changed ${replayedOn.join(", ")}?`
-		: `Approve proposal ${id}?`;
+		? `Approve ${shownName(id)}, replayed on the changed ${names(replayedOn)}?`
+		: `Approve proposal ${shownName(id)}?`;
 }
 
-/** Print mode cannot ask: what an approve without its confirmation flags prints. */
-export function approvePreviewText(id: string, replayedOn: readonly string[], diff: string, flags: string): string {
-	const replayed =
-		replayedOn.length > 0
-			? `The files changed since the proposal (${replayedOn.join(", ")}); ` +
-				"the change replayed on their new text is:\n"
-			: "The change is:\n";
-	return (
-		`${replayed}${diff.trimEnd()}\nNothing changed: without a UI nobody can be asked. ` +
-		`To approve it, run: /selfskills approve ${id} ${flags}`
-	);
+/** The body of the approval dialog: the agent's reason and the change as it would land now. */
+export function approveBody(reason: string | undefined, diff: string, digest: string): string {
+	return [`reason: ${reasonText(reason)}`, shownDiff(diff).trimEnd(), `digest: ${digest}`].join("\n");
 }

@@ -10,8 +10,9 @@ import { showHistory } from "../actions/history.ts";
 import { createBackupStore, type BackupEntry, type SnapshotEntry } from "../store/backup-store.ts";
 import { createSessionCallContext, loadPolicy, type CallContext } from "../policy/call-context.ts";
 import {
-	approvePreviewText,
+	approveBody,
 	approveQuestion,
+	decidedText,
 	historyText,
 	pendingText,
 	proposalText,
@@ -26,7 +27,8 @@ import {
 	type RestoreView,
 } from "./command-text.ts";
 import { countChanges } from "../store/audit.ts";
-import { isRefusal, type Refusal } from "../base/errors.ts";
+import { shownDiff, shownName } from "../checks/agent-text.ts";
+import { digestMismatch, isRefusal, type Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { pendingJournals } from "../store/journal.ts";
 import { bashStatusLine, type SandboxProbe } from "../guard/sandbox.ts";
@@ -42,8 +44,15 @@ import {
 	type ReviewDeps,
 } from "./review.ts";
 import { exportProposal, exportText, formatGitStatus } from "./export.ts";
-import { controlIsOn, findPin, getGlobalSettingsPath } from "../policy/settings.ts";
-import { changedSince, listProposals } from "../store/proposals.ts";
+import {
+	controlIsOn,
+	findPin,
+	getGlobalSettingsPath,
+	isJsonObject,
+	pinProblem,
+	readSettingsFile,
+} from "../policy/settings.ts";
+import { invalidProposals, listProposals, readDecision, type Proposal } from "../store/proposals.ts";
 import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "../policy/trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
@@ -67,6 +76,8 @@ const SUBCOMMANDS = [
 ];
 /** `/selfskills unused` without a number: skills not used for this many days. */
 const UNUSED_DAYS = 30;
+/** The most days `/selfskills unused` takes (a hundred years): more is no date. */
+const MAX_UNUSED_DAYS = 36_500;
 const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
 
 /** customType of an output shown to the human; the model never sees these (index.ts drops them from its context). */
@@ -169,9 +180,14 @@ function useLine(use: SkillUsage | undefined, changes: number | undefined): stri
 
 /** Skills not used for `days` (default 30), to help the person prune; nothing is moved or archived. */
 async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
-	const days = args[0] === undefined ? UNUSED_DAYS : Number(args[0]);
-	if (!Number.isInteger(days) || days < 0)
-		return output(ctx, `"${args[0]}" is not a number of days; try /selfskills unused ${UNUSED_DAYS}`, "warning");
+	const days = args[0] === undefined ? UNUSED_DAYS : /^\d{1,5}$/.test(args[0]) ? Number(args[0]) : Number.NaN;
+	if (!(days <= MAX_UNUSED_DAYS))
+		return output(
+			ctx,
+			`"${shownName(args[0] ?? "")}" is not a number of days (a whole number from 0 to ${MAX_UNUSED_DAYS}); ` +
+				`try /selfskills unused ${UNUSED_DAYS}`,
+			"error",
+		);
 	const callCtx = await context(deps, ctx);
 	const names = [...new Set(callCtx.discovery.skills.map((s) => s.name))];
 	const stale = findUnused(readUsage(deps.fs, deps.agentDir()), names, days);
@@ -212,11 +228,16 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 			s.git,
 		),
 		`skills: ${skills.length} found, ${patchable.length} patchable, ${skills.length - patchable.length} read-only`,
-		...skills.map(
-			(k) =>
-				`  ${k.name}: ${k.patchable ? "patchable" : `read-only (${k.reason})`}` +
-				`${useLine(usage.get(k.name), changes.get(k.name))}`,
-		),
+		...skills.map((k) => {
+			const pin = k.patchable ? findPin(s.pinned, k.name) : undefined;
+			const state =
+				pin !== undefined
+					? `read-only (pinned by "${pin}")`
+					: k.patchable
+						? "patchable"
+						: `read-only (${k.reason})`;
+			return `  ${k.name}: ${state}${useLine(usage.get(k.name), changes.get(k.name))}`;
+		}),
 		`backups: ${backups.files} file(s), ${backups.bytes} bytes in ${callCtx.store.root}`,
 		"approval: " +
 			`${typeof s.approval === "string" ? s.approval : `own ${s.approval.own}, others ${s.approval.others}`}; ` +
@@ -366,30 +387,37 @@ function wordsOf(args: readonly string[]): string | undefined {
 	return words === "" ? undefined : words;
 }
 
+/** "patch of deploy-checks": what a proposal changes, as the agent named it (escaped). */
+const subjectOf = (p: Proposal) => `${shownName(p.action)} of ${p.skills.map(shownName).join(", ")}`;
+
 function reviewDeps(deps: CommandDeps): ReviewDeps {
 	return { agentDir: deps.agentDir, fs: deps.fs, state: deps.state, effects: deps.effects };
 }
 
 function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
 	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
-	output(ctx, pendingText(listProposals(deps.fs, deps.agentDir())));
+	const agentDir = deps.agentDir();
+	output(ctx, pendingText(listProposals(deps.fs, agentDir), Date.now(), invalidProposals(deps.fs, agentDir)));
 }
 
-function show(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): void {
+/**
+ * The proposal with its change planned again on the files as they are now — what an approval lands —
+ * and that change's digest; for a decided one, the verdict.
+ */
+async function show(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills show <id> (ids: /selfskills pending)", "warning");
 	const proposal = findProposal(reviewDeps(deps), args[0]);
-	if (isRefusal(proposal)) return refused(ctx, proposal);
-	output(
-		ctx,
-		proposalText(
-			proposal,
-			changedSince(deps.fs, proposal).map((t) => `${t.skill}/${t.file}`),
-		),
-	);
+	if (isRefusal(proposal)) {
+		const decision =
+			proposal.code === "unknown_proposal" ? readDecision(deps.fs, deps.agentDir(), args[0]) : undefined;
+		return decision ? output(ctx, decidedText(decision)) : refused(ctx, proposal);
+	}
+	const preview = await previewApproval(reviewDeps(deps), ctx, proposal);
+	output(ctx, proposalText(proposal, isRefusal(preview) ? { refusal: preview } : preview));
 }
 
-/** `--replayed`: print mode's confirmation of a change replayed on files that changed since the proposal. */
-const REPLAYED_FLAG = "--replayed";
+/** `--yes=<digest>`: print mode's approval of the change `show` displayed (that change's digest). */
+const DIGEST_FLAG = "--yes=";
 
 async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills approve <id> (ids: /selfskills pending)", "warning");
@@ -399,23 +427,24 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 	if (isRefusal(preview)) return refused(ctx, preview);
 	const { replayedOn } = preview;
 	if (ctx.hasUI) {
-		const body = [`reason: ${proposal.reason ?? "(none given)"}`, preview.diff.trimEnd()].join("\n");
+		const body = approveBody(proposal.reason, preview.diff, preview.digest);
 		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body)))
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 	} else {
-		const flags = replayedOn.length > 0 ? [CONFIRM_FLAG, REPLAYED_FLAG] : [CONFIRM_FLAG];
-		if (!flags.every((f) => args.includes(f)))
-			return output(ctx, approvePreviewText(proposal.id, replayedOn, preview.diff, flags.join(" ")), "warning");
+		// Without a UI the person saw the change in `show`: it lands only while the plan has that digest.
+		const given = args.find((a) => a.startsWith(DIGEST_FLAG))?.slice(DIGEST_FLAG.length) ?? "";
+		if (given !== preview.digest) return refused(ctx, digestMismatch(proposal.id, given, preview.digest));
 	}
-	const done = await landApproval(reviewDeps(deps), preview, wordsOf(args.slice(1)));
+	const words = wordsOf(args.slice(1));
+	const done = await landApproval(reviewDeps(deps), preview, words);
 	if (isRefusal(done)) return refused(ctx, done);
 	const changes = (done.details.changes ?? []) as Array<{ file?: string; backup?: string | null }>;
 	const backups = changes.filter((c) => c.backup).map((c) => `${c.file} -> ${c.backup}`);
 	output(
 		ctx,
-		`approved ${proposal.id}: ${proposal.action} of ${proposal.skills.join(", ")} landed` +
+		`approved ${proposal.id}: ${subjectOf(proposal)} landed` +
 			`${replayedOn.length > 0 ? " (replayed on the changed files)" : ""}.` +
-			`${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${preview.diff.trimEnd()}`,
+			`${backups.length > 0 ? ` Backup: ${backups.join(", ")}` : ""}\n${shownDiff(preview.diff).trimEnd()}`,
 	);
 }
 
@@ -436,7 +465,7 @@ async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 		if (
 			!(await ctx.ui.confirm(
 				`Reject proposal ${proposal.id}?`,
-				`${proposal.action} of ${proposal.skills.join(", ")}; the agent is told, with your reason.`,
+				`${subjectOf(proposal)}; the agent is told, with your reason.`,
 			))
 		) {
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
@@ -453,7 +482,7 @@ async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 	rejectProposal(reviewDeps(deps), proposal, words);
 	output(
 		ctx,
-		`rejected ${proposal.id} (${proposal.action} of ${proposal.skills.join(", ")})${words ? `: "${words}"` : ""}; ` +
+		`rejected ${proposal.id} (${subjectOf(proposal)})${words ? `: "${words}"` : ""}; ` +
 			"nothing was written. The agent is told at its next prompt.",
 	);
 }
@@ -472,6 +501,9 @@ async function pin(
 			`usage: /selfskills ${verb} <skill> (a trailing * pins every skill whose name starts so)`,
 			"warning",
 		);
+	const problem = pinProblem(entry);
+	if (problem !== undefined)
+		return output(ctx, `Nothing changed: "${shownName(entry)}" is not a pin (${problem}).`, "error");
 	const settings = loadPolicy(ctx, deps.agentDir()).report.settings;
 	const holder = findPin(settings.pinned, entry.replace(/\*$/, ""));
 	if (!pinned && holder !== undefined && holder !== entry) {
@@ -481,8 +513,22 @@ async function pin(
 			"warning",
 		);
 	}
+	if (!pinned && !globalPins(deps).includes(entry)) {
+		return output(
+			ctx,
+			`Nothing changed: ${entry} is not in the global selfskills.pinned ` +
+				`(${globalPins(deps).join(", ") || "empty"}).`,
+			"warning",
+		);
+	}
+	// A pin may name a skill that is not there yet; the person is told, in case it is a typo.
+	const known = pinned ? (await context(deps, ctx)).discovery.skills.map((s) => s.name) : [];
+	const matchesNone = pinned && !known.some((name) => findPin([entry], name) !== undefined);
+	const none = matchesNone
+		? ` No skill found now is named ${entry}: check the spelling (/selfskills lists them).`
+		: "";
 	const effect = pinned
-		? `The agent may then read ${entry} but never change it.`
+		? `The agent may then read ${entry} but never change it.${none}`
 		: `The agent may then change ${entry} again (within its writable folders and approval mode).`;
 	if (ctx.hasUI) {
 		if (
@@ -509,12 +555,22 @@ async function pin(
 		: "";
 	output(
 		ctx,
-		`${pinned ? "pinned" : "unpinned"}: ${entry}\nselfskills.pinned: ${list.join(", ") || "(empty)"}${project}`,
+		`${pinned ? "pinned" : "unpinned"}: ${entry}\n` +
+			`selfskills.pinned: ${list.join(", ") || "(empty)"}${project}${none}`,
+		matchesNone ? "warning" : "info",
 	);
 	tellModel(
 		ctx,
 		pinned ? `The person pinned ${entry}: you may read it but not change it.` : `The person unpinned ${entry}.`,
 	);
+}
+
+/** The global selfskills.pinned as the file holds it (unpin edits that list only). */
+function globalPins(deps: CommandDeps): string[] {
+	const block = readSettingsFile(getGlobalSettingsPath(deps.agentDir()), deps.fs).json.selfskills;
+	return isJsonObject(block) && Array.isArray(block.pinned)
+		? block.pinned.filter((p): p is string => typeof p === "string")
+		: [];
 }
 
 export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: ExtensionCommandContext): Promise<void> {
@@ -537,7 +593,7 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 			case "pending":
 				return pending(deps, ctx);
 			case "show":
-				return show(deps, ctx, rest);
+				return await show(deps, ctx, rest);
 			case "approve":
 				return await approve(deps, ctx, rest);
 			case "reject":

@@ -4,7 +4,7 @@
 // verify) with audit lines marked approved; reject drops it. Either verdict is recorded for the
 // model, named once in its next injected block.
 
-import type { SkillManageArgs } from "./arguments.ts";
+import { ArgumentError, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
 import { createCallContext, type CallContext, type PreparedMutation } from "../policy/call-context.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
@@ -16,9 +16,9 @@ import {
 	changedSince,
 	clearApproving,
 	decideProposal,
+	inspectProposal,
 	listProposals,
 	markApproving,
-	readProposal,
 	releaseApproving,
 	sweepProposals,
 	type Proposal,
@@ -28,6 +28,7 @@ import type { ReadLedger } from "../store/read-ledger.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import type { TrustContext } from "../policy/trust.ts";
 import { tryHash } from "../base/fs-reads.ts";
+import { sha256 } from "../base/hash.ts";
 import type { MutationEffects, MutationResult } from "../pipeline/types.ts";
 
 export interface ReviewDeps {
@@ -50,17 +51,37 @@ export function finishInterrupted(fs: FsOps, agentDir: string): string[] {
 	return [...journals, ...sweepProposals(fs, agentDir).map((done) => `proposal ${done}`)];
 }
 
-/** The pending proposal `id` (after finishing what a killed approval left), or unknown_proposal. */
+/**
+ * The pending proposal `id` (after finishing what a killed approval left); unknown_proposal, or
+ * invalid_proposal for a file this package did not write (a field of the wrong type).
+ */
 export function findProposal(deps: ReviewDeps, id: string): Proposal | Refusal {
 	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
-	const proposal = readProposal(deps.fs, deps.agentDir(), id);
-	return (
-		proposal ??
-		refusals.unknownProposal(
+	const found = inspectProposal(deps.fs, deps.agentDir(), id);
+	if (found === undefined)
+		return refusals.unknownProposal(
 			id,
 			listProposals(deps.fs, deps.agentDir()).map((p) => p.id),
-		)
-	);
+		);
+	return "problem" in found ? refusals.invalidProposal(id, found.problem) : found.proposal;
+}
+
+/** The call a proposal recorded, checked like the model's own call: a forged one is invalid_proposal. */
+function recordedCall(proposal: Proposal): SkillManageArgs | Refusal {
+	try {
+		return normalizeArguments(proposal.args);
+	} catch (error) {
+		if (error instanceof ArgumentError) return refusals.invalidProposal(proposal.id, error.refusal.reason);
+		throw error;
+	}
+}
+
+/**
+ * The short digest of a change as planned: its diff and every target's path and hashes, so a change
+ * that lands other bytes (past the part of the diff shown, say) never has the digest the person saw.
+ */
+export function approvalDigest(diff: string, targets: readonly ProposalTarget[]): string {
+	return sha256(JSON.stringify({ diff, targets: targets.map((t) => [t.path, t.before, t.after]) })).slice(0, 12);
 }
 
 /** The person is the reader: every file counts as read at its bytes of this moment. */
@@ -96,6 +117,8 @@ export interface ApprovalPreview {
 	/** The change as it would land now. */
 	readonly targets: readonly ProposalTarget[];
 	readonly diff: string;
+	/** approvalDigest of this plan: what `show` prints and print mode's `approve --yes=<digest>` names. */
+	readonly digest: string;
 	/** Files that changed since the proposal: the exact-text ops were replayed on their new text. */
 	readonly replayedOn: readonly string[];
 }
@@ -106,8 +129,10 @@ export async function previewApproval(
 	ctx: TrustContext,
 	proposal: Proposal,
 ): Promise<ApprovalPreview | Refusal> {
+	const call = recordedCall(proposal);
+	if (refusals.isRefusal(call)) return call;
 	const callCtx = await reviewContext(deps, ctx, proposal);
-	const prepared = prepareCall(callCtx, proposal.args as unknown as SkillManageArgs);
+	const prepared = prepareCall(callCtx, call);
 	const changed = changedSince(deps.fs, proposal);
 	const shown = changed.map((t) => `${t.skill}/${t.file}`);
 	if ("code" in prepared)
@@ -172,7 +197,8 @@ export async function previewApproval(
 			"the change it would make now is not the one proposed (a restore would now put back another backup, say)",
 		);
 	}
-	return { proposal, ctx: callCtx, prepared, targets, diff: String(preview.details.diff ?? ""), replayedOn: shown };
+	const diff = String(preview.details.diff ?? "");
+	return { proposal, ctx: callCtx, prepared, targets, diff, digest: approvalDigest(diff, targets), replayedOn: shown };
 }
 
 /**

@@ -4,6 +4,7 @@
 //   <agentDir>/selfskills/proposals/p-3f2a9c0b.json      pending: the call as planned, each target's
 //                                                        base and planned sha256, the diff, the reason
 //   <agentDir>/selfskills/proposals/decided/p-3f2a9c0b.json   approved or rejected, until the model is told
+//   <agentDir>/selfskills/proposals/told/p-3f2a9c0b.json      the same verdict once told, for `show`
 //
 // Its key is a hash of the call and the bytes it was planned on, so an identical pending proposal
 // is never filed twice; its id is new each time (a decided id is never reused). An approval marks
@@ -76,6 +77,7 @@ export interface Decision {
 
 const ID = /^p-[0-9a-f]{8}$/;
 const DECIDED = "decided";
+const TOLD = "told";
 
 export function isProposalId(id: string): boolean {
 	return ID.test(id);
@@ -108,6 +110,7 @@ export function countDiffLines(diff: string): { added: number; removed: number }
 
 const pendingPath = (agentDir: string, id: string) => join(getProposalsDir(agentDir), `${id}.json`);
 const decidedPath = (agentDir: string, id: string) => join(getProposalsDir(agentDir), DECIDED, `${id}.json`);
+const toldPath = (agentDir: string, id: string) => join(getProposalsDir(agentDir), TOLD, `${id}.json`);
 
 function writeRecord(fs: FsOps, agentDir: string, path: string, record: object): void {
 	mkdirPrivate(fs, agentDir, join(path, ".."));
@@ -131,10 +134,63 @@ function idsIn(fs: FsOps, dir: string): string[] {
 		.filter(isProposalId);
 }
 
-export function readProposal(fs: FsOps, agentDir: string, id: string): Proposal | undefined {
+const isString = (v: unknown): v is string => typeof v === "string";
+const isHash = (v: unknown): boolean => v === null || (isString(v) && /^[0-9a-f]{64}$/.test(v));
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** What is wrong with a list of targets read from disk, or undefined. */
+function targetsProblem(targets: unknown, where: string): string | undefined {
+	if (!Array.isArray(targets)) return `${where} is not a list`;
+	for (const [i, t] of targets.entries()) {
+		if (!isObject(t)) return `${where}[${i}] is not an object`;
+		for (const key of ["path", "skill", "file"]) if (!isString(t[key])) return `${where}[${i}].${key} is not text`;
+		for (const key of ["before", "after"])
+			if (!isHash(t[key])) return `${where}[${i}].${key} is not a sha256 or null`;
+	}
+	return undefined;
+}
+
+/**
+ * What makes a pending proposal file one this package did not write (a field of the wrong type), or
+ * undefined: anything else there is never planned, shown or approved.
+ */
+export function proposalProblem(record: unknown, id: string): string | undefined {
+	if (!isObject(record)) return "not a JSON object";
+	if (record.id !== id) return "its id is not its file name";
+	for (const key of ["key", "time", "cwd", "action", "diff"]) if (!isString(record[key])) return `${key} is not text`;
+	if (!Array.isArray(record.skills) || !record.skills.every(isString)) return "skills is not a list of names";
+	if (!isObject(record.args)) return "args is not an object";
+	if ("operations" in record.args && !Array.isArray(record.args.operations)) return "args.operations is not a list";
+	if (record.reason !== undefined && !isString(record.reason)) return "reason is not text";
+	for (const key of ["added", "removed"]) if (!Number.isInteger(record[key])) return `${key} is not a count`;
+	if (record.mode !== "propose" && record.mode !== "ask") return 'mode is not "propose" or "ask"';
+	const targets = targetsProblem(record.targets, "targets");
+	if (targets) return targets;
+	if (record.approving === undefined) return undefined;
+	const a = record.approving;
+	if (!isObject(a) || !Number.isInteger(a.pid) || !isString(a.at)) return "approving is not an approval mark";
+	if (a.words !== undefined && !isString(a.words)) return "approving.words is not text";
+	return targetsProblem(a.targets, "approving.targets");
+}
+
+/** A pending proposal file as found: valid, invalid (with what is wrong), or absent. */
+export function inspectProposal(
+	fs: FsOps,
+	agentDir: string,
+	id: string,
+): { proposal: Proposal } | { problem: string } | undefined {
 	if (!isProposalId(id)) return undefined;
-	const proposal = readRecord<Proposal>(fs, agentDir, pendingPath(agentDir, id));
-	return proposal?.id === id && Array.isArray(proposal.targets) ? proposal : undefined;
+	const path = pendingPath(agentDir, id);
+	if (!lstatIfExists(fs, path)) return undefined;
+	const record = readRecord<unknown>(fs, agentDir, path);
+	if (record === undefined) return { problem: "not a regular file holding JSON" };
+	const problem = proposalProblem(record, id);
+	return problem ? { problem } : { proposal: record as Proposal };
+}
+
+export function readProposal(fs: FsOps, agentDir: string, id: string): Proposal | undefined {
+	const found = inspectProposal(fs, agentDir, id);
+	return found && "proposal" in found ? found.proposal : undefined;
 }
 
 /** Every pending proposal, oldest first. */
@@ -143,11 +199,19 @@ export function listProposals(fs: FsOps, agentDir: string): Proposal[] {
 	return proposals.sort((a, b) => a.time.localeCompare(b.time) || a.id.localeCompare(b.id));
 }
 
+/** Pending proposal files this package did not write, each with what is wrong: listed, never planned. */
+export function invalidProposals(fs: FsOps, agentDir: string): Array<{ id: string; problem: string }> {
+	return idsIn(fs, getProposalsDir(agentDir)).flatMap((id) => {
+		const found = inspectProposal(fs, agentDir, id);
+		return found && "problem" in found ? [{ id, problem: found.problem }] : [];
+	});
+}
+
 /** A fresh id: short enough to type, never one a pending or decided proposal has. */
 function newId(fs: FsOps, agentDir: string): string {
 	for (;;) {
 		const id = `p-${randomBytes(4).toString("hex")}`;
-		if (!lstatIfExists(fs, pendingPath(agentDir, id)) && !lstatIfExists(fs, decidedPath(agentDir, id))) return id;
+		if (![pendingPath, decidedPath, toldPath].some((path) => lstatIfExists(fs, path(agentDir, id)))) return id;
 	}
 }
 
@@ -232,13 +296,34 @@ export function takeDecisions(fs: FsOps, agentDir: string, cwd: string): Decisio
 		const decision = readRecord<Decision>(fs, agentDir, decidedPath(agentDir, id));
 		if (!decision || decision.cwd !== cwd) continue;
 		try {
-			removeFileDurable(fs, decidedPath(agentDir, id));
+			// Kept (as told) so that `show` can still say what became of it.
+			mkdirPrivate(fs, agentDir, join(getProposalsDir(agentDir), TOLD));
+			fs.rename(decidedPath(agentDir, id), toldPath(agentDir, id));
 			taken.push(decision);
 		} catch {
 			// Told next time instead.
 		}
 	}
 	return taken.sort((a, b) => a.time.localeCompare(b.time));
+}
+
+/** The verdict on a proposal that is no longer pending (told to the model or not yet), or undefined. */
+export function readDecision(fs: FsOps, agentDir: string, id: string): Decision | undefined {
+	if (!isProposalId(id)) return undefined;
+	for (const path of [decidedPath(agentDir, id), toldPath(agentDir, id)]) {
+		const d = readRecord<Record<string, unknown>>(fs, agentDir, path);
+		const valid =
+			d?.id === id &&
+			(d.verdict === "approved" || d.verdict === "rejected") &&
+			isString(d.time) &&
+			isString(d.action) &&
+			Array.isArray(d.skills) &&
+			d.skills.every(isString) &&
+			(d.words === undefined || isString(d.words)) &&
+			(d.reason === undefined || isString(d.reason));
+		if (valid) return d as unknown as Decision;
+	}
+	return undefined;
 }
 
 /** Whether every target holds the hash the change gives it. */

@@ -310,10 +310,16 @@ async function demo(env: TempEnv): Promise<void> {
 	printCommands(pendingCommand, pendingOutput);
 	const id = /p-[0-9a-f]{8}/.exec(pendingOutput)?.[0];
 	if (!id) throw new Error("/selfskills pending listed no proposal");
-	const decide = [`/selfskills show ${id}`, `/selfskills approve ${id} --yes`];
+	const showCommand = [`/selfskills show ${id}`];
+	heading(`and reads the change an approval would land, with its digest: pi -p "${showCommand[0]}"`);
+	const shown = printed(check(await pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...showCommand]), "/selfskills show"));
+	printCommands(showCommand, shown);
+	const digest = /^digest: ([0-9a-f]+)$/m.exec(shown)?.[1];
+	if (!digest) throw new Error("/selfskills show printed no digest");
+	const decide = [`/selfskills approve ${id} --yes=${digest}`];
 	heading(
-		"and approves it (in the TUI approve asks with the diff; print mode takes --yes): " +
-			`pi -p ${decide.map((c) => `"${c}"`).join(" ")}`,
+		"then approves what it saw (in the TUI approve asks with the diff; print mode takes the digest show printed, " +
+			`and refuses if the change is no longer that one): pi -p "${decide[0]}"`,
 	);
 	printCommands(
 		decide,

@@ -117,7 +117,7 @@ describe("/selfskills texts for the human", function () {
 			settingsWarning(["a: selfskills.backupCap must be an integer from 1 to 1000; default used", "b"]),
 		).to.equal(
 			"selfskills: settings problem: a: selfskills.backupCap must be an integer from 1 to 1000; " +
-				"default used (and 1 more). Defaults apply; /selfskills lists them.",
+				"default used (and 1 more). /selfskills lists them.",
 		);
 	});
 });

@@ -19,7 +19,7 @@ import { completeArguments, OUTPUT_MESSAGE_TYPE, type CommandDeps } from "../../
 import { realFs } from "../../src/base/fs-ops.ts";
 import { createSessionState } from "../../src/pipeline/session-state.ts";
 import { call } from "../support/faux-script.ts";
-import { commandOutputs } from "./ux-support.ts";
+import { captureStderr, commandOutputs } from "./ux-support.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 
 const PATCHED = DEPLOY_SKILL.replace("npm build", "npm run build");
@@ -54,22 +54,6 @@ async function editedSession(
 	for (const result of run.toolResults) expect(result.isError, result.text).to.equal(false);
 	expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
 	return { pi, skillFile };
-}
-
-/** Runs `fn` with process.stderr.write captured (where /selfskills prints without a UI). */
-async function captureStderr(fn: () => Promise<void>): Promise<string> {
-	const original = process.stderr.write.bind(process.stderr);
-	let text = "";
-	process.stderr.write = ((chunk: string | Uint8Array) => {
-		text += chunk.toString();
-		return true;
-	}) as typeof process.stderr.write;
-	try {
-		await fn();
-	} finally {
-		process.stderr.write = original;
-	}
-	return text;
 }
 
 const last = (pi: PiSession) => commandOutputs(pi).at(-1) ?? "";
@@ -365,7 +349,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 					new RegExp(
 						/^selfskills: settings problem: \S+settings\.json: /.source +
 							/selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. /.source +
-							/Defaults apply; \/selfskills lists them\.$/.source,
+							/\/selfskills lists them\.$/.source,
 					),
 				);
 				await pi.run("hello", [{ text: "hi" }]);

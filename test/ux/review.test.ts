@@ -2,7 +2,7 @@
 // patch becomes a proposal that survives a restart; the person lists, shows, approves (backed up,
 // audit line marked approved) or rejects it (with words), and the next prompt names the verdict
 // once; an approval replays a patch on a file that changed since, or fails stale; "ask" shows a
-// dialog; print mode needs --yes (and --replayed); pins from /selfskills pin|unpin.
+// dialog; print mode needs --yes=<digest> of the change show printed; pins from /selfskills pin|unpin.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -17,7 +17,7 @@ import { call } from "../support/faux-script.ts";
 import { REPO_ROOT, getPiLine } from "../support/pi-line.ts";
 import { createPiSession, type PiSession, type UiScript } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
-import { commandOutputs } from "./ux-support.ts";
+import { captureStderr, commandOutputs } from "./ux-support.ts";
 
 const REASON = "the build script is npm run build now";
 const PROPOSE_STEPS = [
@@ -203,24 +203,43 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 	});
 
 	describe("without a UI (print mode)", function () {
-		it("approve and reject need --yes; a replay also needs --replayed", async function () {
-			const pi = await open(false);
-			const id = await propose(pi);
-			await pi.runCommand(`/selfskills approve ${id}`);
-			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
-			await pi.runCommand(`/selfskills reject ${id}`);
-			expect(listProposals(realFs, env.agentDir)).to.have.length(1);
-			writeFileSync(skillFile, DEPLOY_SKILL.replace("health page", "health endpoint"));
-			await pi.runCommand(`/selfskills approve ${id} --yes`);
-			expect(readFileSync(skillFile, "utf8")).to.not.contain("npm run build");
-			await pi.runCommand(`/selfskills approve ${id} --yes --replayed`);
-			expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
-			writeFileSync(skillFile, DEPLOY_SKILL);
-			const second = await propose(pi);
-			expect(second).to.not.equal(id);
-			await pi.runCommand(`/selfskills reject ${second} too soon --yes`);
-			expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
-		});
+		it(
+			"approve needs --yes=<the digest show printed>; a plain --yes or an old digest lands nothing, " +
+				"and reject needs --yes",
+			async function () {
+				const pi = await open(false);
+				const id = await propose(pi);
+				const printed = (command: string) => captureStderr(() => pi.runCommand(command));
+				const digestOf = (text: string) => /^digest: ([0-9a-f]{12})$/m.exec(text)?.[1] ?? "";
+				for (const command of [`/selfskills approve ${id}`, `/selfskills approve ${id} --yes`]) {
+					expect(await printed(command), command)
+						.to.contain("digest_mismatch")
+						.and.contain(`/selfskills show ${id}`);
+					expect(readFileSync(skillFile, "utf8"), command).to.equal(DEPLOY_SKILL);
+				}
+				expect(await printed(`/selfskills reject ${id}`)).to.contain(`/selfskills reject ${id} [reason] --yes`);
+				expect(listProposals(realFs, env.agentDir)).to.have.length(1);
+				const shown = await printed(`/selfskills show ${id}`);
+				const seen = digestOf(shown);
+				expect(shown).to.contain("+1. Run npm run build.").and.contain(`--yes=${seen}`);
+				// The file changes after show: the digest seen no longer lands anything, and the refusal names the new one.
+				writeFileSync(skillFile, DEPLOY_SKILL.replace("health page", "health endpoint"));
+				const refused = await printed(`/selfskills approve ${id} --yes=${seen}`);
+				expect(readFileSync(skillFile, "utf8")).to.not.contain("npm run build");
+				const again = await printed(`/selfskills show ${id}`);
+				const replayed = digestOf(again);
+				expect(replayed).to.not.equal(seen);
+				expect(refused).to.contain("digest_mismatch").and.contain(`digest is ${replayed}`);
+				expect(again).to.contain("changed since: deploy-checks/SKILL.md");
+				expect(await printed(`/selfskills approve ${id} --yes=${replayed}`)).to.contain(`approved ${id}`);
+				expect(readFileSync(skillFile, "utf8")).to.contain("npm run build").and.contain("health endpoint");
+				writeFileSync(skillFile, DEPLOY_SKILL);
+				const second = await propose(pi);
+				expect(second).to.not.equal(id);
+				await pi.runCommand(`/selfskills reject ${second} too soon --yes`);
+				expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
+			},
+		);
 
 		it("pin and unpin edit the global list only with --yes; a pinned skill is refused pinned", async function () {
 			const pi = await open(false, "auto");

@@ -8,3 +8,19 @@ export function commandOutputs(pi: PiSession): string[] {
 		m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE && typeof m.content === "string" ? [m.content] : [],
 	);
 }
+
+/** Runs `fn` with process.stderr.write captured (where /selfskills prints without a UI). */
+export async function captureStderr(fn: () => Promise<void>): Promise<string> {
+	const original = process.stderr.write.bind(process.stderr);
+	let text = "";
+	process.stderr.write = ((chunk: string | Uint8Array) => {
+		text += chunk.toString();
+		return true;
+	}) as typeof process.stderr.write;
+	try {
+		await fn();
+	} finally {
+		process.stderr.write = original;
+	}
+	return text;
+}
