@@ -171,11 +171,13 @@ export function walkTree(ops: FsOps, root: string, options: WalkOptions = {}): T
 
 /**
  * The objects of a JSON-lines log of the private store (audit, usage, created); a missing log is
- * empty, and a line that does not parse (a torn last line after a crash) is skipped, not fatal.
+ * empty, and so is a link, FIFO, socket or device there (lstat'ed first, never opened); a line that
+ * does not parse (a torn last line after a crash) is skipped, not fatal.
  */
 export function readJsonLines(ops: FsOps, path: string): Array<Record<string, unknown>> {
 	let text: string;
 	try {
+		if (!ops.lstat(path).isFile()) return [];
 		text = ops.readFile(path).toString("utf8");
 	} catch {
 		return [];

@@ -5,7 +5,7 @@
 
 import { constants, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
-import { failedAt, noteFailedAt, type FsOps } from "./fs-ops.ts";
+import { failedAt, nonRegularKind, NotRegularFileError, noteFailedAt, type FsOps } from "./fs-ops.ts";
 import { isMissing, listDir, lstatIfExists } from "./fs-reads.ts";
 
 /** Temp files start with a dot so pi's skill loader never picks one up. */
@@ -379,7 +379,8 @@ export function writeFileAtomic(fs: FsOps, path: string, bytes: Uint8Array, opti
 
 /**
  * Appends `text` to a file of the private store below `base`, made 0600 (and set to it, were it
- * older and looser); a symlink at any step, the file itself included, is refused, never followed.
+ * older and looser); a symlink at any step, the file itself included, is refused, never followed,
+ * and so is anything but a regular file (a FIFO would block the open until a reader came).
  */
 export function appendPrivate(
 	fs: FsOps,
@@ -391,7 +392,11 @@ export function appendPrivate(
 	mkdirPrivate(fs, base, dirname(path));
 	const stat = lstatIfExists(fs, path);
 	if (stat?.isSymbolicLink()) throw new StoreLinkError(path);
-	const fd = fs.open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+	const kind = stat && nonRegularKind(stat);
+	if (kind) throw new NotRegularFileError(path, kind);
+	const flags =
+		constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+	const fd = fs.open(path, flags, 0o600);
 	withFd(fs, fd, () => {
 		// Set when new (the umask may have taken bits) or looser; a log already 0600 is left as it is.
 		if (stat === undefined || (stat.mode & 0o777) !== 0o600) fs.fchmod(fd, 0o600);
