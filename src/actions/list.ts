@@ -1,18 +1,23 @@
 // `list`: every skill pi discovers, with its path, whether this tool may change it and the agent's
 // proposals awaiting the person's review. Names and descriptions come from files on disk, so they
 // are echoed with control characters escaped, and the result stops at the read limit, saying how to filter.
+// A pinned skill is listed read-only with the reason "pinned", as every change to it is refused.
 
 import type { ActionResult, CallContext } from "../policy/call-context.ts";
 import { escapeControls, READ_CHAR_LIMIT } from "../checks/content-guard.ts";
 import { listProposals } from "../store/proposals.ts";
+import { findPin } from "../policy/settings.ts";
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 export function listSkills(ctx: CallContext, filter: string | undefined): ActionResult {
 	const wanted = filter?.trim().toLowerCase();
-	const skills = ctx.discovery.skills.filter(
-		(s) => !wanted || s.name.toLowerCase().includes(wanted) || s.description.toLowerCase().includes(wanted),
-	);
+	const skills = ctx.discovery.skills
+		.filter((s) => !wanted || s.name.toLowerCase().includes(wanted) || s.description.toLowerCase().includes(wanted))
+		.map((s) => {
+			const pin = s.patchable ? findPin(ctx.settings.pinned, s.name) : undefined;
+			return pin === undefined ? s : { ...s, patchable: false, reason: `pinned (by "${pin}")` };
+		});
 	const writable = skills.filter((s) => s.patchable).length;
 	const proposed = new Map<string, string[]>();
 	for (const p of listProposals(ctx.fs, ctx.agentDir))

@@ -3,7 +3,7 @@
 // would refuse (binary, over 1 MiB) comes back too. The current content is backed up first, so no
 // read is needed; the restored bytes are new to the agent, so the file no longer counts as read.
 
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { DELETED_DIR, skillKey, type BackupEntry, type SnapshotEntry } from "../store/backup-store.ts";
 import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
 import type { DiscoveredSkill } from "../policy/discovery.ts";
@@ -25,6 +25,9 @@ import {
 import { sha256 } from "../base/hash.ts";
 import { isRegularFile } from "../base/fs-reads.ts";
 import type { FileChange, Plan } from "../pipeline/types.ts";
+
+/** One file of a skill recreated as a whole. */
+type SnapshotFile = { readonly relPath: string; readonly bytes: Buffer; readonly mode: number };
 
 export interface RestoreArgs extends SkillSelector {
 	readonly file?: string;
@@ -204,9 +207,54 @@ function wantedName(ctx: CallContext, args: RestoreArgs): string {
 	return (args.skill ?? "").trim();
 }
 
+/**
+ * A skill removed outside the tool (bash `rm -rf`): no snapshot, but its folder's files have backups
+ * (pi's bash backed them up first). The newest folder of that name that is gone, with the newest
+ * backup of every file the store holds for it; undefined when there is none.
+ */
+function removedSkill(ctx: CallContext, name: string): { snapshot: SnapshotEntry; files: SnapshotFile[] } | undefined {
+	for (const entry of ctx.store.list(name, SKILL_FILE)) {
+		// <backups>/<name>@<hash>/SKILL.md/<id>, with the note <name>@<hash>.json saying where it lived.
+		const folder = dirname(dirname(entry.path));
+		let dir: unknown;
+		try {
+			const note: unknown = JSON.parse(ctx.fs.readFile(`${folder}.json`).toString("utf8"));
+			dir =
+				typeof note === "object" && note !== null && "name" in note && note.name === name && "dir" in note
+					? note.dir
+					: undefined;
+		} catch {
+			continue; // an older layout, without a note: restored by file, not by name
+		}
+		if (typeof dir !== "string" || ctx.fs.stat(dir) !== undefined) continue;
+		const key = { name, dir };
+		const files = ctx.store.trackedFiles(key).flatMap((relPath): SnapshotFile[] => {
+			const newest = ctx.store.list(key, relPath)[0];
+			const bytes = newest && ctx.store.read(newest);
+			return bytes && !("code" in bytes) ? [{ relPath, bytes, mode: newest.mode ?? 0o644 }] : [];
+		});
+		if (!files.some((f) => f.relPath === SKILL_FILE)) continue;
+		return { snapshot: { id: entry.stamp, path: folder, time: entry.time, originDir: dir }, files };
+	}
+	return undefined;
+}
+
 function prepareSnapshotRestore(ctx: CallContext, args: RestoreArgs, unknown: Refusal): PreparedMutation | Refusal {
 	const name = wantedName(ctx, args);
 	const snapshots = name === "" ? [] : ctx.store.listSnapshots(name);
+	const removed = name === "" || args.backup !== undefined ? undefined : removedSkill(ctx, name);
+	if (removed && (args.file === undefined || args.file === SKILL_FILE) && !(snapshots[0]?.id > removed.snapshot.id)) {
+		const { snapshot, files } = removed;
+		const dir = snapshot.originDir ?? "";
+		return {
+			action: "restore",
+			skill: name,
+			file: "",
+			paths: files.map((f) => join(dir, ...f.relPath.split("/"))),
+			plan: (input) =>
+				planSnapshotRestore(ctx, name, snapshot, files, input, "the newest backup of each of its files"),
+		};
+	}
 	if (snapshots.length === 0) return unknown;
 	if (args.file !== undefined && args.file !== SKILL_FILE) {
 		return refusals.invalidArguments(
@@ -238,8 +286,9 @@ function planSnapshotRestore(
 	ctx: CallContext,
 	name: string,
 	snapshot: SnapshotEntry,
-	files: ReadonlyArray<{ relPath: string; bytes: Buffer; mode: number }>,
+	files: readonly SnapshotFile[],
 	input: PlanInput,
+	from = `snapshot ${snapshot.id}`,
 ): Plan | Refusal {
 	const dir = snapshot.originDir ?? "";
 	const target = newSkillTarget(name, dir);
@@ -264,7 +313,7 @@ function planSnapshotRestore(
 		skill: name,
 		changes,
 		note:
-			`Recreated from snapshot ${snapshot.id}; pi lists it again after /reload. ` +
+			`Recreated from ${from} (${files.length} file(s)); pi lists it again after /reload. ` +
 			`Read it before changing it: ${readCall(name, SKILL_FILE)}.`,
 	};
 }
