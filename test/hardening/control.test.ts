@@ -34,7 +34,7 @@ const PATCH = {
 const RAW_CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
 const HOSTILE = "fine\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J\rAllow once\u2028\u202Eevil";
 
-/** A reader that opens the FIFO again and again: a writer that opens it does not block (a regression fails, never hangs). */
+/** A reader that opens the FIFO again and again: a writer does not block (a regression fails, never hangs). */
 function drain(fifo: string): ChildProcess {
 	return spawn("sh", ["-c", 'while :; do cat "$0" > /dev/null; done', fifo], { stdio: "ignore" });
 }
@@ -263,7 +263,9 @@ describe(`hardening: control that holds (pi ${getPiLine()})`, function () {
 			fifoAt(getUsagePath(env.agentDir));
 			const tool = createHarness(env);
 			expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
-			expectOk(await tool.call(PATCH));
+			const landed = await tool.call(PATCH);
+			expectOk(landed);
+			expect(landed.text).to.contain("audit log not written").and.contain("FIFO");
 			expect(readFileSync(skillFile, "utf8")).to.contain("npm run build");
 		});
 
@@ -293,7 +295,7 @@ describe(`hardening: control that holds (pi ${getPiLine()})`, function () {
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		});
 
-		it("refuses a forged proposal file with wrong types in pending, show and approve, never crashing", async function () {
+		it("refuses a forged proposal file with wrong types in pending, show and approve", async function () {
 			const pi = await open({ confirm: true });
 			const id = await propose(pi);
 			const good = JSON.parse(readFileSync(proposalFile(id), "utf8"));

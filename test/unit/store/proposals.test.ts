@@ -10,9 +10,12 @@ import {
 	decideProposal,
 	fileProposal,
 	forgetApprovingHere,
+	inspectProposal,
+	invalidProposals,
 	listProposals,
 	markApproving,
 	proposalKey,
+	readDecision,
 	readProposal,
 	sweepProposals,
 	takeDecisions,
@@ -95,6 +98,37 @@ describe("proposals (src/store/proposals.ts)", function () {
 		const [told] = takeDecisions(realFs, env.agentDir, env.projectDir);
 		expect(told).to.include({ id: proposal.id, verdict: "approved", words: "fine" });
 		expect(takeDecisions(realFs, env.agentDir, env.projectDir)).to.deep.equal([]);
+	});
+
+	it("keeps a told decision for show, and never reuses its id", function () {
+		const { proposal } = file1();
+		decideProposal(realFs, env.agentDir, proposal, "rejected", "not now");
+		expect(readDecision(realFs, env.agentDir, proposal.id)).to.include({ verdict: "rejected", words: "not now" });
+		takeDecisions(realFs, env.agentDir, env.projectDir);
+		expect(readDecision(realFs, env.agentDir, proposal.id)).to.include({ verdict: "rejected", words: "not now" });
+		expect(readDecision(realFs, env.agentDir, "p-00000000")).to.equal(undefined);
+	});
+
+	it("reads a pending file of the wrong shape as invalid, with what is wrong, never as a proposal", function () {
+		const { proposal } = file1();
+		const path = join(env.agentDir, "selfskills", "proposals", `${proposal.id}.json`);
+		const good = JSON.parse(readFileSync(path, "utf8"));
+		const cases: Array<[Record<string, unknown>, string]> = [
+			[{ ...good, args: { action: "operations", operations: {} } }, "args.operations is not a list"],
+			[{ ...good, targets: [{ ...good.targets[0], before: 5 }] }, "targets[0].before is not a sha256 or null"],
+			[{ ...good, targets: "all" }, "targets is not a list"],
+			[{ ...good, skills: [1] }, "skills is not a list of names"],
+			[{ ...good, reason: { text: "x" } }, "reason is not text"],
+			[{ ...good, mode: "auto" }, 'mode is not "propose" or "ask"'],
+			[{ ...good, approving: { pid: "1", at: "t", targets: [] } }, "approving is not an approval mark"],
+		];
+		for (const [forged, problem] of cases) {
+			writeFileSync(path, JSON.stringify(forged));
+			expect(inspectProposal(realFs, env.agentDir, proposal.id), problem).to.deep.equal({ problem });
+			expect(readProposal(realFs, env.agentDir, proposal.id)).to.equal(undefined);
+			expect(listProposals(realFs, env.agentDir)).to.deep.equal([]);
+			expect(invalidProposals(realFs, env.agentDir)).to.deep.equal([{ id: proposal.id, problem }]);
+		}
 	});
 
 	describe("the sweep after a killed approval", function () {
