@@ -1,8 +1,9 @@
 // The `/selfskills` command for the human: status, history, restore (diff shown, confirmation
 // asked), trust and untrust, the review of proposals (pending, show, approve, reject) and pins.
 // With a UI each output stays in the conversation as a message of its own; without one (print
-// mode) it prints, never restores without an explicit backup id, and never trusts, approves,
-// rejects or pins without the explicit confirmation `--yes`.
+// mode) it prints, never restores without an explicit backup id, never trusts, rejects or pins
+// without the explicit confirmation `--yes`, and approves only with `--yes=<digest>` of the change
+// `show` printed.
 
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "../actions/restore.ts";

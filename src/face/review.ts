@@ -2,7 +2,8 @@
 // are now — every gate but the read gate, since the person is the reader — replaying exact-text ops
 // when a target changed since, and lands it through the normal commit (backup, lock, atomic write,
 // verify) with audit lines marked approved; reject drops it. Either verdict is recorded for the
-// model, named once in its next injected block.
+// model, named once in its next injected block. A plan has a short digest (approvalDigest): what
+// `show` prints and print mode's approve must name. A recorded call of the wrong shape is refused.
 
 import { ArgumentError, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
 import { createCallContext, type CallContext, type PreparedMutation } from "../policy/call-context.ts";
