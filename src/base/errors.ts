@@ -490,11 +490,10 @@ export function invalidProposal(id: string, problem: string): Refusal {
 
 /** Print mode's `approve --yes=<digest>` named a digest the change as planned now does not have. */
 export function digestMismatch(id: string, given: string, current: string): Refusal {
-	const said = given === "" ? "no digest was given" : `the digest given was ${given}`;
 	return refusal(
 		"digest_mismatch",
-		`proposal ${id} would now land a change whose digest is ${current}, and ${said}: ` +
-			"the proposal or its files changed since you looked, or you did not look. Nothing was written. " +
+		`proposal ${id} would now land a change whose digest is ${current}, not ${JSON.stringify(given)}: ` +
+			"the proposal or its files changed since you looked. Nothing was written. " +
 			`Read the change again with /selfskills show ${id}, then approve what it shows with ` +
 			`/selfskills approve ${id} --yes=<the digest show prints>.`,
 		{ id, given, current },

@@ -317,3 +317,14 @@ export function approveQuestion(id: string, replayedOn: readonly string[]): stri
 export function approveBody(reason: string | undefined, diff: string, digest: string): string {
 	return [`reason: ${reasonText(reason)}`, shownDiff(diff).trimEnd(), `digest: ${digest}`].join("\n");
 }
+
+/**
+ * Print mode's approve without a digest: the change as it would land now (as `show` prints it), and
+ * the command that approves exactly that change.
+ */
+export function approvePreviewText(id: string, reason: string | undefined, diff: string, digest: string): string {
+	return [
+		approveBody(reason, diff, digest),
+		`Nothing changed: without a UI nobody can be asked. To approve it, run: ${approveCommand(shownName(id), digest)}`,
+	].join("\n");
+}

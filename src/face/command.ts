@@ -12,6 +12,7 @@ import { createBackupStore, type BackupEntry, type SnapshotEntry } from "../stor
 import { createSessionCallContext, loadPolicy, type CallContext } from "../policy/call-context.ts";
 import {
 	approveBody,
+	approvePreviewText,
 	approveQuestion,
 	decidedText,
 	historyText,
@@ -433,7 +434,9 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 	} else {
 		// Without a UI the person saw the change in `show`: it lands only while the plan has that digest.
-		const given = args.find((a) => a.startsWith(DIGEST_FLAG))?.slice(DIGEST_FLAG.length) ?? "";
+		const given = args.find((a) => a.startsWith(DIGEST_FLAG))?.slice(DIGEST_FLAG.length);
+		if (given === undefined)
+			return output(ctx, approvePreviewText(proposal.id, proposal.reason, preview.diff, preview.digest), "warning");
 		if (given !== preview.digest) return refused(ctx, digestMismatch(proposal.id, given, preview.digest));
 	}
 	const words = wordsOf(args.slice(1));

@@ -111,7 +111,7 @@ describe(`hardening: control that holds (pi ${getPiLine()})`, function () {
 		it("never approves in print mode on a plain --yes (a nested pi -p from the agent's bash)", async function () {
 			const pi = await open(false);
 			const id = await propose(pi);
-			expect(await printed(pi, `/selfskills approve ${id} --yes`)).to.contain("digest_mismatch");
+			expect(await printed(pi, `/selfskills approve ${id} --yes`)).to.contain("To approve it, run:");
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 			expect(listProposals(realFs, env.agentDir).map((p) => p.id)).to.deep.equal([id]);
 		});
@@ -215,7 +215,7 @@ describe(`hardening: control that holds (pi ${getPiLine()})`, function () {
 				const out = await printed(pi, command);
 				expect(out, command).to.not.match(RAW_CONTROL);
 				expect(out.length, command).to.be.below(5000);
-				if (!command.includes("approve")) expect(out, command).to.contain("\\u001b]52;c;");
+				expect(out, command).to.contain("\\u001b]52;c;");
 			}
 			const title = askTitle({ action: "patch", skills: [`a${HOSTILE}`], reason, diff: `+${HOSTILE}\n` });
 			expect(title).to.not.match(RAW_CONTROL);

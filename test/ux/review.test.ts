@@ -212,11 +212,17 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 				const printed = (command: string) => captureStderr(() => pi.runCommand(command));
 				const digestOf = (text: string) => /^digest: ([0-9a-f]{12})$/m.exec(text)?.[1] ?? "";
 				for (const command of [`/selfskills approve ${id}`, `/selfskills approve ${id} --yes`]) {
-					expect(await printed(command), command)
-						.to.contain("digest_mismatch")
-						.and.contain(`/selfskills show ${id}`);
+					const out = await printed(command);
+					expect(out, command)
+						.to.contain("+1. Run npm run build.")
+						.and.contain(
+							`nobody can be asked. To approve it, run: /selfskills approve ${id} --yes=${digestOf(out)}`,
+						);
 					expect(readFileSync(skillFile, "utf8"), command).to.equal(DEPLOY_SKILL);
 				}
+				expect(await printed(`/selfskills approve ${id} --yes=000000000000`))
+					.to.match(/^digest_mismatch: /m)
+					.and.contain(`/selfskills show ${id}`);
 				expect(await printed(`/selfskills reject ${id}`)).to.contain(`/selfskills reject ${id} [reason] --yes`);
 				expect(listProposals(realFs, env.agentDir)).to.have.length(1);
 				const shown = await printed(`/selfskills show ${id}`);
