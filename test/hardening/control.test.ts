@@ -13,7 +13,7 @@ import { appendAudit, countChanges } from "../../src/store/audit.ts";
 import { readUsage, recordUse } from "../../src/store/usage.ts";
 import { readCreatedDirs, recordCreated } from "../../src/store/origins.ts";
 import { listProposals } from "../../src/store/proposals.ts";
-import { sha256 } from "../../src/store/read-ledger.ts";
+import { sha256 } from "../../src/base/hash.ts";
 import { getAuditPath, getCreatedPath, getProposalsDir, getUsagePath } from "../../src/base/paths.ts";
 import { DEPLOY_SKILL, writeJson, writeSkill } from "../support/fixtures.ts";
 import { call } from "../support/faux-script.ts";
