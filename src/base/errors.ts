@@ -36,7 +36,10 @@ export type RefusalCode =
 	| "unknown_proposal"
 	| "git_failed"
 	| "invalid_proposal"
-	| "digest_mismatch";
+	| "digest_mismatch"
+	| "risky_content"
+	| "similar_exists"
+	| "spec_violation";
 
 export interface Refusal {
 	readonly code: RefusalCode;
@@ -475,6 +478,65 @@ export function gitFailed(id: string, detail: string): Refusal {
 		"git_failed",
 		`proposal ${id} was not exported: ${detail}. Nothing changed and the proposal is still pending.`,
 		{ id, detail },
+	);
+}
+
+/** A risk finding as a refusal carries it (the scan's own type lives in checks/risk-scan.ts, above this layer). */
+export interface RiskFindingData {
+	readonly category: string;
+	readonly line: number;
+	readonly text: string;
+}
+
+/** Under contentReview "refuse": the change adds lines the risk scan flags. */
+export function riskyContent(path: string, findings: readonly RiskFindingData[]): Refusal {
+	const shown = findings
+		.slice(0, 10)
+		.map((f) => `  [${f.category}] line ${f.line}: ${f.text}`)
+		.join("\n");
+	const more = findings.length > 10 ? `\n  … and ${findings.length - 10} more` : "";
+	return refusal(
+		"risky_content",
+		`the change to ${path} adds ${findings.length} line(s) that look risky, and risky content is refused here ` +
+			`(selfskills.contentReview: "refuse"); nothing was written:\n${shown}${more}\n` +
+			"Make the change again without those lines, or ask the person to make it themselves. " +
+			"Do not write them another way.",
+		{ path, findings },
+	);
+}
+
+export interface SimilarSkillData {
+	readonly name: string;
+	readonly score: number;
+	readonly path: string;
+}
+
+/** A new or renamed skill reads like one that exists: patch that one, or say how this one differs. */
+export function similarExists(name: string, similar: readonly SimilarSkillData[], threshold: number): Refusal {
+	const listed = similar.map((s) => `"${s.name}" (${s.score.toFixed(2)}, ${s.path})`).join(", ");
+	const names = JSON.stringify(similar.map((s) => s.name));
+	return refusal(
+		"similar_exists",
+		`"${name}" is too similar in name and description to ${listed} (threshold ${threshold}). ` +
+			`Read one of them ({"action":"read","skill":"${similar[0]?.name ?? ""}"}) and patch it instead; ` +
+			`or, if this skill really does another job, call again with "distinct_from": ${names} ` +
+			'and a "reason" saying how it differs.',
+		{ name, similar, threshold },
+	);
+}
+
+export interface SpecRuleData {
+	readonly rule: string;
+	readonly message: string;
+}
+
+/** The skill would break Agent Skills rules (agentskills.io) that it did not break before. */
+export function specViolation(path: string, broken: readonly SpecRuleData[]): Refusal {
+	return refusal(
+		"spec_violation",
+		`the result would break the Agent Skills specification in ${path}: ` +
+			`${broken.map((b) => b.message).join("; ")}. Change the call so each of these holds, then call again.`,
+		{ path, broken },
 	);
 }
 

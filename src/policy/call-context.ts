@@ -6,6 +6,7 @@ import { createBackupStore, type BackupStore } from "../store/backup-store.ts";
 import type { DiscoveryCache } from "./discovery-cache.ts";
 import { discoverSkills, type Discovery } from "./discovery.ts";
 import type { Refusal } from "../base/errors.ts";
+import type { Finding } from "../checks/risk-scan.ts";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import { getPiPlaces, type PiPlaces } from "../base/paths.ts";
 import type { ReadLedger } from "../store/read-ledger.ts";
@@ -48,6 +49,15 @@ export interface PlanInput {
 	readonly dryRun?: boolean;
 	/** Where the approval gate notes each skill whose change the person must allow (mode ask/propose). */
 	readonly approvals?: ApprovalNeed[];
+	/** Where the risk gate notes each file whose change adds risky lines (contentReview "escalate"). */
+	readonly risks?: RiskNote[];
+}
+
+/** A file whose change adds findings of the risk scan: the person decides, whatever the approval mode. */
+export interface RiskNote {
+	readonly skill: string;
+	readonly file: string;
+	readonly findings: readonly Finding[];
 }
 
 /** A skill whose change needs the person: the mode its origin's setting asks for. */
@@ -65,6 +75,8 @@ export interface PreparedMutation {
 	readonly paths: readonly string[];
 	/** The agent's one sentence on why (shown to the person, kept in the audit line and a proposal). */
 	readonly reason?: string;
+	/** Skills a create (or a renaming patch) says it differs from, with the reason (kept in the audit line). */
+	readonly distinctFrom?: readonly string[];
 	plan(input: PlanInput): Plan | Refusal;
 }
 

@@ -50,7 +50,7 @@ export type ContentReviewMode = "off" | "escalate" | "refuse";
 export type GitMode = "off" | "commit";
 
 /** The near-duplicate threshold when `selfskills.similarity` is not set. */
-export const DEFAULT_SIMILARITY = 0.6;
+export const DEFAULT_SIMILARITY = 0.37;
 
 /** Least strict first: a project may move a value to the right, never to the left. */
 const APPROVAL_ORDER: readonly ApprovalMode[] = ["auto", "ask", "propose"];
