@@ -9,7 +9,16 @@ import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from 
 import { skillNamed } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
-import { checkWritable, writableInput, GATE_ORDER, humanGates, runGates } from "../pipeline/gates.ts";
+import {
+	checkRisk,
+	checkSimilar,
+	checkSpec,
+	checkWritable,
+	writableInput,
+	GATE_ORDER,
+	humanGates,
+	runGates,
+} from "../pipeline/gates.ts";
 import { newSkillTarget, SKILL_FILE, type NewSkillTarget } from "../policy/target.ts";
 import { checkSkillContent, nameProblems } from "../checks/validation.ts";
 import type { Plan } from "../pipeline/types.ts";
@@ -18,6 +27,8 @@ export interface CreateArgs {
 	readonly name: string;
 	readonly description: string;
 	readonly body: string;
+	/** Skills the agent says this one differs from (with a reason): left out of the near-duplicate check. */
+	readonly distinct_from?: readonly string[];
 }
 
 /**
@@ -101,12 +112,24 @@ function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, 
 				: undefined,
 		writable: () => checkWritable(writableInput(ctx), target),
 		size: () => checkSize(target.absPath, renderSkillFile(args.name, args.description, args.body)),
+		spec: () =>
+			checkSpec(target.absPath, undefined, renderSkillFile(args.name, args.description, args.body, true), args.name),
 		valid: () => {
 			const rendered = renderExact(args, target.absPath);
 			if (typeof rendered !== "string") return rendered;
 			text = rendered;
 			return undefined;
 		},
+		similar: () => checkSimilar(ctx, { name: args.name, description: args.description }, args.distinct_from ?? []),
+		// The name and the description are in `text` (its frontmatter): they count like the body.
+		risk: () =>
+			checkRisk(ctx, input, {
+				skill: args.name,
+				file: SKILL_FILE,
+				path: target.absPath,
+				before: undefined,
+				after: text,
+			}),
 	});
 	if (refused) return refused;
 	return {

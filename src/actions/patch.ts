@@ -8,6 +8,9 @@ import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import {
 	checkOldString,
+	checkRisk,
+	checkSimilar,
+	checkSpec,
 	checkUnchanged,
 	checkUnique,
 	checkValid,
@@ -30,6 +33,7 @@ export interface PatchArgs extends SkillSelector {
 	readonly old_string: string;
 	readonly new_string: string;
 	readonly replace_all?: boolean;
+	readonly distinct_from?: readonly string[];
 }
 
 /** loadedNameOf for text gate 6 already checked: pi's own answer, from the check cache. */
@@ -94,6 +98,12 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 		unique: () => (typeof text === "string" ? checkUnique(text, args.old_string, replaceAll, target.absPath) : text),
 		size: () => ("code" in edit ? edit : undefined),
 		unsafe: () => ("code" in edit ? edit : checkUnsafe("new_string", edit.after, edit.before)),
+		spec: () =>
+			"code" in edit
+				? edit
+				: target.isSkillFile
+					? checkSpec(target.absPath, edit.before, edit.after, dirName)
+					: undefined,
 		valid: () =>
 			"code" in edit
 				? edit
@@ -107,6 +117,25 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 							previousDescription: () => descriptionOf(edit.before),
 						})
 					: undefined,
+		// A new name or description is what the model picks a skill by: it must not read like another skill's.
+		similar: () => {
+			if ("code" in edit || !target.isSkillFile) return "code" in edit ? edit : undefined;
+			const name = loadedName(edit.after, dirName);
+			const description = descriptionOf(edit.after) ?? "";
+			if (name === loadedName(edit.before, dirName) && description === (descriptionOf(edit.before) ?? ""))
+				return undefined;
+			return checkSimilar(ctx, { name, description }, [target.skill.name, ...(args.distinct_from ?? [])]);
+		},
+		risk: () =>
+			"code" in edit
+				? edit
+				: checkRisk(ctx, input, {
+						skill: target.skill.name,
+						file: target.relPath,
+						path: target.absPath,
+						before: edit.before,
+						after: edit.after,
+					}),
 	});
 	if (refused) return refused;
 	if ("code" in edit) return edit;

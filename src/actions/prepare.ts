@@ -22,7 +22,12 @@ function prepareOne(ctx: CallContext, op: OperationArgs | SkillManageArgs): Prep
 		case "delete":
 			return prepareDelete(ctx, op);
 		case "create":
-			return prepareCreate(ctx, { name: op.name ?? "", description: op.description ?? "", body: op.body ?? "" });
+			return prepareCreate(ctx, {
+				name: op.name ?? "",
+				description: op.description ?? "",
+				body: op.body ?? "",
+				distinct_from: "distinct_from" in op ? op.distinct_from : undefined,
+			});
 		case "restore":
 			return prepareRestore(ctx, op);
 		default:
@@ -34,7 +39,7 @@ function prepareOne(ctx: CallContext, op: OperationArgs | SkillManageArgs): Prep
 export function prepareCall(ctx: CallContext, args: SkillManageArgs): PreparedMutation[] | Refusal {
 	if (args.action !== "operations") {
 		const one = prepareOne(ctx, args);
-		return "code" in one ? one : [{ ...one, reason: args.reason }];
+		return "code" in one ? one : [{ ...one, reason: args.reason, distinctFrom: args.distinct_from }];
 	}
 	const ops = args.operations ?? [];
 	if (ops.length > MAX_OPERATIONS) return refusals.tooManyOperations(ops.length, MAX_OPERATIONS);
@@ -42,7 +47,7 @@ export function prepareCall(ctx: CallContext, args: SkillManageArgs): PreparedMu
 	for (const [index, op] of ops.entries()) {
 		const one = prepareOne(ctx, op);
 		if ("code" in one) return refusals.forOperation(index, one);
-		prepared.push({ ...one, reason: op.reason ?? args.reason });
+		prepared.push({ ...one, reason: op.reason ?? args.reason, distinctFrom: op.distinct_from });
 	}
 	return prepared;
 }

@@ -8,6 +8,7 @@ import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import {
 	checkRead,
+	checkRisk,
 	checkWritable,
 	writableInput,
 	GATE_ORDER,
@@ -70,6 +71,14 @@ function planWrite(ctx: CallContext, args: WriteArgs, target: FileTarget, input:
 			return text === args.content ? refusals.noChange("content") : undefined;
 		},
 		unsafe: () => checkUnsafe("content", args.content, before),
+		risk: () =>
+			checkRisk(ctx, input, {
+				skill: target.skill.name,
+				file: target.relPath,
+				path: target.absPath,
+				before: current === null ? undefined : before,
+				after: args.content,
+			}),
 	});
 	if (refused) return refused;
 	return {

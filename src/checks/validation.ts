@@ -106,7 +106,7 @@ function lastFew<T>(compute: (text: string) => T): (text: string) => T {
  * The frontmatter pi's parser reads from `text` (a leading byte order mark dropped), undefined when
  * it throws; a patch asks for its after text's three times (rules, name, description).
  */
-const frontmatterOf = lastFew((text): Readonly<Record<string, unknown>> | undefined => {
+export const frontmatterOf = lastFew((text): Readonly<Record<string, unknown>> | undefined => {
 	try {
 		return parseFrontmatter<Record<string, unknown>>(text.replace(/^\uFEFF/, "")).frontmatter;
 	} catch {

@@ -30,6 +30,8 @@ export interface OperationArgs {
 	content?: string;
 	/** Why: what in this task proved the skill wrong (shown to the person, kept in the audit line). */
 	reason?: string;
+	/** Skills a create or a renaming patch says it differs from (needs a reason); kept in the audit line. */
+	distinct_from?: string[];
 }
 
 export interface SkillManageArgs extends Omit<OperationArgs, "action"> {
@@ -78,8 +80,8 @@ const TARGETED = ["skill", "path"];
 const ACCEPTS: Record<Action, readonly string[]> = {
 	list: ["skill"],
 	read: [...TARGETED, "file"],
-	patch: [...TARGETED, "file", "old_string", "new_string", "replace_all", "dry_run", "reason"],
-	create: ["name", "description", "body", "dry_run", "reason"],
+	patch: [...TARGETED, "file", "old_string", "new_string", "replace_all", "dry_run", "reason", "distinct_from"],
+	create: ["name", "description", "body", "dry_run", "reason", "distinct_from"],
 	write: [...TARGETED, "file", "content", "dry_run", "reason"],
 	delete: [...TARGETED, "file", "dry_run", "reason"],
 	restore: [...TARGETED, "file", "backup", "dry_run", "reason"],
@@ -114,6 +116,15 @@ function renameAliases(raw: Record<string, unknown>): Record<string, unknown> {
 }
 
 function checkTypes(args: Record<string, unknown>, action: string): Refusal | undefined {
+	const distinct = args.distinct_from;
+	if (distinct !== undefined && (!Array.isArray(distinct) || !distinct.every((n) => typeof n === "string")))
+		return refusals.invalidArguments(action, '"distinct_from" must be a list of skill names', {
+			field: "distinct_from",
+		});
+	if (Array.isArray(distinct) && distinct.length > 0 && (typeof args.reason !== "string" || !args.reason.trim()))
+		return refusals.invalidArguments(action, '"distinct_from" needs a "reason" saying how this skill differs', {
+			field: "reason",
+		});
 	for (const [key, value] of Object.entries(args)) {
 		if (value === undefined || value === null) continue;
 		if (STRING_FIELDS.includes(key) && typeof value !== "string")

@@ -6,6 +6,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { shownDiff, shownName, shownReason } from "../checks/agent-text.ts";
 import { clipDiff } from "../checks/diff.ts";
+import { findingsText } from "../checks/risk-scan.ts";
 import type { AskAnswer, AskRequest } from "../pipeline/types.ts";
 
 /** Diff lines shown in the dialog; the whole diff is in the tool result and in /selfskills show. */
@@ -20,6 +21,12 @@ export function askTitle(request: AskRequest): string {
 	return [
 		`skill_manage wants to ${shownName(request.action)} ${request.skills.map(shownName).join(", ")}`,
 		`Reason: ${request.reason === undefined ? "(none given)" : shownReason(request.reason)}`,
+		...(request.findings?.length
+			? [
+					"Lines that look risky (allowing the skill for the session does not cover these; each such change asks):",
+					findingsText(request.findings),
+				]
+			: []),
 		"",
 		clipDiff(shownDiff(request.diff), DIALOG_DIFF_LINES),
 	].join("\n");

@@ -52,6 +52,11 @@ export const skillManageSchema = Type.Object({
 	description: Type.Optional(Type.String({ description: "create: when to use the skill and what it does" })),
 	body: Type.Optional(Type.String({ description: "create: Markdown after the frontmatter" })),
 	backup: Type.Optional(Type.String({ description: "restore: backup id from history; default latest" })),
+	distinct_from: Type.Optional(
+		Type.Array(Type.String(), {
+			description: "create/patch: skills this one really differs from (after similar_exists); needs a reason",
+		}),
+	),
 	operations: Type.Optional(
 		Type.Array(Type.Object({ action: StringEnum(BATCH_ACTIONS), ...targetFields(false), ...editFields(false) }), {
 			description: "all-or-nothing batch of patch/write/delete; each item takes that action's fields",

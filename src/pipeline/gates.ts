@@ -3,7 +3,8 @@
 // runs and their order as data; runGates runs them top to bottom and stops at the first refusal:
 //   1 old_string   2 read this session   3 unchanged since read   4 inside a writable root
 //   5 unique match   6 pi's validation   (7 backup and 8 atomic write happen in commit.ts)
-// Between them sit the checks of the Limits (the file exists and is text, size, hidden Unicode).
+// Between them sit the checks of the Limits (the file exists and is text, size, hidden Unicode), and
+// the review of what a change says: the Agent Skills rules, near-duplicates, and the risk scan.
 
 import { dirname } from "node:path";
 import type { CallContext, PlanInput } from "../policy/call-context.ts";
@@ -20,6 +21,9 @@ import type { FileTarget, NewSkillTarget } from "../policy/target.ts";
 import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "../checks/validation.ts";
 import { hashOrNull } from "../base/hash.ts";
 import { isSymlink, tryLstat } from "../base/fs-reads.ts";
+import { scanChange } from "../checks/risk-scan.ts";
+import { findSimilar, type SkillCard } from "../checks/similarity.ts";
+import { addedSpecBreaks } from "../checks/spec-rules.ts";
 
 /** Every gate a planner can name. */
 export type GateName =
@@ -34,6 +38,9 @@ export type GateName =
 	| "size"
 	| "unsafe"
 	| "valid"
+	| "spec"
+	| "similar"
+	| "risk"
 	| "approval";
 
 /**
@@ -54,13 +61,16 @@ export const GATE_ORDER = {
 		"unique",
 		"size",
 		"unsafe",
+		"spec",
 		"valid",
+		"similar",
+		"risk",
 		"approval",
 	],
-	write: ["read", "unchanged", "writable", "pinned", "text", "unsafe", "approval"],
+	write: ["read", "unchanged", "writable", "pinned", "text", "unsafe", "risk", "approval"],
 	deleteFile: ["read", "exists", "unchanged", "writable", "pinned", "approval"],
 	deleteSkill: ["read", "unchanged", "writable", "pinned", "approval"],
-	create: ["exists", "writable", "pinned", "size", "valid", "approval"],
+	create: ["exists", "writable", "pinned", "size", "spec", "valid", "similar", "risk", "approval"],
 	// restore needs no read (the current bytes are backed up first) and checks no content: a byte copy.
 	restoreFile: ["writable", "pinned", "exists", "approval"],
 	restoreSkill: ["writable", "pinned", "exists", "approval"],
@@ -403,4 +413,50 @@ export function checkValid(input: ValidInput): Refusal | undefined {
 		diagnostics,
 		suggestion === undefined ? undefined : escapeControls(suggestion),
 	);
+}
+
+/** The Agent Skills rules: a SKILL.md change may keep a rule the file broke, never break a new one. */
+export function checkSpec(
+	path: string,
+	before: string | undefined,
+	after: string,
+	dirName: string,
+): Refusal | undefined {
+	const broken = addedSpecBreaks(before, after, dirName);
+	return broken.length === 0 ? undefined : refusals.specViolation(path, broken);
+}
+
+/**
+ * Near-duplicates: the skills that read too much like `card` (name and description) under the
+ * `similarity` setting; those `except` names are left out (the skill itself, `distinct_from`).
+ */
+export function checkSimilar(
+	ctx: Pick<CallContext, "settings" | "discovery">,
+	card: SkillCard,
+	except: readonly string[],
+): Refusal | undefined {
+	const threshold = ctx.settings.similarity;
+	if (threshold === false) return undefined;
+	const library = ctx.discovery.skills.map((s) => ({ name: s.name, description: s.description, path: s.filePath }));
+	const similar = findSimilar(card, library, threshold, except);
+	return similar.length === 0 ? undefined : refusals.similarExists(card.name, similar, threshold);
+}
+
+/**
+ * The risk scan of one file change (contentReview): findings the result adds are refused under
+ * "refuse", and under "escalate" noted in `input.risks` so the call goes to the person, whatever the
+ * approval mode; "off" scans nothing.
+ */
+export function checkRisk(
+	ctx: { settings: Pick<SelfSkillsSettings, "contentReview"> },
+	input: Pick<PlanInput, "risks">,
+	change: { skill: string; file: string; path: string; before: string | undefined; after: string },
+): Refusal | undefined {
+	const mode = ctx.settings.contentReview;
+	if (mode === "off") return undefined;
+	const findings = scanChange(change.before, change.after);
+	if (findings.length === 0) return undefined;
+	if (mode === "refuse") return refusals.riskyContent(change.path, findings);
+	input.risks?.push({ skill: change.skill, file: change.file, findings });
+	return undefined;
 }

@@ -8,7 +8,8 @@
 // only when the plan is byte for byte the one the person saw.
 
 import { dirname } from "node:path";
-import type { ApprovalNeed, CallContext, PreparedMutation } from "../policy/call-context.ts";
+import type { ApprovalNeed, CallContext, PreparedMutation, RiskNote } from "../policy/call-context.ts";
+import type { Finding } from "../checks/risk-scan.ts";
 import { appendAudit, type ChangeRecord } from "../store/audit.ts";
 import { commitPlan } from "./commit.ts";
 import { diffChanges } from "../checks/diff.ts";
@@ -50,11 +51,15 @@ interface Planned {
 	readonly changes: FileChange[];
 	/** What the approval gate noted, one entry per op and skill that needs the person. */
 	readonly approvals: readonly ApprovalNeed[];
+	/** What the risk gate noted: files whose change adds risky lines (the person decides each time). */
+	readonly risks: readonly RiskNote[];
 }
 
 /** An audit line of a batch also names the op it belongs to. */
 interface OperationRecord extends ChangeRecord {
 	readonly operation?: number;
+	/** The skills a create or renaming patch said it differs from (near-duplicate check passed over). */
+	readonly distinctFrom?: readonly string[];
 }
 
 /**
@@ -81,14 +86,15 @@ function planAll(
 	const touched = new Set<string>();
 	const plans: Plan[] = [];
 	const approvals: ApprovalNeed[] = [];
+	const risks: RiskNote[] = [];
 	for (const [index, op] of prepared.entries()) {
-		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched, dryRun, approvals });
+		const plan = deletedEarlier(overlay, op) ?? op.plan({ view: overlay, disk, touched, dryRun, approvals, risks });
 		if ("code" in plan) return batch ? refusals.forOperation(index, plan) : plan;
 		overlay.apply(plan, index);
 		for (const change of plan.changes) touched.add(change.absPath);
 		plans.push(plan);
 	}
-	return { plans, changes: mergeChanges(plans.flatMap((p) => p.changes)), approvals };
+	return { plans, changes: mergeChanges(plans.flatMap((p) => p.changes)), approvals, risks };
 }
 
 function commitPlanOf(planned: Planned): CommitPlan {
@@ -152,6 +158,7 @@ function operationRecords(
 				newHash: change.newHash,
 				backup: change.backupId,
 				...(reason ? { reason } : {}),
+				...(prepared[index]?.distinctFrom?.length ? { distinctFrom: prepared[index].distinctFrom } : {}),
 				...options.decided?.mark,
 			};
 			return { record, change };
@@ -195,15 +202,22 @@ function sameTargets(a: readonly ProposalTarget[], b: readonly ProposalTarget[])
 
 type Decision = "auto" | "ask" | "propose";
 
-/** The strictest need of the call; "ask" for skills all allowed this session is "auto". */
+/**
+ * The strictest need of the call; "ask" for skills all allowed this session is "auto". Risky lines
+ * always need the person (asked, or proposed without a UI): a skill allowed for the session does not
+ * cover them.
+ */
 function decide(planned: Planned, options: RunOptions): Decision {
 	if (options.decided) return "auto";
 	const needs = planned.approvals;
 	if (needs.some((n) => n.mode === "propose")) return "propose";
 	const asking = needs.filter((n) => n.mode === "ask" && !options.allowed?.has(n.skill));
-	if (asking.length === 0) return "auto";
+	if (asking.length === 0 && planned.risks.length === 0) return "auto";
 	return options.ask ? "ask" : "propose";
 }
+
+/** Every finding of the call, in file order. */
+const findingsOf = (planned: Planned): Finding[] => planned.risks.flatMap((r) => r.findings);
 
 const skillsOf = (planned: Planned): string[] => [...new Set(planned.plans.map((p) => p.skill))];
 const actionOf = (planned: Planned, batch: boolean): string =>
@@ -227,6 +241,7 @@ function propose(
 	const skills = skillsOf(planned);
 	const mode = planned.approvals.some((n) => n.mode === "propose") ? "propose" : "ask";
 	const reason = reasonOf(prepared);
+	const findings = findingsOf(planned);
 	const { proposal, existed } = fileProposal(ctx.fs, ctx.agentDir, {
 		cwd: ctx.cwd,
 		action,
@@ -237,8 +252,19 @@ function propose(
 		diff,
 		...countDiffLines(diff),
 		mode,
+		...(findings.length > 0 ? { findings } : {}),
 	});
-	return { kind: "proposed", action, skills, mode, proposal: proposal.id, alreadyPending: existed, diff };
+	return {
+		kind: "proposed",
+		action,
+		skills,
+		mode,
+		proposal: proposal.id,
+		alreadyPending: existed,
+		diff,
+		findings,
+		riskOnly: findings.length > 0 && !planned.approvals.some((n) => n.mode === "ask"),
+	};
 }
 
 /** Plans every op under the locks; commits at once when nobody needs to be asked. */
@@ -262,7 +288,8 @@ async function planAndMaybeCommit(
 		if (options.dryRun) {
 			const diff = diffChanges(planned.changes);
 			const targets = proposalTargets(planned.changes);
-			return { kind: "dry_run", diff, changes: planned.changes, targets, review: decision };
+			const findings = findingsOf(planned);
+			return { kind: "dry_run", diff, changes: planned.changes, targets, review: decision, findings };
 		}
 		if (decision !== "auto") return { pending: planned, decision };
 		return commitPlanned(ctx, planned, prepared, options, guard);
@@ -300,6 +327,7 @@ async function decideAndRun(
 		skills,
 		reason: reasonOf(prepared),
 		diff,
+		...(planned.risks.length > 0 ? { findings: findingsOf(planned) } : {}),
 	});
 	if ("deny" in answer)
 		return refusals.denied(actionOf(planned, options.batch), skills, answer.words?.trim() || undefined);

@@ -3,6 +3,7 @@
 // failed one as a refusal with each file's fate). mutate.ts decides and commits; it writes no text.
 
 import { clipDiff } from "../checks/diff.ts";
+import { findingsText } from "../checks/risk-scan.ts";
 import { describeGitReports } from "./git-commit.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
@@ -30,15 +31,17 @@ export function renderOutcome(outcome: MutationOutcome): MutationResult | Refusa
 }
 
 function renderDryRun(outcome: DryRunOutcome): MutationResult {
-	const { diff, review: decision } = outcome;
+	const { diff, review: decision, findings } = outcome;
 	const review =
 		decision === "auto"
 			? ""
 			: ` Without dry_run this change would be ${
 					decision === "ask" ? "shown to the person, who decides" : "filed as a proposal for the person's review"
 				}.`;
+	const risky =
+		findings.length > 0 ? `\nLines that look risky (the person decides on them):\n${findingsText(findings)}` : "";
 	return {
-		text: `dry run: every gate passed, nothing was written.${review} The change would be:\n${diff}`,
+		text: `dry run: every gate passed, nothing was written.${review}${risky}${risky ? "\n" : " "}The change would be:\n${diff}`,
 		details: {
 			ok: true,
 			dryRun: true,
@@ -46,16 +49,19 @@ function renderDryRun(outcome: DryRunOutcome): MutationResult {
 			files: outcome.changes.map((c) => c.absPath),
 			targets: outcome.targets,
 			...(decision === "auto" ? {} : { review: decision }),
+			...(findings.length > 0 ? { findings } : {}),
 		},
 	};
 }
 
 function renderProposed(outcome: ProposedOutcome): MutationResult {
-	const { action, skills, proposal, alreadyPending: existed, diff } = outcome;
+	const { action, skills, proposal, alreadyPending: existed, diff, findings } = outcome;
 	const why =
-		outcome.mode === "ask"
-			? "the person wants to be asked first and cannot be asked in this session"
-			: "the person reviews changes to this skill before they land";
+		outcome.mode === "propose"
+			? "the person reviews changes to this skill before they land"
+			: outcome.riskOnly
+				? `it adds ${findings.length} line(s) that look risky, which only the person may let in:\n${findingsText(findings)}\n`
+				: "the person wants to be asked first and cannot be asked in this session";
 	const text = [
 		`proposed, not written: ${existed ? "the identical proposal" : "proposal"} ${proposal} ` +
 			`(${action} of ${skills.join(", ")}) ${existed ? "is already pending" : "is filed"}; ${why}.`,
@@ -67,7 +73,16 @@ function renderProposed(outcome: ProposedOutcome): MutationResult {
 	].join("\n");
 	return {
 		text,
-		details: { ok: true, action, proposed: true, proposal, alreadyPending: existed, skills, diff },
+		details: {
+			ok: true,
+			action,
+			proposed: true,
+			proposal,
+			alreadyPending: existed,
+			skills,
+			diff,
+			...(findings.length > 0 ? { findings } : {}),
+		},
 	};
 }
 

@@ -3,6 +3,7 @@
 
 import type { Refusal } from "../base/errors.ts";
 import type { LandedCheck } from "../checks/validation.ts";
+import type { Finding } from "../checks/risk-scan.ts";
 import type { ChangeRecord } from "../store/audit.ts";
 import type { GitReport } from "./git-commit.ts";
 import type { ProposalTarget } from "../store/proposals.ts";
@@ -101,6 +102,8 @@ export interface AskRequest {
 	readonly skills: readonly string[];
 	readonly reason: string | undefined;
 	readonly diff: string;
+	/** Lines the change adds that the risk scan flags (shown above the diff); none: an ordinary change. */
+	readonly findings?: readonly Finding[];
 }
 
 /** The person's answer: allow this call, allow these skills for the session, or deny (with their words). */
@@ -147,6 +150,8 @@ export interface DryRunOutcome {
 	readonly changes: readonly FileChange[];
 	readonly targets: readonly ProposalTarget[];
 	readonly review: "auto" | "ask" | "propose";
+	/** Lines the change adds that the risk scan flags. */
+	readonly findings: readonly Finding[];
 }
 
 /** The call was filed as a proposal for the person (or found already pending), not written. */
@@ -158,6 +163,9 @@ export interface ProposedOutcome {
 	readonly proposal: string;
 	readonly alreadyPending: boolean;
 	readonly diff: string;
+	readonly findings: readonly Finding[];
+	/** Filed only because of its findings: no approval mode asked for the person. */
+	readonly riskOnly: boolean;
 }
 
 /** The commit landed: each file changed, its backup, each op's report, what could not be recorded. */

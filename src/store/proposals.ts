@@ -59,6 +59,8 @@ export interface Proposal {
 	readonly removed: number;
 	/** The mode that made it a proposal: "propose", or "ask" in a session nobody could be asked in. */
 	readonly mode: "propose" | "ask";
+	/** Lines the change adds that the risk scan flags, as they were when it was proposed. */
+	readonly findings?: ReadonlyArray<{ readonly category: string; readonly line: number; readonly text: string }>;
 	readonly approving?: Approving;
 }
 
