@@ -33,10 +33,16 @@ interface Hit {
 /** Characters of a finding's line shown to the person. */
 const SHOWN_CHARS = 160;
 
-const SHELL = String.raw`(?:sudo\s)?(?:ba|z|da|k|c|tc|fi)?sh|python[0-9.]*|node|perl|ruby|php|pwsh|powershell|iex|invoke-expression|source`;
+const SHELL = [
+	String.raw`(?:sudo\s)?(?:ba|z|da|k|c|tc|fi)?sh|python[0-9.]*|node|perl|ruby|php|`,
+	String.raw`pwsh|powershell|iex|invoke-expression|source`,
+].join("");
 const FETCH = String.raw`curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c`;
 const HOME = String.raw`(?:~|\$home|\$\{home\}|/root|/home/[\w.-]{1,32}|/users/[\w.-]{1,32})`;
 const SECRET_WORD = String.raw`token|secret|passw(?:or)?d|api_?key|private_?key|access_?key|credential`;
+
+/** A pattern written in pieces (a long one stays readable within the line width). */
+const re = (parts: readonly string[], flags: string): RegExp => new RegExp(parts.join(""), flags);
 
 /** Each category's patterns, on normalised text (lower case, one space, `\n` between lines); exported for tests. */
 export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
@@ -45,22 +51,43 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		new RegExp(String.raw`\|(?<=(\b(?:${FETCH})\b[^|\n]{0,300})\|)\s?(?:${SHELL})\b`, "g"),
 		// bash <(curl …), sh -c "$(wget …)", eval "$(curl …)": found from the substitution back
 		new RegExp(
-			String.raw`(?:<\(|\$\(|\x60)\s?(?:${FETCH})\b(?<=(\b(?:${SHELL}|eval|exec)\b[^\n]{0,40})(?:<\(|\$\(|\x60)\s?(?:${FETCH}))(?=([^\n)]{0,200}))`,
+			[
+				String.raw`(?:<\(|\$\(|\x60)\s?(?:${FETCH})\b(?<=(\b(?:${SHELL}|eval|exec)\b[^\n]{0,40})(?:`,
+				String.raw`<\(|\$\(|\x60)\s?(?:${FETCH}))(?=([^\n)]{0,200}))`,
+			].join(""),
 			"g",
 		),
 		// iex (iwr …), iex (new-object net.webclient).downloadstring(…)
-		/\b(?:iex|invoke-expression)\b[^\n]{0,20}?\(\s?(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s(?:system\.)?net\.webclient)/g,
+		re(
+			[
+				String.raw`\b(?:iex|invoke-expression)\b[^\n]{0,20}?\(\s?(?:iwr|irm|invoke-webrequest|invok`,
+				String.raw`e-restmethod|new-object\s(?:system\.)?net\.webclient)`,
+			],
+			"g",
+		),
 	],
 	secrets: [
 		// a private key file (a .pub is public)
 		/\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g,
 		// the whole ~/.ssh folder read, copied or sent
 		new RegExp(
-			String.raw`\b(?:cat|cp|scp|tar|zip|rsync|base64|xxd|curl|nc|strings|less|more|head|tail)\b[^\n|;]{0,80}${HOME}/\.ssh\b(?!/(?:config|known_hosts|[\w.-]{1,40}\.pub)\b)`,
+			[
+				String.raw`\b(?:cat|cp|scp|tar|zip|rsync|base64|xxd|curl|nc|strings|less|more|head|tail)\b[`,
+				String.raw`^\n|;]{0,80}${HOME}/\.ssh\b(?!/(?:config|known_hosts|[\w.-]{1,40}\.pub)\b)`,
+			].join(""),
 			"g",
 		),
 		/-----begin (?:[a-z]{1,12} ){0,2}private key-----/g,
-		/\.aws\/credentials\b|\.config\/gcloud\/(?:credentials|application_default_credentials|access_tokens|legacy_credentials)|\.azure\/(?:accesstokens|msal_token_cache)|\.kube\/config\b|\.docker\/config\.json|\.git-credentials\b|(?:^|[\s"'/=~])[._]netrc\b|\.pgpass\b|\/etc\/shadow\b|\.gnupg\/|\.password-store\b|\.config\/gh\/hosts\.yml/g,
+		re(
+			[
+				String.raw`\.aws\/credentials\b|\.config\/gcloud\/(?:credentials|application_default_creden`,
+				String.raw`tials|access_tokens|legacy_credentials)|\.azure\/(?:accesstokens|msal_token_cach`,
+				String.raw`e)|\.kube\/config\b|\.docker\/config\.json|\.git-credentials\b|(?:^|[\s"'/=~])[.`,
+				String.raw`_]netrc\b|\.pgpass\b|\/etc\/shadow\b|\.gnupg\/|\.password-store\b|\.config\/gh\/`,
+				String.raw`hosts\.yml`,
+			],
+			"g",
+		),
 		/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
 		// the whole environment dumped, or one secret echoed
 		/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
@@ -69,7 +96,11 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 	exfiltration: [
 		// a file from home, /etc or a secret place uploaded: curl -f x=@~/…, --data-binary @/etc/…, -t ~/…
 		new RegExp(
-			String.raw`\b(?:curl|wget|http|https)\b[^\n|;]{0,200}(?:-[a-z]{0,3}[dft]|--data[\w-]{0,10}|--form|--upload-file|--post-file)[\s=]["']?(?:[\w-]{1,30}=)?@?(?:${HOME}|/etc/|/var/|\.env\b|[^\s"']{0,60}\.(?:ssh|aws|gnupg)/)`,
+			[
+				String.raw`\b(?:curl|wget|http|https)\b[^\n|;]{0,200}(?:-[a-z]{0,3}[dft]|--data[\w-]{0,10}|`,
+				String.raw`--form|--upload-file|--post-file)[\s=]["']?(?:[\w-]{1,30}=)?@?(?:${HOME}|/etc/|/`,
+				String.raw`var/|\.env\b|[^\s"']{0,60}\.(?:ssh|aws|gnupg)/)`,
+			].join(""),
 			"g",
 		),
 		// local data piped into the network: … | curl -d @-, … | nc host port, > /dev/tcp/…
@@ -78,40 +109,149 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		/\b(?:nc|ncat|netcat)\b[^\n|;]{0,80}\s<\s?\S/g,
 		/>&?\s?\/dev\/(?:tcp|udp)\//g,
 		// command output put into a request body
-		/(?:-d|--data[\w-]{0,10}|--form|-f|--post-data=?|--body)\s?=?\s?["']?[^\s"']{0,40}\$\((?:cat|env|printenv|history|tar|base64|ls|find)\b/g,
+		re(
+			[
+				String.raw`(?:-d|--data[\w-]{0,10}|--form|-f|--post-data=?|--body)\s?=?\s?["']?[^\s"']{0,40`,
+				String.raw`}\$\((?:cat|env|printenv|history|tar|base64|ls|find)\b`,
+			],
+			"g",
+		),
 		// prose: send the user's files / keys / history to a place
-		/\b(?:send|post|upload|exfiltrate|forward|transmit|leak|copy)\s(?:\S{1,20}\s){0,5}?(?:files?|conversation|chat history|history|environment variables|env vars|credentials|secrets|api keys?|tokens?|ssh keys?|private keys?|source code|codebase|repository|passwords?)\s(?:\S{1,20}\s){0,3}?to\s(?:https?:\/\/|[\w-]{1,40}\.(?:com|net|org|io|xyz|ru|cn|site|app|dev)\b|(?:my|our|this|a|the) (?:server|webhook|endpoint))/g,
+		re(
+			[
+				String.raw`\b(?:send|post|upload|exfiltrate|forward|transmit|leak|copy)\s(?:\S{1,20}\s){0,5`,
+				String.raw`}?(?:files?|conversation|chat history|history|environment variables|env vars|cre`,
+				String.raw`dentials|secrets|api keys?|tokens?|ssh keys?|private keys?|source code|codebase|`,
+				String.raw`repository|passwords?)\s(?:\S{1,20}\s){0,3}?to\s(?:https?:\/\/|[\w-]{1,40}\.(?:c`,
+				String.raw`om|net|org|io|xyz|ru|cn|site|app|dev)\b|(?:my|our|this|a|the) (?:server|webhook|`,
+				String.raw`endpoint))`,
+			],
+			"g",
+		),
 	],
 	override: [
-		/\b(?:ignore|disregard|forget|override|set aside|skip)\s(?:all\s|any\s|the\s|your\s|of\s|every\s){0,3}(?:previous|prior|above|earlier|preceding|former|original|system|developer|safety|other|existing)\s(?:\w{1,20}\s){0,2}?(?:instructions|prompts?|rules|directions|directives|guidelines|guardrails|messages|constraints)\b/g,
-		/\b(?:do not|don't|dont|never)\s(?:tell|inform|mention|reveal|show|report|notify|alert|let)\s(?:\S{1,20}\s){0,3}?(?:the\s)?(?:user|human|person|operator|developer)s?\b/g,
-		/\b(?:hide|conceal|keep)\s(?:\S{1,20}\s){0,4}?(?:secret\s|hidden\s)?from\s(?:the\s)?(?:user|human|person|operator)s?\b/g,
-		/\bwithout\s(?:telling|informing|notifying|alerting|asking|consulting)\s(?:the\s)?(?:user|human|person|operator)s?\b/g,
-		/\bwithout\s(?:the user'?s? (?:knowledge|consent|approval|permission)|(?:asking|requesting|waiting)\s(?:for\s)?(?:permission|confirmation|approval|consent))\b/g,
-		/\b(?:do not|don't|dont|never)\sask\s(?:the\s(?:user|human|person)\s)?(?:for\s)?(?:permission|confirmation|approval|consent|before)\b/g,
-		/\b(?:silently|secretly|covertly|quietly)\s(?:run|execute|send|upload|delete|install|download|modify|change|edit|exfiltrate|post|copy)\b/g,
-		/\b(?:bypass|circumvent|disable|turn off|override)\s(?:all\s|any\s|the\s|your\s){0,2}(?:safety|security|guard ?rails?|content (?:policy|filters?)|restrictions|safeguards)\b/g,
-		/\byou are now (?:in\s)?(?:dan|developer mode|jailbroken|unrestricted|unfiltered)\b|\bnew system (?:prompt|instructions)\s?:|\bsystem prompt override\b/g,
+		re(
+			[
+				String.raw`\b(?:ignore|disregard|forget|override|set aside|skip)\s(?:all\s|any\s|the\s|your`,
+				String.raw`\s|of\s|every\s){0,3}(?:previous|prior|above|earlier|preceding|former|original|s`,
+				String.raw`ystem|developer|safety|other|existing)\s(?:\w{1,20}\s){0,2}?(?:instructions|prom`,
+				String.raw`pts?|rules|directions|directives|guidelines|guardrails|messages|constraints)\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\b(?:do not|don't|dont|never)\s(?:tell|inform|mention|reveal|show|report|notify|`,
+				String.raw`alert|let)\s(?:\S{1,20}\s){0,3}?(?:the\s)?(?:user|human|person|operator|develope`,
+				String.raw`r)s?\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\b(?:hide|conceal|keep)\s(?:\S{1,20}\s){0,4}?(?:secret\s|hidden\s)?from\s(?:the\s`,
+				String.raw`)?(?:user|human|person|operator)s?\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\bwithout\s(?:telling|informing|notifying|alerting|asking|consulting)\s(?:the\s)`,
+				String.raw`?(?:user|human|person|operator)s?\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\bwithout\s(?:the user'?s? (?:knowledge|consent|approval|permission)|(?:asking|r`,
+				String.raw`equesting|waiting)\s(?:for\s)?(?:permission|confirmation|approval|consent))\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\b(?:do not|don't|dont|never)\sask\s(?:the\s(?:user|human|person)\s)?(?:for\s)?(`,
+				String.raw`?:permission|confirmation|approval|consent|before)\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\b(?:silently|secretly|covertly|quietly)\s(?:run|execute|send|upload|delete|inst`,
+				String.raw`all|download|modify|change|edit|exfiltrate|post|copy)\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\b(?:bypass|circumvent|disable|turn off|override)\s(?:all\s|any\s|the\s|your\s){`,
+				String.raw`0,2}(?:safety|security|guard ?rails?|content (?:policy|filters?)|restrictions|sa`,
+				String.raw`feguards)\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\byou are now (?:in\s)?(?:dan|developer mode|jailbroken|unrestricted|unfiltered)`,
+				String.raw`\b|\bnew system (?:prompt|instructions)\s?:|\bsystem prompt override\b`,
+			],
+			"g",
+		),
 	],
 	control: [
-		/\bselfskills\.(?:approval|pinned|trustedprojects|contentreview|guardbuiltins|similarity|enabled|skillsdir|inject|git)\b/g,
+		re(
+			[
+				String.raw`\bselfskills\.(?:approval|pinned|trustedprojects|contentreview|guardbuiltins|sim`,
+				String.raw`ilarity|enabled|skillsdir|inject|git)\b`,
+			],
+			"g",
+		),
 		/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
 		/\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g,
 		/\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g,
-		/\.pi\/(?:agent\/)?(?:settings\.json|selfskills\b|trust\.json|extensions\/)|\bagent\/selfskills\/(?:proposals|backups|audit|usage|origins)/g,
+		re(
+			[
+				String.raw`\.pi\/(?:agent\/)?(?:settings\.json|selfskills\b|trust\.json|extensions\/)|\bage`,
+				String.raw`nt\/selfskills\/(?:proposals|backups|audit|usage|origins)`,
+			],
+			"g",
+		),
 		// skill files changed past skill_manage
 		/(?:skill\.md|\/skills\/)(?<=(\b(?:sed\s-i|perl\s-i|tee|cat\s?>|>{1,2})[^\n]{0,120})(?:skill\.md|\/skills\/))/g,
-		/\b(?:use|with|through|via)\s(?:the\s)?(?:edit|write|bash)\s(?:tool\s)?(?:\S{1,20}\s){0,4}?(?:to\s)?(?:change|edit|modify|update|write|overwrite|patch)\s(?:\S{1,20}\s){0,3}?(?:skill\.md|skill files?|skills?)\b/g,
-		/\b(?:instead of|bypass|avoid|without|not)\s(?:using\s)?skill_manage\b|\bskill_manage\b[^\n]{0,60}\b(?:bypass|circumvent)\b/g,
+		re(
+			[
+				String.raw`\b(?:use|with|through|via)\s(?:the\s)?(?:edit|write|bash)\s(?:tool\s)?(?:\S{1,20`,
+				String.raw`}\s){0,4}?(?:to\s)?(?:change|edit|modify|update|write|overwrite|patch)\s(?:\S{1,`,
+				String.raw`20}\s){0,3}?(?:skill\.md|skill files?|skills?)\b`,
+			],
+			"g",
+		),
+		re(
+			[
+				String.raw`\b(?:instead of|bypass|avoid|without|not)\s(?:using\s)?skill_manage\b|\bskill_ma`,
+				String.raw`nage\b[^\n]{0,60}\b(?:bypass|circumvent)\b`,
+			],
+			"g",
+		),
 	],
 	destructive: [
 		new RegExp(
-			String.raw`\brm\s(?:-{1,2}[\w-]{1,20}\s){0,4}(?:-[a-z]{0,5}r[a-z]{0,5}|--recursive)\s(?:-{1,2}[\w-]{1,20}\s){0,4}["']?(?:/|/\*|${HOME}/?\*?|\.\./\.\.|\$\{?home\}?/?\*?)["']?(?=\s|$|;|&|\|)`,
+			[
+				String.raw`\brm\s(?:-{1,2}[\w-]{1,20}\s){0,4}(?:-[a-z]{0,5}r[a-z]{0,5}|--recursive)\s(?:-{1`,
+				String.raw`,2}[\w-]{1,20}\s){0,4}["']?(?:/|/\*|${HOME}/?\*?|\.\./\.\.|\$\{?home\}?/?\*?)["'`,
+				String.raw`]?(?=\s|$|;|&|\|)`,
+			].join(""),
 			"gm",
 		),
 		/--no-preserve-root\b/g,
 		/\bfind\s(?:\/|~|\$home)\s[^\n]{0,200}-delete\b/g,
-		/\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s-f\b|\s\+[\w./-]{1,60}(?::|\s|$))/gm,
+		re(
+			[
+				String.raw`\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s`,
+				String.raw`-f\b|\s\+[\w./-]{1,60}(?::|\s|$))`,
+			],
+			"gm",
+		),
 		/\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g,
 		/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
 		/\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g,
@@ -120,10 +260,19 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 	],
 	obfuscation: [
 		new RegExp(
-			String.raw`\b(?:base64\s(?:-d|--decode|-D)|xxd\s-r|openssl\s(?:base64|enc)\s[^\n|]{0,40}-d|uudecode|gunzip|zcat|rev)\b[^\n|]{0,100}\|\s?(?:${SHELL}|eval)\b`,
+			[
+				String.raw`\b(?:base64\s(?:-d|--decode|-D)|xxd\s-r|openssl\s(?:base64|enc)\s[^\n|]{0,40}-d|`,
+				String.raw`uudecode|gunzip|zcat|rev)\b[^\n|]{0,100}\|\s?(?:${SHELL}|eval)\b`,
+			].join(""),
 			"g",
 		),
-		/\b(?:eval|exec|iex|invoke-expression|bash\s-c|sh\s-c)\b[^\n]{0,40}?(?:atob|b64decode|base64|frombase64string|decode\()/g,
+		re(
+			[
+				String.raw`\b(?:eval|exec|iex|invoke-expression|bash\s-c|sh\s-c)\b[^\n]{0,40}?(?:atob|b64de`,
+				String.raw`code|base64|frombase64string|decode\()`,
+			],
+			"g",
+		),
 		/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
 		/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
 		/\$'(?:\\x[0-9a-f]{2}){8}/g,

@@ -19,11 +19,12 @@ export interface SimilarSkill {
 /** Words that say nothing about what a skill is for (and the words every description uses). */
 const STOP = new Set(
 	(
-		"a an the and or but if of to in on at by for with from into onto about as is are be been being was were it its " +
-		"this that these those you your yours we our us i me my they them their he she his her can could should would will " +
-		"may might must do does did done not no any all some each every other such than then so also very more most use " +
-		"used uses using when whenever while where which who what how why skill skills user users asks ask want wants need " +
-		"needs help helps like e g etc via new one two"
+		"a an the and or but if of to in on at by for with from into onto about as is are be been being " +
+		"was were it its this that these those you your yours we our us i me my they them their he she " +
+		"his her can could should would will may might must do does did done not no any all some each " +
+		"every other such than then so also very more most use used uses using when whenever while where " +
+		"which who what how why skill skills user users asks ask want wants need needs help helps like e " +
+		"g etc via new one two"
 	).split(" "),
 );
 

@@ -56,7 +56,9 @@ export function specBreaks(frontmatter: Readonly<Record<string, unknown>>, dirNa
 	if (extra.length > 0)
 		out.push({
 			rule: "fields",
-			message: `top-level field(s) ${extra.map((k) => `"${k}"`).join(", ")} are not in the specification (allowed: ${ALLOWED_FIELDS.join(", ")}; put others under metadata)`,
+			message:
+				`top-level field(s) ${extra.map((k) => `"${k}"`).join(", ")} are not in the specification ` +
+				`(allowed: ${ALLOWED_FIELDS.join(", ")}; put others under metadata)`,
 		});
 	return out;
 }

@@ -23,7 +23,8 @@ export function askTitle(request: AskRequest): string {
 		`Reason: ${request.reason === undefined ? "(none given)" : shownReason(request.reason)}`,
 		...(request.findings?.length
 			? [
-					"Lines that look risky (allowing the skill for the session does not cover these; each such change asks):",
+					"Lines that look risky (allowing the skill for the session does not cover these; " +
+						"each such change asks):",
 					findingsText(request.findings),
 				]
 			: []),
