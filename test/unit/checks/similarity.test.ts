@@ -72,7 +72,7 @@ describe("the near-duplicate score", function () {
 	it("scores a 1,000-skill library quickly", function () {
 		const cards = Array.from({ length: 1000 }, (_, i) => ({
 			name: `skill-${i}`,
-			description: `Use when working on component ${i} of service ${i % 37}: build, test, deploy with tool${i % 91}.`,
+			description: `Use when working on component ${i} of service ${i % 37}: build, deploy with tool${i % 91}.`,
 		}));
 		const start = process.cpuUsage();
 		findSimilar({ name: "new-one", description: "Use when deploying service 3 with tool7." }, cards, 0.37);

@@ -118,7 +118,7 @@ describe("content review through the tool", function () {
 		);
 	});
 
-	it("refuses a near-duplicate create naming the similar skills; takes distinct_from with a reason", async function () {
+	it("refuses a near-duplicate create naming the similar ones; takes distinct_from with a reason", async function () {
 		const tool = createHarness(env);
 		const copy = {
 			action: "create",
