@@ -125,7 +125,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 	pi.registerCommand(COMMAND_NAME, {
 		description:
 			"selfskills status; history <skill>; restore <skill> [file] [backup]; unused [days]; " +
-			"trust; untrust; pending; show|approve|reject <id>; pin|unpin <skill>",
+			"trust; untrust; pending; show|approve|reject <id>; pin|unpin <skill>; doctor",
 		getArgumentCompletions: (prefix) => completeArguments(commandDeps, prefix),
 		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
 	});

@@ -59,6 +59,7 @@ import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
 import type { MutationEffects } from "../pipeline/types.ts";
+import { doctorReport } from "./doctor.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = [
@@ -75,6 +76,7 @@ const SUBCOMMANDS = [
 	"pin",
 	"unpin",
 	"export",
+	"doctor",
 ];
 /** `/selfskills unused` without a number: skills not used for this many days. */
 const UNUSED_DAYS = 30;
@@ -608,6 +610,8 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 				return await pin(deps, ctx, false, rest);
 			case "export":
 				return await exportCommand(deps, ctx, rest);
+			case "doctor":
+				return output(ctx, doctorReport(await context(deps, ctx)));
 			default:
 				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
 		}

@@ -34,6 +34,7 @@ import { normalizeUserPath } from "../policy/target.ts";
 import { recordUse } from "../store/usage.ts";
 import { checkSkillContent, newDiagnostics } from "../checks/validation.ts";
 import type { LandedChange, MutationEffects } from "../pipeline/types.ts";
+import { findingsText, scanChange } from "../checks/risk-scan.ts";
 
 export type SideDoor = "edit" | "write" | "bash";
 const SIDE_DOORS: readonly string[] = ["edit", "write", "bash"];
@@ -348,6 +349,9 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			// A skill file first: its refusal names the skill_manage call that changes it.
 			const skillBlock = blockSkills(event.toolName, hits, settings);
 			if (skillBlock) return skillBlock;
+			const risky =
+				hits.length > 0 ? riskyContent(deps.fs, event.toolName, event.input, ctx.cwd, settings) : undefined;
+			if (risky) return { block: true, reason: risky };
 			const control = controlIsOn(settings) ? guardProtected(event.toolName, event.input, ctx.cwd, settings) : {};
 			if (control.block) return control.block;
 			const watched = watchSkills(event, hits, ctx.cwd, settings);
@@ -474,5 +478,40 @@ function checkSkillAfter(
 	return (
 		`selfskills warning: after this ${via}, skill "${skill.name}" (${skill.filePath}) is broken: ` +
 		`${problem}. ${restore}`
+	);
+}
+
+/**
+ * The content review of a side door whose result is known before it runs (write's content, edit's
+ * exact replacements): a call that adds risky lines is blocked and pointed to skill_manage, which
+ * puts them before the person. Unknown results (a fuzzy edit, bash) are left to the other guards.
+ */
+function riskyContent(
+	fs: FsOps,
+	toolName: string,
+	input: Record<string, unknown>,
+	cwd: string,
+	settings: SelfSkillsSettings,
+): string | undefined {
+	if (settings.contentReview === "off" || typeof input.path !== "string") return undefined;
+	const before = readOrNull(fs, resolveToolPath(input.path, cwd))?.toString("utf8");
+	let after: string | undefined;
+	if (toolName === "write" && typeof input.content === "string") after = input.content;
+	else if (toolName === "edit" && before !== undefined) {
+		const edits = Array.isArray(input.edits) ? input.edits : [{ oldText: input.oldText, newText: input.newText }];
+		after = before;
+		for (const edit of edits as Array<Record<string, unknown>>) {
+			const { oldText, newText } = edit;
+			if (typeof oldText !== "string" || typeof newText !== "string" || !after.includes(oldText)) return undefined;
+			after = after.replace(oldText, () => newText);
+		}
+	}
+	if (after === undefined) return undefined;
+	const findings = scanChange(before, after);
+	if (findings.length === 0) return undefined;
+	return (
+		`selfskills: this ${toolName} call adds lines to a skill that look risky, and only the person may let ` +
+		`them in:\n${findingsText(findings)}\nUse skill_manage instead (read, then patch or write), which shows ` +
+		"them to the person; or leave those lines out."
 	);
 }
