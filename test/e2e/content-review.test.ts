@@ -5,7 +5,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { call } from "../support/faux-script.ts";
 import { DEPLOY_SKILL, skillText, writeFile, writeJson, writeSkill } from "../support/fixtures.ts";
 import { getPiLine, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
