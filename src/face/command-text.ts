@@ -226,6 +226,14 @@ export interface ProposalView {
 	readonly added: number;
 	readonly removed: number;
 	readonly diff: string;
+	/** Lines the change adds that the risk scan flags. */
+	readonly findings?: ReadonlyArray<{ readonly category: string; readonly line: number; readonly text: string }>;
+}
+
+/** The risky lines of a change, for the person, above its diff; "" when there are none. */
+export function findingsBlock(findings: ProposalView["findings"]): string {
+	if (!findings || findings.length === 0) return "";
+	return `lines that look risky:\n${findings.map((f) => `  [${f.category}] line ${f.line}: ${f.text}`).join("\n")}`;
 }
 
 const reasonText = (reason: string | undefined) => (reason ? `"${shownReason(reason)}"` : "(no reason given)");
@@ -243,7 +251,8 @@ export function pendingText(
 	const lines = proposals.map(
 		(p) =>
 			`  ${shownName(p.id)}  ${ageText(p.time, now)}  ${names(p.skills)}  ` +
-			`${shownName(p.action)}  +${p.added} −${p.removed}  ${reasonText(p.reason)}`,
+			`${shownName(p.action)}  +${p.added} −${p.removed}  ${reasonText(p.reason)}` +
+			`${p.findings?.length ? `  ⚠ ${p.findings.length} risky line(s)` : ""}`,
 	);
 	return [
 		`${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}`,
@@ -275,6 +284,7 @@ export function proposalText(p: ProposalView, planned: PlannedView, now = Date.n
 			...head,
 			`It cannot be approved as it stands: ${refusalForHuman(planned.refusal)}`,
 			"The change as proposed:",
+			findingsBlock(p.findings),
 			shownDiff(p.diff).trimEnd(),
 			`/selfskills reject ${shownName(p.id)} [reason] drops it.`,
 		].join("\n");

@@ -6,6 +6,7 @@
 // `show` prints and print mode's approve must name. A recorded call of the wrong shape is refused.
 
 import { ArgumentError, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
+import { findingsBlock } from "./command-text.ts";
 import { createCallContext, type CallContext, type PreparedMutation } from "../policy/call-context.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
@@ -199,7 +200,18 @@ export async function previewApproval(
 		);
 	}
 	const diff = String(preview.details.diff ?? "");
-	return { proposal, ctx: callCtx, prepared, targets, diff, digest: approvalDigest(diff, targets), replayedOn: shown };
+	// Scanned again now: the findings of the change as it would land are shown above its diff.
+	const findings = findingsBlock(preview.details.findings as Proposal["findings"]);
+	const withFindings = findings ? `${findings}\n${diff}` : diff;
+	return {
+		proposal,
+		ctx: callCtx,
+		prepared,
+		targets,
+		diff: withFindings,
+		digest: approvalDigest(withFindings, targets),
+		replayedOn: shown,
+	};
 }
 
 /**

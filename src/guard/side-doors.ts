@@ -494,7 +494,7 @@ function riskyContent(
 	settings: SelfSkillsSettings,
 ): string | undefined {
 	if (settings.contentReview === "off" || typeof input.path !== "string") return undefined;
-	const before = readOrNull(fs, resolveToolPath(input.path, cwd))?.toString("utf8");
+	const before = tryRead(fs, resolveToolPath(input.path, cwd))?.toString("utf8");
 	let after: string | undefined;
 	if (toolName === "write" && typeof input.content === "string") after = input.content;
 	else if (toolName === "edit" && before !== undefined) {

@@ -12,6 +12,8 @@ import { executeSkillManage } from "../../../src/face/tool.ts";
 import { createSessionState } from "../../../src/pipeline/session-state.ts";
 import type { AskRequest } from "../../../src/pipeline/types.ts";
 import { listProposals } from "../../../src/store/proposals.ts";
+import { pendingText, proposalText } from "../../../src/face/command-text.ts";
+import { previewApproval } from "../../../src/face/review.ts";
 import { realFs } from "../../../src/base/fs-ops.ts";
 import { DEPLOY_SKILL, writeJson, writeSkill, skillText } from "../../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, textOf } from "../../support/harness.ts";
@@ -47,6 +49,12 @@ describe("content review through the tool", function () {
 		expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		const [proposal] = listProposals(realFs, env.agentDir);
 		expect(proposal.findings?.map((f) => f.category)).to.deep.equal(["pipe-to-shell"]);
+		expect(pendingText([proposal])).to.contain("1 risky line(s)");
+		// show plans it again: the findings of the change as it would land stand above its diff.
+		const deps = { agentDir: () => env.agentDir, fs: realFs, state: tool.state, effects: { onLanded() {} } };
+		const preview = await previewApproval(deps, { cwd: env.projectDir }, proposal);
+		if ("code" in preview) expect.fail(preview.message);
+		expect(proposalText(proposal, preview)).to.match(/lines that look risky:\n {2}\[pipe-to-shell\] line 9[\s\S]*@@/);
 		// An ordinary change still lands at once.
 		expectOk(await tool.call({ ...patchIn("3. Tell the team."), reason: "x" }));
 		expect(readFileSync(skillFile, "utf8")).to.contain("3. Tell the team.");
