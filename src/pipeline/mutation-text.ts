@@ -41,7 +41,9 @@ function renderDryRun(outcome: DryRunOutcome): MutationResult {
 	const risky =
 		findings.length > 0 ? `\nLines that look risky (the person decides on them):\n${findingsText(findings)}` : "";
 	return {
-		text: `dry run: every gate passed, nothing was written.${review}${risky}${risky ? "\n" : " "}The change would be:\n${diff}`,
+		text:
+			`dry run: every gate passed, nothing was written.${review}${risky}` +
+			`${risky ? "\n" : " "}The change would be:\n${diff}`,
 		details: {
 			ok: true,
 			dryRun: true,
@@ -60,7 +62,8 @@ function renderProposed(outcome: ProposedOutcome): MutationResult {
 		outcome.mode === "propose"
 			? "the person reviews changes to this skill before they land"
 			: outcome.riskOnly
-				? `it adds ${findings.length} line(s) that look risky, which only the person may let in:\n${findingsText(findings)}\n`
+				? `it adds ${findings.length} line(s) that look risky, which only the person may let in:\n` +
+					`${findingsText(findings)}\n`
 				: "the person wants to be asked first and cannot be asked in this session";
 	const text = [
 		`proposed, not written: ${existed ? "the identical proposal" : "proposal"} ${proposal} ` +
