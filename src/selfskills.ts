@@ -1,10 +1,11 @@
 // pi-selfskills' entry point (package.json "pi.extensions"; pi's banner names an extension after
-// its file). It loads the wiring in index.ts and turns a missing npm dependency, the usual result of
-// `pi install <local path>` without `npm install --omit=dev`, into one line that names the fix.
+// its file). It loads the wiring in index.ts; when that fails (usually a missing npm dependency after
+// `pi install <local path>`) it never throws, since pi 0.73 exits on an extension load error: it
+// registers a stand-in `/selfskills` that says what to run, and says it once at session start.
 
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -18,9 +19,33 @@ export function missingPackageOf(error: unknown): string | undefined {
 
 export function missingDependencyMessage(name: string, packageDir: string = PACKAGE_DIR): string {
 	return (
-		`pi-selfskills cannot start: its dependency "${name}" is not installed. ` +
-		`Run \`npm install --omit=dev\` in ${packageDir}, then /reload (or restart pi).`
+		`pi-selfskills is not running: its dependency "${name}" is not installed. ` +
+		`Run \`npm install --omit=dev\` in ${packageDir}, then /reload (or start pi again).`
 	);
+}
+
+/** Why the wiring did not load, as one line for the person. */
+export function loadFailureMessage(error: unknown, packageDir: string = PACKAGE_DIR): string {
+	const name = missingPackageOf(error);
+	if (name !== undefined) return missingDependencyMessage(name, packageDir);
+	const first = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+	return `pi-selfskills is not running: it failed to load (${first}). pi runs on without it; see ${packageDir}.`;
+}
+
+/** The stand-in: no tool, one command and one start-up notice, both saying what to run. */
+function registerStandIn(pi: ExtensionAPI, message: string): void {
+	let printed = false;
+	const say = (ctx: ExtensionContext): void => {
+		if (ctx.hasUI) return ctx.ui.notify(message, "error");
+		// print mode: once per run on stderr, where pi prints its own diagnostics
+		if (!printed) process.stderr.write(`${message}\n`);
+		printed = true;
+	};
+	pi.on("session_start", (_event, ctx) => say(ctx));
+	pi.registerCommand("selfskills", {
+		description: "pi-selfskills is not running; says what to run",
+		handler: async (_args, ctx) => say(ctx),
+	});
 }
 
 export default async function selfskillsEntry(pi: ExtensionAPI): Promise<void> {
@@ -29,9 +54,7 @@ export default async function selfskillsEntry(pi: ExtensionAPI): Promise<void> {
 	try {
 		wiring = await import("./index.ts");
 	} catch (error) {
-		const name = missingPackageOf(error);
-		if (name === undefined) throw error;
-		throw new Error(missingDependencyMessage(name));
+		return registerStandIn(pi, loadFailureMessage(error));
 	}
 	wiring.default(pi);
 }

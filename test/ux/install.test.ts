@@ -1,15 +1,16 @@
-// What a new user meets when installing: a local-path install without `npm install --omit=dev` fails
-// with one line naming the fix (real pi CLI), pi's banner names the extension after the package, and
+// What a new user meets when installing: a local-path install without `npm install --omit=dev` keeps
+// pi running and says once what to run (real pi CLI), /reload then starts it, pi's banner names the extension after the package, and
 // the pi 1.6 test install is quiet (its .npmrc) while npm errors still show.
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { InteractiveMode } from "@mariozechner/pi-coding-agent";
 import { piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { getPiLine, PI16_DIR, REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
-import { useTempEnv } from "../support/temp-env.ts";
+import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
+import { commandOutputs } from "./ux-support.ts";
 import { missingDependencyMessage } from "../../src/selfskills.ts";
 
 interface LoadedExtension {
@@ -24,25 +25,51 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 	let pi: PiSession | undefined;
 	afterEach(() => pi?.dispose());
 
-	it(
-		"fails with one line naming `npm install --omit=dev` " + "when a local checkout has no node_modules",
-		async function () {
-			const env = getEnv();
-			const checkout = join(env.root, "pi-selfskills");
-			for (const entry of ["src", "skills", "package.json"])
-				cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
-			await piInstall(env, checkout);
-			const run = await runPiPrint({ env, prompt: "/selfskills" });
-			expect(run.exitCode).to.not.equal(0);
-			const ours = run.stderr
-				.split("\n")
-				.filter(
-					(line) => line.includes("pi-selfskills") || line.includes("Require stack") || line.includes("    at "),
-				);
-			expect(ours, run.stderr).to.have.length(1);
-			expect(ours[0]).to.contain(missingDependencyMessage("proper-lockfile", checkout));
-		},
-	);
+	/** A copy of this checkout without node_modules, installed with `pi install` as the README's step 3. */
+	async function installBareCheckout(env: TempEnv): Promise<string> {
+		const checkout = join(env.root, "pi-selfskills");
+		for (const entry of ["src", "skills", "package.json"])
+			cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
+		await piInstall(env, checkout);
+		return checkout;
+	}
+
+	it("keeps pi running and says once what to run when a local checkout has no node_modules", async function () {
+		const env = getEnv();
+		const checkout = await installBareCheckout(env);
+		const message = missingDependencyMessage("proper-lockfile", checkout);
+		expect(message).to.contain(`Run \`npm install --omit=dev\` in ${checkout}`);
+		const run = await runPiPrint({ env, prompt: "/selfskills" });
+		expect(run.exitCode, run.stderr).to.equal(0);
+		const ours = run.stderr
+			.split("\n")
+			.filter(
+				(line) => line.includes("pi-selfskills") || line.includes("Require stack") || line.includes("    at "),
+			);
+		expect(ours, run.stderr).to.deep.equal([message]);
+		// pi goes on: the model answers a prompt, and the package's tool is absent rather than broken
+		const asked = await runPiPrint({ env, prompt: "hello", steps: [{ text: "pi answered" }] });
+		expect(asked.exitCode, asked.stderr).to.equal(0);
+		expect(asked.stdout).to.contain("pi answered");
+		expect(asked.stderr).to.contain(message);
+		expect(asked.calls[0].toolNames).not.to.include("skill_manage");
+	});
+
+	it("starts for real after `npm install` and /reload in the same pi session", async function () {
+		const env = getEnv();
+		const checkout = await installBareCheckout(env);
+		pi = await createPiSession({ env });
+		expect(pi.notifications.map((n) => n.message)).to.deep.equal([
+			missingDependencyMessage("proper-lockfile", checkout),
+		]);
+		expect(pi.session.getAllTools().map((t) => t.name)).not.to.include("skill_manage");
+		// what `npm install --omit=dev` gives the checkout: its dependencies
+		symlinkSync(join(REPO_ROOT, "node_modules"), join(checkout, "node_modules"));
+		await pi.session.reload();
+		expect(pi.session.getAllTools().map((t) => t.name)).to.include("skill_manage");
+		await pi.runCommand("/selfskills");
+		expect(commandOutputs(pi).at(-1)).to.match(/^selfskills: enabled true/);
+	});
 
 	it("is named after the package in pi's banner, not `src`", async function () {
 		const env = getEnv();
