@@ -1,6 +1,6 @@
 // What a new user meets when installing: a local-path install without `npm install --omit=dev` keeps
-// pi running and says once what to run (real pi CLI), /reload then starts it, pi's banner names the extension after the package, and
-// the pi 1.6 test install is quiet (its .npmrc) while npm errors still show.
+// pi running and says once what to run (real pi CLI), /reload then starts it, pi's banner names the
+// extension after the package, and the pi 1.6 test install is quiet (its .npmrc) while npm errors show.
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
