@@ -55,7 +55,15 @@ import {
 	readSettingsFile,
 } from "../policy/settings.ts";
 import { invalidProposals, listProposals, readDecision, type Proposal } from "../store/proposals.ts";
-import { getTrustRefusal, setGlobalPin, setListedTrust, type TrustContext } from "../policy/trust.ts";
+import {
+	getCoveringEntries,
+	getIgnoredEntries,
+	getTrustRefusal,
+	isAncestorEntry,
+	setGlobalPin,
+	setListedTrust,
+	type TrustContext,
+} from "../policy/trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
 import type { MutationEffects } from "../pipeline/types.ts";
@@ -223,6 +231,10 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 		`selfskills: enabled ${s.enabled}, inject ${s.inject}`,
 		`project ${trust.projectRoot}: ${trust.trusted ? "trusted" : "untrusted"} ` +
 			`(${trust.source === "pi" ? "pi's own trust" : "selfskills.trustedProjects"})`,
+		...(trust.source === "pi" ? [] : getIgnoredEntries(s.trustedProjects)).map(
+			(entry) =>
+				`  selfskills.trustedProjects entry ${entry}; remove it from ${getGlobalSettingsPath(deps.agentDir())}`,
+		),
 		`settings from: ${report.source ?? "defaults"}`,
 		`skills dir (create): ${s.skillsDir}`,
 		`writable roots:\n${formatRoots(callCtx.discovery.roots)}`,
@@ -328,45 +340,76 @@ async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 /** `--yes`: the explicit confirmation print mode needs, where nobody can be asked. */
 const CONFIRM_FLAG = "--yes";
 
+/**
+ * Trust or untrust the project pi runs in. Takes no path: the project is the one whose skills this
+ * session's agent writes, and the person sees that root named in the question. Untrust names each
+ * entry that covers the project (an ancestor covers every project under it) before removing any.
+ */
 async function trust(
 	deps: CommandDeps,
 	ctx: ExtensionCommandContext,
 	trusted: boolean,
 	args: readonly string[],
 ): Promise<void> {
-	const { trust: current } = loadPolicy(ctx, deps.agentDir());
+	const { trust: current, report } = loadPolicy(ctx, deps.agentDir());
 	if (current.source === "pi") {
 		return output(ctx, piTrustText(current.trusted), "warning");
 	}
-	const refusal = trusted ? getTrustRefusal(current.projectRoot) : undefined;
+	const sub = trusted ? "trust" : "untrust";
+	const root = current.projectRoot;
+	const extra = args.filter((a) => a !== CONFIRM_FLAG);
+	if (extra.length > 0)
+		return output(
+			ctx,
+			`/selfskills ${sub} takes no path; it acts on the project pi runs in, ${root}. Nothing changed. ` +
+				`For another folder, start pi there and run /selfskills ${sub}.`,
+			"warning",
+		);
+	const refusal = trusted ? getTrustRefusal(root) : undefined;
 	if (refusal)
 		return output(
 			ctx,
 			`Not trusted: ${refusal}. Start pi in the project's own folder and run /selfskills trust there.`,
 			"error",
 		);
-	const verb = trusted ? "Trust" : "Stop trusting";
-	const effect = trusted
-		? "Its .pi/settings.json then configures selfskills, and the .pi/skills and .agents/skills folders " +
-			"of it and of every folder below it become writable by the agent."
-		: "The agent can then no longer change its .pi/skills and .agents/skills, nor those of any folder below it.";
-	const question = `${verb} ${current.projectRoot} and every folder below it? ${effect}`;
+	const covering = getCoveringEntries(root, report.settings.trustedProjects);
+	if (trusted && covering.length > 0)
+		return output(ctx, `Nothing changed: ${root} is already trusted by selfskills.trustedProjects "${covering[0]}".`);
+	if (!trusted && covering.length === 0)
+		return output(ctx, `Nothing changed: ${root} is not trusted; no selfskills.trustedProjects entry covers it.`);
+	const question = trusted
+		? `Trust ${root} and every folder below it? Its .pi/settings.json then configures selfskills, and the ` +
+			".pi/skills and .agents/skills folders of it and of every folder below it become writable by the agent."
+		: `Stop trusting ${root}? ${coveringText(root, covering)} The agent can then no longer change the ` +
+			".pi/skills and .agents/skills of any project under the removed entries.";
 	if (ctx.hasUI) {
-		if (!(await ctx.ui.confirm(`${verb} this project?`, question))) return output(ctx, "nothing changed");
+		const title = trusted ? "Trust this project?" : "Stop trusting this project?";
+		if (!(await ctx.ui.confirm(title, question))) return output(ctx, "nothing changed");
 	} else if (!args.includes(CONFIRM_FLAG)) {
 		return output(
 			ctx,
 			`${question}\nNothing changed: without a UI nobody can be asked. ` +
-				`To confirm, run: /selfskills ${trusted ? "trust" : "untrust"} ${CONFIRM_FLAG}`,
+				`To confirm, run: /selfskills ${sub} ${CONFIRM_FLAG}`,
 			"warning",
 		);
 	}
-	const list = setListedTrust(deps.agentDir(), current.projectRoot, trusted, deps.fs);
+	const list = setListedTrust(deps.agentDir(), root, trusted, deps.fs);
 	output(
 		ctx,
-		`${trusted ? "trusted" : "untrusted"}: ${current.projectRoot}\n` +
+		`${trusted ? "trusted" : "untrusted"}: ${root}\n` +
+			(trusted ? "" : `removed: ${covering.map((e) => `"${e}"`).join(", ")}\n`) +
 			`selfskills.trustedProjects: ${list.join(", ") || "(empty)"}`,
 	);
+}
+
+/** The entries untrust removes, each named; an ancestor is said to cover every project under it. */
+function coveringText(root: string, covering: readonly string[]): string {
+	const removed = covering.map((entry) =>
+		isAncestorEntry(entry, root)
+			? `the selfskills.trustedProjects entry "${entry}", which covers every project under it, not only this one`
+			: `the selfskills.trustedProjects entry "${entry}" (this project)`,
+	);
+	return `This removes ${removed.join(", and ")}.`;
 }
 
 /** Runs trust/untrust and tells the model when the project's trust (what it may write) really changed. */

@@ -4,7 +4,7 @@
 
 import { dirname, resolve } from "node:path";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
-import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
+import { expandHome, findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
 import lockfile from "proper-lockfile";
 import { getGlobalSettingsPath, isJsonObject, readSettingsFile, type JsonObject } from "./settings.ts";
 import { mkdirDurable, writeFileAtomic } from "../base/writer.ts";
@@ -18,9 +18,33 @@ export interface ProjectTrust {
 	readonly projectRoot: string;
 }
 
-export function isListedTrusted(projectRoot: string, trustedProjects: readonly string[]): boolean {
+/**
+ * The entries of `trustedProjects` that trust `projectRoot`: it or an ancestor, as written in the
+ * list. An entry for the filesystem root or the home folder (a hand edit) trusts nothing.
+ */
+export function getCoveringEntries(projectRoot: string, trustedProjects: readonly string[]): string[] {
 	const root = resolveReal(projectRoot);
-	return trustedProjects.some((listed) => isWithin(resolveReal(listed), root));
+	return trustedProjects.filter((listed) => {
+		const path = resolve(expandHome(listed));
+		return getTrustRefusal(path) === undefined && isWithin(resolveReal(path), root);
+	});
+}
+
+/** True when `entry` lies above `projectRoot` (and so covers other projects too), not at it. */
+export function isAncestorEntry(entry: string, projectRoot: string): boolean {
+	return resolveReal(resolve(expandHome(entry))) !== resolveReal(projectRoot);
+}
+
+export function isListedTrusted(projectRoot: string, trustedProjects: readonly string[]): boolean {
+	return getCoveringEntries(projectRoot, trustedProjects).length > 0;
+}
+
+/** Entries that trust nothing (the filesystem root, the home folder), each with why; for `/selfskills`. */
+export function getIgnoredEntries(trustedProjects: readonly string[]): string[] {
+	return trustedProjects.flatMap((listed) => {
+		const why = getTrustRefusal(resolve(expandHome(listed)));
+		return why === undefined ? [] : [`"${listed}" trusts nothing: ${why}`];
+	});
 }
 
 export interface TrustContext {
@@ -88,7 +112,10 @@ export function updateGlobalSelfSkills<T>(agentDir: string, update: (block: Json
 const stringsOf = (value: unknown): string[] =>
 	Array.isArray(value) ? value.filter((p): p is string => typeof p === "string") : [];
 
-/** Adds or removes a project root in the global `selfskills.trustedProjects`. */
+/**
+ * Adds a project root to the global `selfskills.trustedProjects`, or removes every entry that covers
+ * it (the root itself or an ancestor: the person was shown them first). Entries that trust nothing stay.
+ */
 export function setListedTrust(
 	agentDir: string,
 	projectRoot: string,
@@ -100,9 +127,10 @@ export function setListedTrust(
 		(block) => {
 			const current = stringsOf(block.trustedProjects);
 			const root = resolve(projectRoot);
+			const covering = new Set(getCoveringEntries(root, current));
 			const next = trusted
 				? [...current.filter((p) => resolve(p) !== root), root]
-				: current.filter((p) => resolve(p) !== root && !isWithin(resolve(p), root));
+				: current.filter((p) => !covering.has(p));
 			block.trustedProjects = next;
 			return next;
 		},

@@ -4,7 +4,14 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkS
 import { join } from "node:path";
 import { expect } from "chai";
 import { findProjectRoot, isWithin } from "../../../src/base/paths.ts";
-import { getTrustRefusal, isListedTrusted, resolveProjectTrust, setListedTrust } from "../../../src/policy/trust.ts";
+import {
+	getCoveringEntries,
+	getIgnoredEntries,
+	getTrustRefusal,
+	isListedTrusted,
+	resolveProjectTrust,
+	setListedTrust,
+} from "../../../src/policy/trust.ts";
 import { errno, faultyFs } from "../../support/faulty-fs.ts";
 import { useTempEnv } from "../../support/temp-env.ts";
 
@@ -211,6 +218,29 @@ describe("trust", function () {
 				).to.deep.equal([]);
 			},
 		);
+	});
+
+	describe("entries that trust nothing", function () {
+		it("an entry of / or the home folder covers no project and is named as ignored", function () {
+			const { home, projectDir } = getEnv();
+			const inHome = join(home, "webapp");
+			mkdirSync(inHome);
+			expect(isListedTrusted(inHome, ["/", home])).to.equal(false);
+			expect(isListedTrusted(projectDir, ["/"])).to.equal(false);
+			expect(getIgnoredEntries(["/", home, projectDir])).to.have.length(2);
+			expect(getCoveringEntries(join(projectDir, "a"), ["/", projectDir])).to.deep.equal([projectDir]);
+		});
+
+		it("untrust removes the covering entries (the project and its ancestors) and keeps the ignored ones", function () {
+			const { agentDir, projectDir, root } = getEnv();
+			const sub = join(projectDir, "a", "b");
+			mkdirSync(sub, { recursive: true });
+			writeFileSync(
+				join(agentDir, "settings.json"),
+				JSON.stringify({ selfskills: { trustedProjects: ["/", projectDir, sub, join(root, "other")] } }),
+			);
+			expect(setListedTrust(agentDir, sub, false)).to.deep.equal(["/", join(root, "other")]);
+		});
 	});
 
 	describe("getTrustRefusal", function () {
