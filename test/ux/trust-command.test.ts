@@ -93,7 +93,8 @@ describe("/selfskills trust and untrust say what they change (pi 0.73's own list
 		const asked = await runPiPrint({ env: { ...env, projectDir: sub }, prompt: "/selfskills untrust" });
 		expect(asked.stderr).to.contain(`Stop trusting ${sub}?`);
 		expect(asked.stderr).to.contain(
-			`the selfskills.trustedProjects entry "${env.projectDir}", which covers every project under it, not only this one`,
+			`the selfskills.trustedProjects entry "${env.projectDir}", which covers every project under it, ` +
+				"not only this one",
 		);
 		expect(asked.stderr).to.contain("/selfskills untrust --yes");
 		expect(trustedList(env), "nothing removed before --yes").to.deep.equal([env.projectDir, other]);

@@ -231,7 +231,7 @@ describe("trust", function () {
 			expect(getCoveringEntries(join(projectDir, "a"), ["/", projectDir])).to.deep.equal([projectDir]);
 		});
 
-		it("untrust removes the covering entries (the project and its ancestors) and keeps the ignored ones", function () {
+		it("untrust removes the covering entries (project and ancestors) and keeps the ignored ones", function () {
 			const { agentDir, projectDir, root } = getEnv();
 			const sub = join(projectDir, "a", "b");
 			mkdirSync(sub, { recursive: true });
