@@ -288,15 +288,28 @@ export function unsafeContent(what: string, found: readonly string[]): Refusal {
 	);
 }
 
+/**
+ * What the user must do about a folder on a read-only mount (EROFS): chmod cannot make it writable,
+ * only a read-write mount (or keeping the skills on another filesystem) can.
+ */
+function readOnlyMountFix(folder: string): string {
+	return (
+		`${folder} is on a read-only mount (EROFS), which chmod cannot change: the user must remount ` +
+		"that filesystem read-write or keep the skills on another one"
+	);
+}
+
 export function ioError(path: string, error: unknown): Refusal {
 	const code = errnoCode(error) ?? "EUNKNOWN";
 	const raw = error instanceof Error ? error.message : String(error);
 	// Node's own messages already start with the code: "EACCES: permission denied, open '…'".
 	const message = raw.startsWith(`${code}: `) ? raw.slice(code.length + 2) : raw;
-	const folder = code === "EACCES" || code === "EPERM" ? folderToWrite(error) : undefined;
-	const fix = folder
-		? `The folder ${folder} must be writable by you (e.g. chmod u+w ${JSON.stringify(folder)}); then retry.`
-		: "Fix the cause or try again later.";
+	const folder = code === "EACCES" || code === "EPERM" || code === "EROFS" ? folderToWrite(error) : undefined;
+	const fix = !folder
+		? "Fix the cause or try again later."
+		: code === "EROFS"
+			? `${readOnlyMountFix(folder)}; do not retry until then.`
+			: `The folder ${folder} must be writable by you (e.g. chmod u+w ${JSON.stringify(folder)}); then retry.`;
 	return refusal("io_error", `the filesystem refused ${path} (${code}: ${message}). Nothing was changed. ${fix}`, {
 		path,
 		errno: code,
@@ -384,8 +397,11 @@ export function folderNotWritable(
 	return refusal(
 		"not_writable",
 		`${path} is read-only: folder not writable by you (${folder}, ${errno}). Nothing was changed. ` +
-			"Only the user can fix this: tell them that folder must be writable by them " +
-			`(e.g. chmod u+w ${JSON.stringify(folder)}), and do not retry this call until they have.`,
+			(errno === "EROFS"
+				? `Only the user can fix this: ${readOnlyMountFix(folder)}. `
+				: "Only the user can fix this: tell them that folder must be writable by them " +
+					`(e.g. chmod u+w ${JSON.stringify(folder)}), `) +
+			"and do not retry this call until they have.",
 		{ path, reason: "folder not writable by you", folder, errno, writableRoots },
 	);
 }
@@ -399,7 +415,9 @@ export function storeNotWritable(folder: string, errno: string): Refusal {
 		"io_error",
 		`the backup store ${folder} is not writable by you (${errno}); ` +
 			"every change is backed up there before it lands, so nothing was changed. " +
-			`The user must make that folder writable (e.g. chmod u+w ${JSON.stringify(folder)}), ` +
+			(errno === "EROFS"
+				? `${readOnlyMountFix(folder)}, `
+				: `The user must make that folder writable (e.g. chmod u+w ${JSON.stringify(folder)}), `) +
 			"then retry the same call.",
 		{ path: folder, folder, errno },
 	);

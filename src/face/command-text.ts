@@ -166,9 +166,11 @@ export function refusalForHuman(refusal: Refusal): string {
 			);
 		case "not_writable": {
 			const folder = str(d.folder);
-			const fix = folder
-				? ` Make that folder writable (chmod u+w "${folder}"), then run the command again.`
-				: " /selfskills lists the writable folders.";
+			const fix = !folder
+				? " /selfskills lists the writable folders."
+				: d.errno === "EROFS"
+					? " It is on a read-only mount (EROFS), which chmod cannot change: remount it read-write."
+					: ` Make that folder writable (chmod u+w "${folder}"), then run the command again.`;
 			return (
 				`not_writable: ${str(d.path)} is read-only: ${str(d.reason)}` +
 				`${folder ? ` (${folder}, ${str(d.errno)})` : ""}.${fix}`

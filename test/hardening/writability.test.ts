@@ -1,13 +1,16 @@
 // What the filesystem lets this user write, checked up front: a skill folder, a bundled sub-folder,
 // a skills dir or the backup store that is not writable makes list say read-only and a mutation
 // refuse before any backup, naming the folder; an unusable lock folder is an io_error naming it;
-// a dry run writes nothing anywhere. We run as root, so EACCES is injected through FsOps.
+// a dry run writes nothing anywhere; a read-only mount (EROFS) is named as one, with no chmod advice.
+// We run as root, so EACCES and EROFS are injected through FsOps.
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
 import { getBackupsDir } from "../../src/base/paths.ts";
 import { formatStatus, type CommandDeps } from "../../src/face/command.ts";
+import { refusalForHuman } from "../../src/face/command-text.ts";
+import { folderNotWritable } from "../../src/base/errors.ts";
 import { discoverSkills } from "../../src/policy/discovery.ts";
 import { realFs, type FsOps } from "../../src/base/fs-ops.ts";
 import { checkWritable } from "../../src/pipeline/gates.ts";
@@ -142,6 +145,68 @@ describe("hardening: what this user may write", function () {
 			expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
 		},
 	);
+
+	describe("a read-only mount (injected EROFS): the fix named is a remount, never chmod", function () {
+		const erofs = (path: string, syscall: string) =>
+			Object.assign(errno("EROFS", `read-only file system, ${syscall} '${path}'`), { path, syscall });
+
+		it("the commit's write: io_error naming the folder and the read-only mount", async function () {
+			const fs = faultyFs({
+				open: ({ args: [path] }) =>
+					typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir)
+						? erofs(path, "open")
+						: undefined,
+			});
+			const tool = createHarness(env, fs);
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			const r = await tool.call({
+				action: "patch",
+				skill: "deploy",
+				old_string: "Run the build.",
+				new_string: "B.",
+			});
+			expectRefused(r, "io_error");
+			expect(textOf(r)).to.include(`${skillDir} is on a read-only mount (EROFS), which chmod cannot change`);
+			expect(textOf(r)).to.not.include("chmod u+w");
+			expect(r.details).to.include({ errno: "EROFS", folder: skillDir });
+			expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+		});
+
+		it("the up-front check of the skill folder and of the backup store say the same", async function () {
+			const roFs = (folders: readonly string[]) =>
+				faultyFs({
+					access: ({ args: [path] }) =>
+						folders.includes(String(path)) ? erofs(String(path), "access") : undefined,
+				});
+			const tool = createHarness(env, roFs([skillDir]));
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			const r = await tool.call({
+				action: "patch",
+				skill: "deploy",
+				old_string: "Run the build.",
+				new_string: "B.",
+			});
+			expectRefused(r, "not_writable");
+			expect(textOf(r)).to.include("read-only mount (EROFS)");
+			expect(textOf(r)).to.not.include("chmod u+w");
+			expect(refusalForHuman(folderNotWritable(skillFile, skillDir, "EROFS", []))).to.match(
+				/read-only mount \(EROFS\), which chmod cannot change: remount it read-write\.$/,
+			);
+			const store = join(env.agentDir, "selfskills");
+			mkdirSync(store, { recursive: true });
+			const storeTool = createHarness(env, roFs([store]));
+			expectOk(await storeTool.call({ action: "read", skill: "deploy" }));
+			const s = await storeTool.call({
+				action: "patch",
+				skill: "deploy",
+				old_string: "Run the build.",
+				new_string: "B.",
+			});
+			expectRefused(s, "io_error");
+			expect(textOf(s)).to.include(`${store} is on a read-only mount (EROFS)`);
+			expect(textOf(s)).to.not.include("chmod u+w");
+		});
+	});
 
 	describe("the gate itself (checkWritable with an injected filesystem)", function () {
 		const targetOf = async (
