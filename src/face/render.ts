@@ -1,11 +1,12 @@
-// How skill_manage calls and results look in pi's TUI: the action with its skill and file, for a
-// landed mutation a compact diff (the whole diff when expanded), refusals in the error colour; and
-// each /selfskills output, a panel of its own in the conversation.
+// How skill_manage calls and results look in pi's TUI: the action with its skill and file; for a
+// landed mutation the backups it took (with the command that puts each back) and a compact diff (the
+// whole diff when expanded); refusals in the error colour; each /selfskills output, a panel of its own.
 
 import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
 import { Box, Text } from "@mariozechner/pi-tui";
 import { escapeControls } from "../checks/content-guard.ts";
 import { clipDiff } from "../checks/diff.ts";
+import { restoreCommand } from "./command-text.ts";
 
 interface CallArgs {
 	readonly action?: string;
@@ -46,6 +47,26 @@ function colourDiff(diff: string, theme: Styler): string {
 		.join("\n");
 }
 
+/** Backups listed under a landed change when collapsed; the rest are counted. */
+const BACKUP_LINES = 3;
+
+/** One dim line per file a landed change backed up: the backup's id and the command that puts it back. */
+function backupLines(details: Record<string, unknown>, expanded: boolean, theme: Styler): string[] {
+	const changes = Array.isArray(details.changes) ? (details.changes as Array<Record<string, unknown>>) : [];
+	const lines = changes.flatMap((c) =>
+		typeof c.backup === "string" && typeof c.skill === "string" && typeof c.file === "string"
+			? [
+					escapeControls(
+						`backed up ${c.skill}/${c.file} as ${c.backup} (undo: ${restoreCommand(c.skill, c.file, c.backup)})`,
+					),
+				]
+			: [],
+	);
+	const shown = expanded ? lines : lines.slice(0, BACKUP_LINES);
+	const more = lines.length - shown.length;
+	return [...shown, ...(more > 0 ? [`… ${more} more backup(s)`] : [])].map((line) => theme.fg("dim", line));
+}
+
 export function formatResult(result: AgentToolResult<unknown>, expanded: boolean, theme: Styler): string {
 	const details = (result.details ?? {}) as Record<string, unknown>;
 	const first = result.content.find((c) => c.type === "text");
@@ -53,7 +74,12 @@ export function formatResult(result: AgentToolResult<unknown>, expanded: boolean
 	if (details.ok === false) return theme.fg("error", expanded ? text : (text.split("\n")[0] ?? ""));
 	const diff = typeof details.diff === "string" ? escapeControls(details.diff) : "";
 	const summary = text.split("\n")[0] ?? "";
-	if (diff) return `${theme.fg("success", summary)}\n${colourDiff(expanded ? diff : clipDiff(diff, 12), theme)}`;
+	if (diff)
+		return [
+			theme.fg("success", summary),
+			...backupLines(details, expanded, theme),
+			colourDiff(expanded ? diff : clipDiff(diff, 12), theme),
+		].join("\n");
 	if (expanded) return text;
 	const lines = text.split("\n");
 	return lines.length > 6

@@ -89,6 +89,31 @@ describe("rendering skill_manage in the TUI", function () {
 			expect(text, "the backup line stays out of the compact view").not.to.contain("Backup:");
 		});
 
+		it("names the backup a landed change took, with the command that puts it back", function () {
+			const id = "20260101-000000.000-abcdef0123.md";
+			const change = (file: string, backup: string | null) => ({ skill: "deploy-checks", file, backup });
+			const result = {
+				...landed(diffOf(1)),
+				details: { ok: true, action: "patch", diff: diffOf(1), changes: [change("SKILL.md", id)] },
+			};
+			const lines = formatResult(result, false, theme).split("\n");
+			expect(lines[1]).to.equal(
+				`<dim>backed up deploy-checks/SKILL.md as ${id} ` +
+					`(undo: /selfskills restore deploy-checks SKILL.md ${id})</dim>`,
+			);
+			// a batch: new files took no backup; past three backups the rest are counted until expanded
+			const files = ["a.md", "b.md", "c.md", "d.md", "e.md"];
+			const batch = {
+				...result,
+				details: { ...result.details, changes: [change("new.md", null), ...files.map((f) => change(f, id))] },
+			};
+			const compact = formatResult(batch, false, theme);
+			expect(compact).not.to.contain("new.md");
+			expect(compact).to.contain("backed up deploy-checks/c.md").and.not.to.contain("deploy-checks/d.md");
+			expect(compact).to.contain("<dim>… 2 more backup(s)</dim>");
+			expect(formatResult(batch, true, theme)).to.contain("backed up deploy-checks/e.md");
+		});
+
 		it("clips a long diff when collapsed and shows all of it when expanded", function () {
 			const result = landed(diffOf(20));
 			const compact = formatResult(result, false, theme);
