@@ -7,7 +7,10 @@
 //     {"name":"deploy-checks","dir":"/home/me/.pi/agent/skills/deploy-checks"}   (the note's content)
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/SKILL.md/20261202-094501.123-3f2a9c0b1d.md
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/references/api.md/20261202-094502.004-0be71c22aa.md
-//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/__deleted__/20261202-095000.000/SKILL.md   (whole tree)
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/__deleted__/20261202-095000.000/SKILL.md   (whole tree,
+//     its own modes: `cp -rp` puts it back as it was; the 0700 folders above keep it private)
+//   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/__deleted__/20261202-095000.000.json
+//     {"skill":"deploy-checks","originDir":"/home/me/.pi/agent/skills/deploy-checks"}   (where it was)
 //   <agentDir>/selfskills/backups/deploy-checks@6b0e13c2a4f1/.modes.json   (modes other than 0644, see MODES)
 //   <agentDir>/selfskills/backups/deploy-checks/20250101-120000.000-3f2a9c0b1d.md   (pi-selfskills 0.3's flat layout)
 //
@@ -17,7 +20,7 @@
 // would change a linked backup too, and a copy of a few KiB costs no more than the link's fsyncs.
 // The flat SKILL.md backups of pi-selfskills 0.3 stay where they are: listed, read, never pruned or written.
 
-import type { Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
@@ -25,6 +28,7 @@ import type { FsOps } from "../base/fs-ops.ts";
 import { getBackupsDir } from "../base/paths.ts";
 import {
 	assertNoLinkBelow,
+	assertNotLink,
 	createPrivateDirs,
 	discardWrite,
 	finishWrite,
@@ -35,6 +39,7 @@ import {
 	syncDirs,
 	syncWrites,
 	writePrivate,
+	writeFileAtomic,
 	type PreparedWrite,
 	type PrivateDirs,
 } from "../base/writer.ts";
@@ -534,15 +539,58 @@ function takeSnapshot(
 	const existing = listSnapshots(s, key).map((snapshot) => ({ stamp: snapshot.id }));
 	const id = nextStamp(existing);
 	const dir = join(base, id);
-	// Private like every backup: the files' own modes are recorded (MODES) for restore.
-	for (const file of files) writePrivate(s.fs, dirs, join(dir, ...file.relPath.split("/")), file.bytes);
+	// The files keep their own modes (and are recorded in MODES too) and the snapshot's folders the skill
+	// folders' modes, so `cp -rp` of the snapshot gives the skill back as it was; the store's 0700
+	// folders above it keep it private.
+	for (const file of files) writeKeepingMode(s, dirs, join(dir, ...file.relPath.split("/")), file);
 	dirs.ensure(dir);
+	copyFolderModes(s, dir, originDir, files);
 	const folder = join(base, "..");
 	const modes = readModes(s, folder, false);
 	for (const file of files) modes[`${DELETED_DIR}/${id}/${file.relPath}`] = file.mode & 0o777;
 	writeModes(s, dirs, folder, modes);
 	writePrivate(s.fs, dirs, `${dir}.json`, Buffer.from(`${JSON.stringify({ skill, originDir })}\n`));
 	return { id, path: dir, time: stampToIso(id), originDir };
+}
+
+/** A snapshot file with the skill file's own mode, kept readable by its owner (the store reads it back). */
+function writeKeepingMode(s: Store, dirs: PrivateDirs, path: string, file: { bytes: Uint8Array; mode: number }): void {
+	dirs.ensure(dirname(path));
+	assertNotLink(s.fs, path);
+	writeFileAtomic(s.fs, path, file.bytes, { mode: (file.mode & 0o777) | 0o400, dirs });
+}
+
+/**
+ * Each folder of the snapshot (itself and those holding files) takes the mode of the skill's folder
+ * it copies, which still exists while the snapshot is taken; the owner keeps rwx so the store can
+ * manage it. A folder that cannot be read keeps 0700.
+ */
+function copyFolderModes(s: Store, dir: string, originDir: string, files: ReadonlyArray<{ relPath: string }>): void {
+	const rels = new Set([""]);
+	for (const file of files) {
+		const parts = file.relPath.split("/").slice(0, -1);
+		for (let i = 1; i <= parts.length; i++) rels.add(parts.slice(0, i).join("/"));
+	}
+	for (const rel of rels) {
+		let mode: number;
+		try {
+			const stat = s.fs.lstat(join(originDir, ...rel.split("/")));
+			if (!stat.isDirectory()) continue;
+			mode = (stat.mode & 0o777) | 0o700;
+		} catch {
+			continue;
+		}
+		const fd = s.fs.open(
+			join(dir, ...rel.split("/")),
+			constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
+			0,
+		);
+		try {
+			s.fs.fchmod(fd, mode);
+		} finally {
+			s.fs.close(fd);
+		}
+	}
 }
 
 function listSnapshots(s: Store, ref: SkillRef): SnapshotEntry[] {

@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { spawnSync } from "node:child_process";
 import { backupFolderName } from "../../src/store/backup-store.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { faultyFs, immutableFile } from "../support/faulty-fs.ts";
@@ -228,6 +229,35 @@ describe("hardening: delete and restore", function () {
 				expect(modeOf(join(dir, "references", "notes.md")).toString(8)).to.equal("644");
 			},
 		);
+
+		it("gives the skill back as it was, modes included, when the snapshot is copied back with cp -rp", async function () {
+			const script = join(dir, "scripts", "run.sh");
+			mkdirSync(join(dir, "scripts"));
+			writeFileSync(script, "#!/bin/sh\n");
+			chmodSync(script, 0o755);
+			chmodSync(join(dir, "scripts"), 0o750);
+			chmodSync(dir, 0o755);
+			const before = [dir, join(dir, "SKILL.md"), join(dir, "scripts"), script].map(modeOf);
+			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
+			const snapshots = join(
+				env.agentDir,
+				"selfskills",
+				"backups",
+				backupFolderName({ name: "deploy", dir }),
+				"__deleted__",
+			);
+			expect(modeOf(snapshots).toString(8), "the store keeps the snapshot private").to.equal("700");
+			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
+			expect(JSON.parse(readFileSync(join(snapshots, `${stamp}.json`), "utf8"))).to.deep.equal({
+				skill: "deploy",
+				originDir: dir,
+			});
+			const copied = spawnSync("cp", ["-rp", join(snapshots, stamp), dir]);
+			expect(copied.status, String(copied.stderr)).to.equal(0);
+			const after = [dir, join(dir, "SKILL.md"), join(dir, "scripts"), script].map(modeOf);
+			expect(after.map((m) => m.toString(8))).to.deep.equal(before.map((m) => m.toString(8)));
+			expect(readFileSync(script, "utf8")).to.equal("#!/bin/sh\n");
+		});
 
 		it("keeps the recorded mode when the snapshot's own files are made private", async function () {
 			const script = join(dir, "scripts", "run.sh");

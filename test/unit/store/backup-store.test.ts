@@ -256,7 +256,8 @@ describe("backup store", function () {
 		);
 		expect(snap.id).to.match(/^\d{8}-\d{6}\.\d{3}$/);
 		expect(readFileSync(join(snap.path, "scripts", "run.sh"), "utf8")).to.equal("#!/bin/sh\n");
-		expect(statSync(join(snap.path, "scripts", "run.sh")).mode & 0o777, "private on disk").to.equal(0o600);
+		expect(statSync(join(snap.path, "scripts", "run.sh")).mode & 0o777, "the file's own mode").to.equal(0o755);
+		expect(statSync(join(snap.path, "..")).mode & 0o777, "private: the store's folder above").to.equal(0o700);
 		expect(JSON.parse(readFileSync(`${snap.path}.json`, "utf8"))).to.deep.equal({
 			skill: "alpha",
 			originDir: "/somewhere/alpha",
@@ -350,7 +351,8 @@ describe("backup store", function () {
 
 	describe("private and never followed through a symlink", function () {
 		it(
-			"makes every folder 0700 and every file 0600, " + "snapshots included, and tightens older looser folders",
+			"makes every folder 0700 and every file 0600 (a snapshot's files keep their own modes inside its 0700 " +
+				"__deleted__ folder), and tightens older looser folders",
 			function () {
 				mkdirSync(join(backupsDir()), { recursive: true, mode: 0o755 });
 				chmodSync(backupsDir(), 0o755);
@@ -364,7 +366,12 @@ describe("backup store", function () {
 						statSync(join(dir, n)).isDirectory() ? [join(dir, n), ...walk(join(dir, n))] : [join(dir, n)],
 					);
 				const all = [join(getEnv().agentDir, "selfskills"), backupsDir(), ...walk(backupsDir())];
-				const loose = all.filter((p) => (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600));
+				const inSnapshot = (p: string) => /\/__deleted__\/\d{8}-\d{6}\.\d{3}\//.test(p);
+				const script = all.filter((p) => inSnapshot(p) && p.endsWith("run.sh"));
+				expect(script.map((p) => statSync(p).mode & 0o777)).to.deep.equal([0o755]);
+				const loose = all.filter(
+					(p) => !inSnapshot(p) && (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600),
+				);
 				expect(loose.map((p) => `${p} ${(statSync(p).mode & 0o777).toString(8)}`)).to.deep.equal([]);
 			},
 		);
