@@ -230,7 +230,7 @@ describe("hardening: delete and restore", function () {
 			},
 		);
 
-		it("gives the skill back as it was, modes included, when the snapshot is copied back with cp -rp", async function () {
+		it("gives the skill back as it was, modes included, after a by-hand cp -rp of its snapshot", async function () {
 			const script = join(dir, "scripts", "run.sh");
 			mkdirSync(join(dir, "scripts"));
 			writeFileSync(script, "#!/bin/sh\n");
