@@ -82,13 +82,13 @@ describe("npm pack: what the published package holds", function () {
 		).to.deep.equal([]);
 	});
 
-	it("names a gallery image that the repository holds: a PNG under 200 KB", function () {
-		const image = manifest.pi.image ?? "";
-		const inRepo = /\/main\/(docs\/[^/]+\.png)$/.exec(image)?.[1];
-		expect(inRepo, `pi.image ${image} should end in /main/docs/<name>.png`).to.be.a("string");
-		const bytes = readFileSync(join(REPO_ROOT, inRepo as string));
-		expect(bytes.subarray(0, 8).toString("hex")).to.equal("89504e470d0a1a0a");
-		expect(bytes.length).to.be.below(200 * 1024);
+	it("names no placeholder or made-up URL: no homepage, repository, bugs or gallery image yet", function () {
+		const text = readFileSync(join(REPO_ROOT, "package.json"), "utf8");
+		expect(text).not.to.contain("OWNER");
+		const raw = JSON.parse(text) as Record<string, unknown>;
+		expect(Object.keys(raw)).not.to.include.members(["homepage", "repository", "bugs"]);
+		// pi's gallery takes an image by URL only (docs/packages.md "Gallery Metadata"); there is none to name yet
+		expect(manifest.pi).not.to.have.property("image");
 	});
 
 	it("keeps the runtime dependencies to what src imports, and the pi peers out of them", function () {
