@@ -26,7 +26,7 @@ describe("npm run try", function () {
 	let setup: TrySetup | undefined;
 	afterEach(() => setup?.env.cleanup());
 
-	it("sets up a throw-away HOME with the package and sample skills, and the scripted model answers", async function () {
+	it("sets up a throw-away HOME with the package and sample skills; the scripted model answers", async function () {
 		setup = await setUpTry();
 		const { env } = setup;
 		const skill = join(env.agentDir, "skills", "deploy-checks", "SKILL.md");
