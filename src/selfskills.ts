@@ -36,7 +36,10 @@ export function loadFailureMessage(error: unknown, packageDir: string = PACKAGE_
 function registerStandIn(pi: ExtensionAPI, message: string): void {
 	let printed = false;
 	const say = (ctx: ExtensionContext): void => {
-		if (ctx.hasUI) return ctx.ui.notify(message, "error");
+		if (ctx.hasUI) {
+			ctx.ui.notify(message, "error");
+			return;
+		}
 		// print mode: once per run on stderr, where pi prints its own diagnostics
 		if (!printed) process.stderr.write(`${message}\n`);
 		printed = true;

@@ -103,7 +103,7 @@ function planGitRestore(
 ): Plan | Refusal {
 	const changes: FileChange[] = from.files.flatMap((f) => {
 		const before = input.view.read(f.absPath);
-		if (before !== null && before.equals(f.bytes) && input.view.mode(f.absPath) === f.mode) return [];
+		if (before?.equals(f.bytes) && input.view.mode(f.absPath) === f.mode) return [];
 		return [
 			{
 				skill: place.name,

@@ -164,7 +164,7 @@ function planFileRestore(
 			const read = ctx.store.read(entry);
 			if ("code" in read) return read;
 			bytes = read;
-			return current !== null && current.equals(bytes)
+			return current?.equals(bytes)
 				? refusals.restoreNoChange(
 						target.skill.name,
 						target.relPath,

@@ -16,7 +16,10 @@ const hashed = new WeakMap<Uint8Array, string>();
  */
 export function sha256Once(bytes: Uint8Array): string {
 	let hash = hashed.get(bytes);
-	if (hash === undefined) hashed.set(bytes, (hash = sha256(bytes)));
+	if (hash === undefined) {
+		hash = sha256(bytes);
+		hashed.set(bytes, hash);
+	}
 	return hash;
 }
 

@@ -25,7 +25,9 @@ interface Scratch {
 	readonly parents: Map<string, string>;
 }
 const SCRATCH = Symbol.for("pi-selfskills.validation-scratch");
-const scratch: Scratch = ((globalThis as { [SCRATCH]?: Scratch })[SCRATCH] ??= { parents: new Map() });
+const holder = globalThis as { [SCRATCH]?: Scratch };
+holder[SCRATCH] ??= { parents: new Map() };
+const scratch: Scratch = holder[SCRATCH];
 
 /** Memory-backed /dev/shm where there is one (a check writes a file each time), else the temp folder. */
 function scratchBase(): string {

@@ -15,15 +15,16 @@ export const STANDING_RULES =
 	"- Refusals name their fix; restore undoes a change. The selfskills skill has the long form.\n" +
 	"</selfskills-rules>";
 
-const escape = (text: string) => text.replace(/[<>&]/g, (c) => (c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&amp;"));
+const escapeMarkup = (text: string) =>
+	text.replace(/[<>&]/g, (c) => (c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&amp;"));
 
 export function formatChangedSkills(changed: Iterable<ChangedSkill>): string {
 	const items = [...changed];
 	if (items.length === 0) return "";
 	const lines = items.map((s) =>
 		s.action === "delete"
-			? `- ${s.name}: deleted (was ${escape(s.path)})`
-			: `- ${s.name} (${s.action}): ${escape(s.description)} — ${escape(s.path)}`,
+			? `- ${s.name}: deleted (was ${escapeMarkup(s.path)})`
+			: `- ${s.name} (${s.action}): ${escapeMarkup(s.description)} — ${escapeMarkup(s.path)}`,
 	);
 	return (
 		"<selfskills-changed>\n" +
@@ -37,7 +38,7 @@ export function formatDecisions(decisions: readonly Decision[]): string {
 	if (decisions.length === 0) return "";
 	const lines = decisions.map((d) => {
 		const what = `${d.id} (${d.action} of ${d.skills.join(", ")})`;
-		const said = d.words ? `, saying: "${escape(d.words)}"` : "";
+		const said = d.words ? `, saying: "${escapeMarkup(d.words)}"` : "";
 		return d.verdict === "approved"
 			? `- ${what}: approved${said}; it has landed, so read the skill again before changing it further.`
 			: `- ${what}: rejected${said}; do not propose it again unless the person asks for it.`;

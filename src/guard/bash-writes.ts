@@ -470,8 +470,10 @@ function expandBraces(word: string, out: string[]): void {
 		const commas: number[] = [];
 		for (let j = open + 1; j < word.length && close === -1; j++) {
 			if (word[j] === B_OPEN) depth++;
-			else if (word[j] === B_CLOSE) depth === 0 ? (close = j) : depth--;
-			else if (word[j] === B_COMMA && depth === 0) commas.push(j);
+			else if (word[j] === B_CLOSE) {
+				if (depth === 0) close = j;
+				else depth--;
+			} else if (word[j] === B_COMMA && depth === 0) commas.push(j);
 		}
 		if (close === -1) break;
 		const inner = word.slice(open + 1, close);
@@ -687,10 +689,22 @@ function analyze(argv: readonly string[], run: Run): void {
 	const name = basename(argv[0]);
 	const args = argv.slice(1);
 	const wrapper = WRAPPERS[name];
-	if (wrapper) return unwrap(name, args, wrapper, run);
-	if (name === "xargs") return xargs(args, run);
-	if (name === "cd" || name === "pushd" || name === "popd") return changeDir(name, args, run);
-	if (name === "eval") return walk(args.join(" "), run.scope, found, run.depth + 1);
+	if (wrapper) {
+		unwrap(name, args, wrapper, run);
+		return;
+	}
+	if (name === "xargs") {
+		xargs(args, run);
+		return;
+	}
+	if (name === "cd" || name === "pushd" || name === "popd") {
+		changeDir(name, args, run);
+		return;
+	}
+	if (name === "eval") {
+		walk(args.join(" "), run.scope, found, run.depth + 1);
+		return;
+	}
 	if (name === "read" || name === "mapfile" || name === "readarray") {
 		for (const variable of plainArgs(args, ["-p", "-d", "-t", "-n", "-N", "-u", "-a", "-C", "-c"]))
 			run.scope.vars.set(variable, [NAMED]);
@@ -705,13 +719,23 @@ function analyze(argv: readonly string[], run: Run): void {
 	}
 	if (name === "watch") {
 		const rest = args.slice(plainStart(args, ["-n", "-d", "--interval", "--differences"]));
-		return walk(rest.join(" "), copyScope(run.scope), found, run.depth + 1);
+		walk(rest.join(" "), copyScope(run.scope), found, run.depth + 1);
+		return;
 	}
-	if (SHELLS.has(name) || name === "su") return shell(name, args, run);
+	if (SHELLS.has(name) || name === "su") {
+		shell(name, args, run);
+		return;
+	}
 	if (isPi(name, args)) found.runsPi = true;
-	if (name === "find") return find(args, run);
+	if (name === "find") {
+		find(args, run);
+		return;
+	}
 	const at = (word: string) => addWrite(found, word, run.dir);
-	if (name === "git") return git(args, run);
+	if (name === "git") {
+		git(args, run);
+		return;
+	}
 	const every = CHANGES_EVERY_ARG[name];
 	const afterFirst = CHANGES_AFTER_FIRST[name];
 	const destination = CHANGES_DESTINATION[name];
@@ -810,7 +834,7 @@ function unwrap(
 	for (const chdir of optionValues(options, name === "env" ? ["-C", "--chdir"] : ["-D", "--chdir"]))
 		dir = pathOf(chdir, dir) ?? dir;
 	if (name === "command" && hasFlag(options, "v")) return;
-	if (name === "time") optionValues(options, ["-o", "--output"]).forEach((p) => addWrite(run.found, p, run.dir));
+	if (name === "time") for (const p of optionValues(options, ["-o", "--output"])) addWrite(run.found, p, run.dir);
 	if (name === "flock") {
 		if (args[start]) addWrite(run.found, args[start], run.dir);
 		for (const script of optionValues(options, ["-c", "--command"]))
@@ -872,7 +896,7 @@ function shell(name: string, args: readonly string[], run: Run): void {
 	if (commandMode && name !== "su") {
 		script = args[i];
 		const positional = args.slice(i + 2);
-		positional.forEach((value, k) => vars.set(String(k + 1), [value]));
+		for (const [k, value] of positional.entries()) vars.set(String(k + 1), [value]);
 		if (args[i + 1] !== undefined) vars.set("0", [args[i + 1]]);
 		vars.set("@", positional.length > 0 ? positional : [SOME]);
 		vars.set("*", positional.length > 0 ? positional : [SOME]);

@@ -18,7 +18,10 @@ export function createDiskView(fs: FsOps): FileView {
 	return {
 		read(absPath) {
 			let bytes = reads.get(absPath);
-			if (bytes === undefined) reads.set(absPath, (bytes = readIfExists(fs, absPath)));
+			if (bytes === undefined) {
+				bytes = readIfExists(fs, absPath);
+				reads.set(absPath, bytes);
+			}
 			return bytes;
 		},
 		mode: (absPath) => tryMode(fs, absPath),

@@ -194,7 +194,10 @@ function createPolicyInput(
 	};
 	const real = (path: string): string => {
 		let hit = memo.get(path);
-		if (hit === undefined) memo.set(path, (hit = realOnce(path)));
+		if (hit === undefined) {
+			hit = realOnce(path);
+			memo.set(path, hit);
+		}
 		return hit;
 	};
 	const realSkill = (dir: string | undefined, filePath: string): RealSkill => {

@@ -26,7 +26,7 @@ export function skillText(name: string, bytes: number): string {
 		lines.push(line);
 		size += line.length;
 	}
-	return (head + lines.join("")).slice(0, bytes - 1) + "\n";
+	return `${(head + lines.join("")).slice(0, bytes - 1)}\n`;
 }
 
 export function writeSkill(root: string, name: string, bytes = 600): string {

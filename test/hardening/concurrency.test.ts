@@ -177,7 +177,9 @@ describe("hardening: concurrent writers", function () {
 				stdio: ["ignore", "pipe", "inherit"],
 			});
 			let out = "";
-			holder.stdout.on("data", (chunk: Buffer) => void (out += chunk.toString()));
+			holder.stdout.on("data", (chunk: Buffer) => {
+				out += chunk.toString();
+			});
 			const done = new Promise<number | null>((resolve) => holder.on("exit", resolve));
 			while (!out.includes("held") && holder.exitCode === null)
 				await new Promise((resolve) => setTimeout(resolve, 20));

@@ -65,7 +65,7 @@ describe(`hardening: control that holds (pi ${getPiLine()})`, function () {
 		]);
 		const result = run.toolResults.at(-1);
 		expect(result?.text).to.contain("proposed, not written");
-		return String((result?.details as Record<string, unknown>).proposal);
+		return String((result?.details as Record<string, unknown> | undefined)?.proposal);
 	};
 	const proposalFile = (id: string) => join(getProposalsDir(env.agentDir), `${id}.json`);
 	/**
@@ -118,7 +118,12 @@ describe(`hardening: control that holds (pi ${getPiLine()})`, function () {
 
 		it("shows the change as planned again in the dialog, not the diff stored in the file", async function () {
 			const bodies: string[] = [];
-			const pi = await open({ confirm: (_title, body) => (bodies.push(body), false) });
+			const pi = await open({
+				confirm: (_title, body) => {
+					bodies.push(body);
+					return false;
+				},
+			});
 			const id = await propose(pi);
 			writeFileSync(proposalFile(id), JSON.stringify(forgeProposal(id)));
 			await pi.runCommand(`/selfskills show ${id}`);

@@ -33,49 +33,46 @@ describe("hardening: crashes and faults", function () {
 
 	describe("a real child process SIGKILLed before each filesystem call", function () {
 		for (const scenario of SCENARIOS) {
-			it(
-				`leaves ${scenario.name}'s target old or new, ` + "backups intact, temp files hidden and swept",
-				async function () {
-					const probeEnv = await prepareEnv(scenario);
-					let ops: string[];
-					try {
-						ops = (await runChild(probeEnv, scenario, -1)).ops;
-						checkOldOrNew(probeEnv, scenario, "no kill");
-					} finally {
-						probeEnv.cleanup();
-					}
-					expect(ops.length).to.be.greaterThan(3);
-					const points = spread(ops.length, 8);
-					const fates = { old: 0, new: 0 };
-					for (let i = 0; i < points.length; i += 2) {
-						await Promise.all(
-							points.slice(i, i + 2).map(async (point) => {
-								const env = await prepareEnv(scenario);
-								try {
-									const { killed } = await runChild(env, scenario, point);
-									expect(killed, `kill before op ${point} (${ops[point]})`).to.equal(true);
-									fates[checkOldOrNew(env, scenario, `killed before ${ops[point]}`)]++;
-									// A later call in a fresh session sees two skills, sweeps dead temp files and works.
-									const tool = createHarness(env);
-									const list = await tool.call({ action: "list" });
-									expect(list.details.skills, textOf(list)).to.have.length(2);
-									expect(
-										tempFiles(env).every((f) => f.split("/").pop()?.startsWith(".")),
-										tempFiles(env).join(","),
-									).to.equal(true);
-								} finally {
-									env.cleanup();
-								}
-							}),
-						);
-					}
-					totals.killPoints += points.length;
-					console.log(
-						`      ${scenario.name}: ${ops.length} fs calls, killed before ${points.length} of them: ` +
-							`${fates.old} old, ${fates.new} new`,
+			it(`leaves ${scenario.name}'s target old or new, backups intact, temp files hidden and swept`, async function () {
+				const probeEnv = await prepareEnv(scenario);
+				let ops: string[];
+				try {
+					ops = (await runChild(probeEnv, scenario, -1)).ops;
+					checkOldOrNew(probeEnv, scenario, "no kill");
+				} finally {
+					probeEnv.cleanup();
+				}
+				expect(ops.length).to.be.greaterThan(3);
+				const points = spread(ops.length, 8);
+				const fates = { old: 0, new: 0 };
+				for (let i = 0; i < points.length; i += 2) {
+					await Promise.all(
+						points.slice(i, i + 2).map(async (point) => {
+							const env = await prepareEnv(scenario);
+							try {
+								const { killed } = await runChild(env, scenario, point);
+								expect(killed, `kill before op ${point} (${ops[point]})`).to.equal(true);
+								fates[checkOldOrNew(env, scenario, `killed before ${ops[point]}`)]++;
+								// A later call in a fresh session sees two skills, sweeps dead temp files and works.
+								const tool = createHarness(env);
+								const list = await tool.call({ action: "list" });
+								expect(list.details.skills, textOf(list)).to.have.length(2);
+								expect(
+									tempFiles(env).every((f) => f.split("/").pop()?.startsWith(".")),
+									tempFiles(env).join(","),
+								).to.equal(true);
+							} finally {
+								env.cleanup();
+							}
+						}),
 					);
-				},
-			);
+				}
+				totals.killPoints += points.length;
+				console.log(
+					`      ${scenario.name}: ${ops.length} fs calls, killed before ${points.length} of them: ` +
+						`${fates.old} old, ${fates.new} new`,
+				);
+			});
 		}
 
 		it("sweeps a killed writer's temp file and takes over its stale lock on the next write", async function () {
@@ -128,7 +125,9 @@ describe("hardening: crashes and faults", function () {
 							const locks = getLockDir();
 							let lastOpen = "";
 							const fs = faultyFs({
-								open: ({ args }) => void (lastOpen = String(args[0])),
+								open: ({ args }) => {
+									lastOpen = String(args[0]);
+								},
 								// Taken away while the target's temp file is synced, after the backup was taken.
 								fsync: () => {
 									// A delete syncs only its backup.

@@ -357,18 +357,15 @@ describe("hardening: delete and restore", function () {
 				[{ action: "delete", skill: "deploy" }, patchDeploy("Run the build.", "Run npm ci.")],
 			],
 		] as const) {
-			it(
-				`answers [delete, patch] of ${label} with ` + "deleted_in_batch and the order that works, not stale",
-				async function () {
-					expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-					const r = await tool.call({ action: "operations", operations: ops });
-					expectRefused(r, "deleted_in_batch");
-					expect(textOf(r)).to.not.match(/read .* again/i);
-					expect(textOf(r)).to.match(/before operations\[0\]|drop/i);
-					// The order the refusal suggests works.
-					expectOk(await tool.call({ action: "operations", operations: [ops[1], ops[0]] }));
-				},
-			);
+			it(`answers [delete, patch] of ${label} with deleted_in_batch and the order that works, not stale`, async function () {
+				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+				const r = await tool.call({ action: "operations", operations: ops });
+				expectRefused(r, "deleted_in_batch");
+				expect(textOf(r)).to.not.match(/read .* again/i);
+				expect(textOf(r)).to.match(/before operations\[0\]|drop/i);
+				// The order the refusal suggests works.
+				expectOk(await tool.call({ action: "operations", operations: [ops[1], ops[0]] }));
+			});
 		}
 
 		it(

@@ -72,7 +72,7 @@ describe(`pi's bash in the sandbox while a control is on (pi ${getPiLine()})`, f
 			`python3 -c "open(${s(projectSettings)}, 'w').write('{}')"`,
 			`mount -o remount,rw ${s(env.agentDir)}`,
 			`unshare -U sh -c 'echo pwned > ${join(env.agentDir, "settings.json")}'`,
-			"command -v sudo >/dev/null || exit 9; sudo sh -c " + s(`echo pwned > ${settings}`),
+			`command -v sudo >/dev/null || exit 9; sudo sh -c ${s(`echo pwned > ${settings}`)}`,
 		];
 		const run = await pi!.run("try", [
 			...attempts.map((command) => bash(command)),
@@ -81,12 +81,11 @@ describe(`pi's bash in the sandbox while a control is on (pi ${getPiLine()})`, f
 		]);
 		const results = run.toolResults;
 		// perl -i reports the failed edit and still exits 0: the files below are the proof.
-		attempts.forEach((command, i) =>
+		for (const [i, command] of attempts.entries())
 			expect(
 				results[i].isError || /Read-only file system/.test(results[i].text),
 				`${command}\n${results[i].text}`,
-			).to.equal(true),
-		);
+			).to.equal(true);
 		expect(results[0].text).to.contain("Read-only file system");
 		expect(results[10].text).to.match(/permission denied/i);
 		expect(readFileSync(settings, "utf8")).to.equal(settingsBefore);

@@ -66,76 +66,72 @@ describe("hardening: the backup store", function () {
 		let total = 0;
 		after(() => console.log(`      total: ${total} in-place writes`));
 		for (const scenario of SCENARIOS.filter((s) => s.old !== null)) {
-			it(
-				`${scenario.name}: every backup still holds the bytes its name promises, ` + "and the old version is kept",
-				async function () {
-					let calls = 0;
-					let blind = -1;
-					{
-						const env = await prepareEnv(scenario);
-						try {
-							let armed = false;
-							const fs = faultyFs(() => void (armed && calls++));
-							const { log } = fs;
-							const tool = createHarness(env, fs);
-							for (const read of scenario.reads) expectOk(await tool.call(read));
-							log.length = 0;
-							armed = true;
-							expectOk(await tool.call(scenario.action));
-							blind = blindCall(log, scenario.target(env));
-						} finally {
-							env.cleanup();
-						}
+			it(`${scenario.name}: every backup still holds the bytes its name promises, and the old version is kept`, async function () {
+				let calls = 0;
+				let blind = -1;
+				{
+					const env = await prepareEnv(scenario);
+					try {
+						let armed = false;
+						const fs = faultyFs(() => void (armed && calls++));
+						const { log } = fs;
+						const tool = createHarness(env, fs);
+						for (const read of scenario.reads) expectOk(await tool.call(read));
+						log.length = 0;
+						armed = true;
+						expectOk(await tool.call(scenario.action));
+						blind = blindCall(log, scenario.target(env));
+					} finally {
+						env.cleanup();
 					}
-					expect(calls).to.be.greaterThan(5);
-					expect(blind, "the call replaces the target with a rename or an unlink").to.be.at.least(0);
-					for (let k = 0; k < calls; k++) {
-						const env = await prepareEnv(scenario);
-						try {
-							let armed = false;
-							let seen = 0;
-							let wrote = false;
-							const fs = faultyFs(() => {
-								if (armed && seen++ === k) wrote = writeInPlace(scenario.target(env), OTHER);
-							});
-							const tool = createHarness(env, fs);
-							for (const read of scenario.reads) expectOk(await tool.call(read));
-							const armedAt = fs.log.length;
-							armed = true;
-							const r = await tool.call(scenario.action);
-							// The blind call of this very run: a call's sequence may differ from the first run's
-							// (a file written within the discovery cache's racy window is hashed, one older is not).
-							const blindHere = blindCall(fs.log.slice(armedAt), scenario.target(env));
-							const where = `${scenario.name}: in-place write before call #${k}`;
-							checkBackups(env);
-							const held = walkFiles(join(env.agentDir, "selfskills", "backups")).map((f) =>
-								readFileSync(f, "utf8"),
-							);
-							// The bytes the call replaced are the old ones, or the other program's when it wrote
-							// before the call read the file.
-							const now = existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null;
-							if (r.details.ok === true) {
+				}
+				expect(calls).to.be.greaterThan(5);
+				expect(blind, "the call replaces the target with a rename or an unlink").to.be.at.least(0);
+				for (let k = 0; k < calls; k++) {
+					const env = await prepareEnv(scenario);
+					try {
+						let armed = false;
+						let seen = 0;
+						let wrote = false;
+						const fs = faultyFs(() => {
+							if (armed && seen++ === k) wrote = writeInPlace(scenario.target(env), OTHER);
+						});
+						const tool = createHarness(env, fs);
+						for (const read of scenario.reads) expectOk(await tool.call(read));
+						const armedAt = fs.log.length;
+						armed = true;
+						const r = await tool.call(scenario.action);
+						// The blind call of this very run: a call's sequence may differ from the first run's
+						// (a file written within the discovery cache's racy window is hashed, one older is not).
+						const blindHere = blindCall(fs.log.slice(armedAt), scenario.target(env));
+						const where = `${scenario.name}: in-place write before call #${k}`;
+						checkBackups(env);
+						const held = walkFiles(join(env.agentDir, "selfskills", "backups")).map((f) =>
+							readFileSync(f, "utf8"),
+						);
+						// The bytes the call replaced are the old ones, or the other program's when it wrote
+						// before the call read the file.
+						const now = existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null;
+						if (r.details.ok === true) {
+							expect(
+								held.includes(scenario.old ?? "") || held.includes(OTHER),
+								`${where}: landed without a backup of what it replaced`,
+							).to.equal(true);
+							if (wrote && k !== blindHere)
 								expect(
-									held.includes(scenario.old ?? "") || held.includes(OTHER),
-									`${where}: landed without a backup of what it replaced`,
+									now === OTHER || held.includes(OTHER),
+									`${where}: the other program's bytes were lost`,
 								).to.equal(true);
-								if (wrote && k !== blindHere)
-									expect(
-										now === OTHER || held.includes(OTHER),
-										`${where}: the other program's bytes were lost`,
-									).to.equal(true);
-							} else
-								expect(
-									[scenario.old, OTHER],
-									`${where}: refused but changed the file: ${textOf(r)}`,
-								).to.include(now);
-							total++;
-						} finally {
-							env.cleanup();
-						}
+						} else
+							expect([scenario.old, OTHER], `${where}: refused but changed the file: ${textOf(r)}`).to.include(
+								now,
+							);
+						total++;
+					} finally {
+						env.cleanup();
 					}
-				},
-			);
+				}
+			});
 		}
 	});
 
@@ -143,59 +139,56 @@ describe("hardening: the backup store", function () {
 		let total = 0;
 		after(() => console.log(`      total: ${total} planted links`));
 		for (const scenario of SCENARIOS) {
-			it(
-				`${scenario.name}: refused with io_error naming the link, ` + "nothing written or read through it",
-				async function () {
-					const relPath =
-						scenario.name === "patch" || scenario.name === "restore" ? "SKILL.md" : "references/notes.md";
-					const steps = (folder: string) => {
-						const parts = relPath.split("/");
-						return [
-							"selfskills",
-							"selfskills/backups",
-							`selfskills/backups/${folder}.json`,
-							`selfskills/backups/${folder}`,
-							...parts.map((_, i) => `selfskills/backups/${folder}/${parts.slice(0, i + 1).join("/")}`),
-						];
-					};
-					const count = steps("x").length;
-					for (let i = 0; i < count; i++) {
-						const env = await prepareEnv(scenario);
-						try {
-							const folder = backupFolderName(skillKey("crashy", join(skillDir(env), "SKILL.md")));
-							const step = steps(folder)[i];
-							const at = join(env.agentDir, ...step.split("/"));
-							const outside = join(env.root, "outside");
-							mkdirSync(outside);
-							// Whatever is already there moves outside, so a read through the link would find real backups.
-							const away = join(outside, "moved");
-							if (existsSync(at)) renameSync(at, away);
-							else if (step.endsWith(".json"))
-								writeFileSync(away, JSON.stringify({ name: "crashy", dir: skillDir(env) }));
-							else mkdirSync(away);
-							mkdirSync(dirname(at), { recursive: true });
-							symlinkSync(away, at);
-							const before = fingerprint(outside);
-							const tool = createHarness(env);
-							for (const read of scenario.reads) expectOk(await tool.call(read));
-							const r = await tool.call(scenario.action);
-							const where = `${scenario.name}: link at ${step}`;
-							expectRefused(r, "io_error");
-							expect(textOf(r), where).to.contain(at);
-							expect(
-								existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null,
-								`${where}: the target changed`,
-							).to.equal(scenario.old);
-							expect([...fingerprint(outside).entries()], `${where}: written through the link`).to.deep.equal([
-								...before.entries(),
-							]);
-							total++;
-						} finally {
-							env.cleanup();
-						}
+			it(`${scenario.name}: refused with io_error naming the link, nothing written or read through it`, async function () {
+				const relPath =
+					scenario.name === "patch" || scenario.name === "restore" ? "SKILL.md" : "references/notes.md";
+				const steps = (folder: string) => {
+					const parts = relPath.split("/");
+					return [
+						"selfskills",
+						"selfskills/backups",
+						`selfskills/backups/${folder}.json`,
+						`selfskills/backups/${folder}`,
+						...parts.map((_, i) => `selfskills/backups/${folder}/${parts.slice(0, i + 1).join("/")}`),
+					];
+				};
+				const count = steps("x").length;
+				for (let i = 0; i < count; i++) {
+					const env = await prepareEnv(scenario);
+					try {
+						const folder = backupFolderName(skillKey("crashy", join(skillDir(env), "SKILL.md")));
+						const step = steps(folder)[i];
+						const at = join(env.agentDir, ...step.split("/"));
+						const outside = join(env.root, "outside");
+						mkdirSync(outside);
+						// Whatever is already there moves outside, so a read through the link would find real backups.
+						const away = join(outside, "moved");
+						if (existsSync(at)) renameSync(at, away);
+						else if (step.endsWith(".json"))
+							writeFileSync(away, JSON.stringify({ name: "crashy", dir: skillDir(env) }));
+						else mkdirSync(away);
+						mkdirSync(dirname(at), { recursive: true });
+						symlinkSync(away, at);
+						const before = fingerprint(outside);
+						const tool = createHarness(env);
+						for (const read of scenario.reads) expectOk(await tool.call(read));
+						const r = await tool.call(scenario.action);
+						const where = `${scenario.name}: link at ${step}`;
+						expectRefused(r, "io_error");
+						expect(textOf(r), where).to.contain(at);
+						expect(
+							existsSync(scenario.target(env)) ? readFileSync(scenario.target(env), "utf8") : null,
+							`${where}: the target changed`,
+						).to.equal(scenario.old);
+						expect([...fingerprint(outside).entries()], `${where}: written through the link`).to.deep.equal([
+							...before.entries(),
+						]);
+						total++;
+					} finally {
+						env.cleanup();
 					}
-				},
-			);
+				}
+			});
 		}
 
 		it("never appends the audit log through a symlink (the change lands; the log is not written)", async function () {

@@ -18,6 +18,7 @@ export interface FsCall {
 }
 
 /** Returns (or throws) the Error the call must throw; returning nothing lets the call run. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a fault that only watches the calls returns nothing
 export type Fault = (call: FsCall) => Error | undefined | void;
 
 /** One rule for every call, or one rule per op (ops without a rule just run). */

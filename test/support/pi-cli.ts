@@ -135,7 +135,7 @@ export async function runPiRpc(options: {
 }): Promise<PiRpcResult> {
 	const args = ["--mode", "rpc", "--no-session", ...FAUX_CLI_ARGS, ...(options.extraArgs ?? [])];
 	const { extraEnv, capturePath } = writeFauxFiles(options.env, options.steps ?? []);
-	const input = options.commands.map((command) => JSON.stringify(command)).join("\n") + "\n";
+	const input = `${options.commands.map((command) => JSON.stringify(command)).join("\n")}\n`;
 	const result = await runPiCli(args, { env: options.env, extraEnv, input });
 	const lines = result.stdout.split("\n").flatMap(parseJsonLine);
 	const responses = new Map(

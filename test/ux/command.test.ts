@@ -98,7 +98,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 				expect(status).to.match(
 					new RegExp(`writable roots:\\n  ${join(env.agentDir, "skills")} \\(agent-skills, skills-dir\\)`),
 				);
-				expect(status.split(join(env.agentDir, "skills") + " (").length - 1, "a folder is listed once").to.equal(1);
+				expect(status.split(`${join(env.agentDir, "skills")} (`).length - 1, "a folder is listed once").to.equal(1);
 				expect(status).to.match(/skills: 3 found, 2 patchable, 1 read-only/);
 				expect(status).to.match(/ {2}deploy-checks: patchable/);
 				expect(status).to.match(/ {2}shared-notes: read-only \(.+\)/);
@@ -112,7 +112,12 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			const env = getEnv();
 			const dialogs: Array<{ title: string; message: string }> = [];
 			const { pi: session, skillFile } = await editedSession(env, {
-				ui: { confirm: (title, message) => (dialogs.push({ title, message }), true) },
+				ui: {
+					confirm: (title, message) => {
+						dialogs.push({ title, message });
+						return true;
+					},
+				},
 			});
 			pi = session;
 			await pi.runCommand("/selfskills history deploy-checks");
@@ -513,8 +518,7 @@ function rpcRestore(env: TempEnv, confirmed: boolean): Promise<{ confirm?: RpcUi
 		});
 		child.stdout.on("data", (chunk: Buffer) => {
 			buffer += chunk.toString();
-			let newline: number;
-			while ((newline = buffer.indexOf("\n")) >= 0) {
+			for (let newline = buffer.indexOf("\n"); newline >= 0; newline = buffer.indexOf("\n")) {
 				const line = buffer.slice(0, newline);
 				buffer = buffer.slice(newline + 1);
 				if (!line.startsWith("{")) continue;

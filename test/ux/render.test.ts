@@ -191,7 +191,10 @@ describe("rendering skill_manage in the TUI", function () {
 			const calls: string[] = [];
 			const panelTheme = {
 				...theme,
-				bg: (colour: string, text: string) => (calls.push(colour), text),
+				bg: (colour: string, text: string) => {
+					calls.push(colour);
+					return text;
+				},
 			} as unknown as Theme;
 			const lines = renderCommandOutput(
 				{ content: "line one", details: { command: "", level: "info" } },

@@ -54,7 +54,7 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 		const result = run.toolResults.at(-1);
 		expect(result?.isError, result?.text).to.equal(false);
 		expect(result?.text).to.contain("proposed, not written");
-		return String((result?.details as Record<string, unknown>).proposal);
+		return String((result?.details as Record<string, unknown> | undefined)?.proposal);
 	};
 
 	beforeEach(function () {
@@ -126,7 +126,12 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 			"fails stale when it no longer applies",
 		async function () {
 			const dialogs: string[] = [];
-			const pi = await open({ confirm: (title, message) => (dialogs.push(`${title}\n${message}`), true) });
+			const pi = await open({
+				confirm: (title, message) => {
+					dialogs.push(`${title}\n${message}`);
+					return true;
+				},
+			});
 			const id = await propose(pi);
 			const edited = DEPLOY_SKILL.replace("health page", "health endpoint");
 			writeFileSync(skillFile, edited);
@@ -158,9 +163,10 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 			const titles: string[] = [];
 			const pi = await open(
 				{
-					select: (title) => (
-						titles.push(title), titles.length === 1 ? allowSessionLabel(["deploy-checks"]) : DENY
-					),
+					select: (title) => {
+						titles.push(title);
+						return titles.length === 1 ? allowSessionLabel(["deploy-checks"]) : DENY;
+					},
 					input: "not now",
 				},
 				"ask",

@@ -112,7 +112,10 @@ describe("/selfskills trust and untrust say what they change (pi 0.73's own list
 		mkdirSync(sub);
 		writeList(env, [env.projectDir]);
 		const dialogs: string[] = [];
-		const confirm = (_title: string, message: string) => (dialogs.push(message), false);
+		const confirm = (_title: string, message: string) => {
+			dialogs.push(message);
+			return false;
+		};
 		pi = await createPiSession({ env: { ...env, projectDir: sub }, packageDir: REPO_ROOT, ui: { confirm } });
 		await pi.runCommand("/selfskills untrust");
 		expect(dialogs).to.have.length(1);

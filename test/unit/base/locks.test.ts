@@ -131,35 +131,38 @@ describe("locks", function () {
 			["a symbolic link", (dir: string) => symlinkSync(join(env.root, "home"), dir), /is a symbolic link/],
 			[
 				"owned by another user",
-				(dir: string) => (mkdirSync(dir, { mode: 0o700 }), chownSync(dir, 12345, 12345)),
+				(dir: string) => {
+					mkdirSync(dir, { mode: 0o700 });
+					chownSync(dir, 12345, 12345);
+				},
 				/is owned by uid 12345, not by you/,
 			],
 			[
 				"open to other users",
-				(dir: string) => (mkdirSync(dir), chmodSync(dir, 0o777)),
+				(dir: string) => {
+					mkdirSync(dir);
+					chmodSync(dir, 0o777);
+				},
 				/is open to other users \(mode 0777\)/,
 			],
 			["a file", (dir: string) => writeFileSync(dir, ""), /is not a folder/],
 		] as const) {
-			it(
-				`is refused with io_error naming it when a planted one is ${what}, ` + "before the locked work runs",
-				async function () {
-					const tmp = join(env.root, "tmp");
-					mkdirSync(tmp);
-					const planted = join(tmp, `pi-selfskills-${process.getuid?.()}`);
-					plant(planted);
-					let ran = false;
-					const outcome = await withFileLocks([target], async () => (ran = true), { env: { TMPDIR: tmp } });
-					expect(ran).to.equal(false);
-					expect(isRefusal(outcome), JSON.stringify(outcome)).to.equal(true);
-					const refusal = outcome as Refusal;
-					expect(refusal.code).to.equal("io_error");
-					expect(refusal.message).to.match(/^io_error: the lock folder /);
-					expect(refusal.message).to.include(planted);
-					expect(refusal.message).to.match(problem);
-					expect(refusal.data.folder).to.equal(planted);
-				},
-			);
+			it(`is refused with io_error naming it when a planted one is ${what}, before the locked work runs`, async function () {
+				const tmp = join(env.root, "tmp");
+				mkdirSync(tmp);
+				const planted = join(tmp, `pi-selfskills-${process.getuid?.()}`);
+				plant(planted);
+				let ran = false;
+				const outcome = await withFileLocks([target], async () => (ran = true), { env: { TMPDIR: tmp } });
+				expect(ran).to.equal(false);
+				expect(isRefusal(outcome), JSON.stringify(outcome)).to.equal(true);
+				const refusal = outcome as Refusal;
+				expect(refusal.code).to.equal("io_error");
+				expect(refusal.message).to.match(/^io_error: the lock folder /);
+				expect(refusal.message).to.include(planted);
+				expect(refusal.message).to.match(problem);
+				expect(refusal.data.folder).to.equal(planted);
+			});
 		}
 
 		it(

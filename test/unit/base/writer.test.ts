@@ -158,7 +158,16 @@ describe("writer", function () {
 			expect(thrown(() => finishWrite(realFs, writes[0] as PreparedWrite)).message).to.include("not synced yet");
 			expect(readFileSync(target, "utf8")).to.equal("original\n");
 			const closed: number[] = [];
-			await syncWrites({ ...realFs, close: (fd) => (closed.push(fd), realFs.close(fd)) }, writes);
+			await syncWrites(
+				{
+					...realFs,
+					close: (fd) => {
+						closed.push(fd);
+						return realFs.close(fd);
+					},
+				},
+				writes,
+			);
 			expect(closed, "each temp file closed once synced").to.have.length(2);
 			for (const write of writes) if (write) finishWrite(realFs, write);
 			expect(readFileSync(target, "utf8")).to.equal("new\n");
@@ -176,7 +185,10 @@ describe("writer", function () {
 					events.push("sync settled");
 					throw errno("EIO", "injected");
 				},
-				close: (fd) => (events.push("close"), realFs.close(fd)),
+				close: (fd) => {
+					events.push("close");
+					return realFs.close(fd);
+				},
 			});
 			const writes = [1, 2].map((n) => prepareWrite(fs, target, Buffer.from(`v${n}\n`), { deferSync: true }));
 			expect((await rejection(syncWrites(fs, writes))).code).to.equal("EIO");
@@ -303,7 +315,12 @@ describe("writer", function () {
 			mkdirSync(join(base(), "selfskills", "backups", "a"), { recursive: true, mode: 0o700 });
 			mkdirSync(join(base(), "selfskills", "backups", "b"), { mode: 0o700 });
 			const lstats: string[] = [];
-			const fs = withFaults({ lstat: (path) => (lstats.push(path), realFs.lstat(path)) });
+			const fs = withFaults({
+				lstat: (path) => {
+					lstats.push(path);
+					return realFs.lstat(path);
+				},
+			});
 			const dirs = createPrivateDirs(fs, base());
 			dirs.ensure(join(base(), "selfskills", "backups", "a"));
 			dirs.ensure(join(base(), "selfskills", "backups", "b"));

@@ -94,7 +94,8 @@ describe("commit: durability by step", function () {
 		const { events, files } = await patchAll(true);
 		const backups = join(getEnv().agentDir, "selfskills", "backups");
 		const journal = join(getEnv().agentDir, "selfskills", "journal");
-		const firstTarget = events.findIndex((e) => files.some((f) => e === `rename ${f}`));
+		const renames = new Set(files.map((f) => `rename ${f}`));
+		const firstTarget = events.findIndex((e) => renames.has(e));
 		expect(firstTarget, events.join("\n")).to.be.greaterThan(0);
 		const before = events.slice(0, firstTarget);
 		const backupSyncs = before.filter((e) => e.startsWith(`fsync ${backups}`));

@@ -178,7 +178,13 @@ describe("backup store", function () {
 		s.store(BETA, "SKILL.md", Buffer.from("b1"));
 		const lstats: string[] = [];
 		const counting = createBackupStore(
-			{ ...realFs, lstat: (path) => (lstats.push(path), realFs.lstat(path)) },
+			{
+				...realFs,
+				lstat: (path) => {
+					lstats.push(path);
+					return realFs.lstat(path);
+				},
+			},
 			getEnv().agentDir,
 		);
 		await counting.storeAll([
