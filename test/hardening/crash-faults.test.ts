@@ -33,7 +33,7 @@ describe("hardening: crashes and faults", function () {
 
 	describe("a real child process SIGKILLed before each filesystem call", function () {
 		for (const scenario of SCENARIOS) {
-			it(`leaves ${scenario.name}'s target old or new, backups intact, temp files hidden and swept`, async function () {
+			it(`leaves ${scenario.name}'s target old or new, backups intact, temp files swept`, async function () {
 				const probeEnv = await prepareEnv(scenario);
 				let ops: string[];
 				try {

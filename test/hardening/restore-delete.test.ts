@@ -357,7 +357,7 @@ describe("hardening: delete and restore", function () {
 				[{ action: "delete", skill: "deploy" }, patchDeploy("Run the build.", "Run npm ci.")],
 			],
 		] as const) {
-			it(`answers [delete, patch] of ${label} with deleted_in_batch and the order that works, not stale`, async function () {
+			it(`answers [delete, patch] of ${label} with deleted_in_batch and the working order`, async function () {
 				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
 				const r = await tool.call({ action: "operations", operations: ops });
 				expectRefused(r, "deleted_in_batch");

@@ -66,7 +66,7 @@ describe("hardening: the backup store", function () {
 		let total = 0;
 		after(() => console.log(`      total: ${total} in-place writes`));
 		for (const scenario of SCENARIOS.filter((s) => s.old !== null)) {
-			it(`${scenario.name}: every backup still holds the bytes its name promises, and the old version is kept`, async function () {
+			it(`${scenario.name}: each backup holds the bytes its name promises; the old one is kept`, async function () {
 				let calls = 0;
 				let blind = -1;
 				{
@@ -139,7 +139,7 @@ describe("hardening: the backup store", function () {
 		let total = 0;
 		after(() => console.log(`      total: ${total} planted links`));
 		for (const scenario of SCENARIOS) {
-			it(`${scenario.name}: refused with io_error naming the link, nothing written or read through it`, async function () {
+			it(`${scenario.name}: io_error naming the link, nothing written or read through it`, async function () {
 				const relPath =
 					scenario.name === "patch" || scenario.name === "restore" ? "SKILL.md" : "references/notes.md";
 				const steps = (folder: string) => {

@@ -147,7 +147,7 @@ describe("locks", function () {
 			],
 			["a file", (dir: string) => writeFileSync(dir, ""), /is not a folder/],
 		] as const) {
-			it(`is refused with io_error naming it when a planted one is ${what}, before the locked work runs`, async function () {
+			it(`is refused with io_error naming it when a planted one is ${what}, before the work`, async function () {
 				const tmp = join(env.root, "tmp");
 				mkdirSync(tmp);
 				const planted = join(tmp, `pi-selfskills-${process.getuid?.()}`);
