@@ -7,7 +7,7 @@ import { basename, dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { CHANGED_EVENT } from "./store/audit.ts";
-import { loadPolicy } from "./policy/call-context.ts";
+import { loadPolicy } from "./pipeline/call-context.ts";
 import {
 	COMMAND_NAME,
 	completeArguments,

@@ -4,7 +4,7 @@
 
 import { join } from "node:path";
 import { stringify } from "yaml";
-import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../pipeline/call-context.ts";
 import { checkSize, checkUnsafe, checkIsText, encodeText, escapeControls } from "../checks/content-guard.ts";
 import { skillNamed } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";

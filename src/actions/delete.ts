@@ -2,7 +2,7 @@
 // the full tree is snapshotted under __deleted__/<stamp>/ before anything is removed.
 
 import { relative, sep } from "node:path";
-import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../pipeline/call-context.ts";
 import type { DiscoveredSkill } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";

@@ -3,7 +3,7 @@
 // pipeline's backup first. A deleted skill comes back from the commit that still had it.
 
 import { basename, join } from "node:path";
-import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../pipeline/call-context.ts";
 import type { DiscoveredSkill } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";

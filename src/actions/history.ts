@@ -2,7 +2,7 @@
 // whole-skill snapshots too), the other files of the skill that have backups, and the snapshots.
 
 import { skillKey } from "../store/backup-store.ts";
-import type { ActionResult, CallContext } from "../policy/call-context.ts";
+import type { ActionResult, CallContext } from "../pipeline/call-context.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import type { DiscoveredSkill } from "../policy/discovery.ts";

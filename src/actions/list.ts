@@ -3,7 +3,7 @@
 // are echoed with control characters escaped, and the result stops at the read limit, saying how to filter.
 // A pinned skill is listed read-only with the reason "pinned", as every change to it is refused.
 
-import type { ActionResult, CallContext } from "../policy/call-context.ts";
+import type { ActionResult, CallContext } from "../pipeline/call-context.ts";
 import { escapeControls, READ_CHAR_LIMIT } from "../checks/content-guard.ts";
 import { listProposals } from "../store/proposals.ts";
 import { findPin } from "../policy/settings.ts";

@@ -2,7 +2,7 @@
 // Only the replaced span changes: BOM, CRLF, trailing spaces and every other byte stay as found.
 
 import { basename } from "node:path";
-import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../pipeline/call-context.ts";
 import { checkUnsafe, checkIsText, decodeText, encodeText, MAX_FILE_BYTES } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";

@@ -1,7 +1,7 @@
 // `read`: SKILL.md or a bundled file of a discovered skill, cut at 30,000 characters, and the
 // record in the session's ledger (path -> sha256 of the whole file) that unlocks mutations.
 
-import type { ActionResult, CallContext } from "../policy/call-context.ts";
+import type { ActionResult, CallContext } from "../pipeline/call-context.ts";
 import { decodeText, escapeControls, READ_CHAR_LIMIT } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";

@@ -5,7 +5,7 @@
 
 import { basename, dirname, join } from "node:path";
 import { DELETED_DIR, skillKey, type BackupEntry, type SnapshotEntry } from "../store/backup-store.ts";
-import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../pipeline/call-context.ts";
 import type { DiscoveredSkill } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";

@@ -2,7 +2,7 @@
 // patch-only. Overwriting needs that file read and unchanged, and is backed up first; a new
 // file is created non-executable, an overwritten one keeps its mode.
 
-import type { CallContext, PlanInput, PreparedMutation } from "../policy/call-context.ts";
+import type { CallContext, PlanInput, PreparedMutation } from "../pipeline/call-context.ts";
 import { checkSize, checkUnsafe, checkIsText, decodeText, encodeText } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";

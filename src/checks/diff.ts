@@ -4,7 +4,6 @@
 
 import { createTwoFilesPatch } from "diff";
 import { clipText, escapeControls, READ_CHAR_LIMIT } from "./content-guard.ts";
-import type { FileChange } from "../pipeline/types.ts";
 
 /** A one-line 300 KB asset would otherwise be echoed twice in full (as - and as +). */
 const MAX_LINE_CHARS = 1000;
@@ -129,7 +128,15 @@ function textDiff(oldName: string, newName: string, before: Buffer, after: Buffe
 	return patch === undefined ? undefined : shiftHunks(patch.replace(/^=+\n/, ""), window.skipped);
 }
 
-export function diffChange(change: FileChange): string {
+/** A file's bytes before and after a change (null: it did not exist, or is removed). */
+export interface ChangedFile {
+	readonly skill: string;
+	readonly relPath: string;
+	readonly before: Buffer | null;
+	readonly after: Buffer | null;
+}
+
+export function diffChange(change: ChangedFile): string {
 	const name = `${change.skill}/${change.relPath}`;
 	if (!isText(change.before) || !isText(change.after))
 		return escapeControls(`Binary file ${name} ${change.after === null ? "deleted" : "changed"}\n`);
@@ -149,7 +156,7 @@ export function diffChange(change: FileChange): string {
 }
 
 /** The diffs of all changes, cut at the read limit; files past it are counted, not diffed. */
-export function diffChanges(changes: readonly FileChange[]): string {
+export function diffChanges(changes: readonly ChangedFile[]): string {
 	let out = "";
 	let shown = 0;
 	for (const change of changes) {

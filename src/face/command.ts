@@ -9,7 +9,7 @@ import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "../actions/restore.ts";
 import { showHistory } from "../actions/history.ts";
 import { createBackupStore, type BackupEntry, type SnapshotEntry } from "../store/backup-store.ts";
-import { createSessionCallContext, loadPolicy, type CallContext } from "../policy/call-context.ts";
+import { createSessionCallContext, loadPolicy, type CallContext } from "../pipeline/call-context.ts";
 import {
 	approveBody,
 	approvePreviewText,

@@ -4,7 +4,7 @@
 // files that do not exist, proposals pending for more than 7 days. Nothing is moved or changed.
 
 import { dirname, join, resolve } from "node:path";
-import type { CallContext } from "../policy/call-context.ts";
+import type { CallContext } from "../pipeline/call-context.ts";
 import { similarPairs } from "../checks/similarity.ts";
 import { specBreaksOfText } from "../checks/spec-rules.ts";
 import { DEFAULT_SIMILARITY } from "../policy/settings.ts";

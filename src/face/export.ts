@@ -7,8 +7,8 @@
 import { join } from "node:path";
 import type { SkillManageArgs } from "./arguments.ts";
 import { findProposal, type ReviewDeps } from "./review.ts";
-import { prepareCall } from "../actions/prepare.ts";
-import { createCallContext } from "../policy/call-context.ts";
+import { prepareCall } from "./prepare.ts";
+import { createCallContext } from "../pipeline/call-context.ts";
 import type { TrustContext } from "../policy/trust.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";

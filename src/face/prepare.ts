@@ -2,13 +2,13 @@
 // its action's module, with the agent's reason attached. Shared by the tool and by an approval of a
 // proposal, which plans the call it recorded again.
 
-import { prepareCreate } from "./create.ts";
-import { prepareDelete } from "./delete.ts";
-import { preparePatch } from "./patch.ts";
-import { prepareRestore } from "./restore.ts";
-import { prepareWrite } from "./write-file.ts";
-import type { OperationArgs, SkillManageArgs } from "../face/arguments.ts";
-import type { CallContext, PreparedMutation } from "../policy/call-context.ts";
+import { prepareCreate } from "../actions/create.ts";
+import { prepareDelete } from "../actions/delete.ts";
+import { preparePatch } from "../actions/patch.ts";
+import { prepareRestore } from "../actions/restore.ts";
+import { prepareWrite } from "../actions/write-file.ts";
+import type { OperationArgs, SkillManageArgs } from "./arguments.ts";
+import type { CallContext, PreparedMutation } from "../pipeline/call-context.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { MAX_OPERATIONS } from "../pipeline/mutate.ts";

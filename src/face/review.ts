@@ -7,13 +7,13 @@
 
 import { ArgumentError, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
 import { findingsBlock } from "./command-text.ts";
-import { createCallContext, type CallContext, type PreparedMutation } from "../policy/call-context.ts";
+import { createCallContext, type CallContext, type PreparedMutation } from "../pipeline/call-context.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { recoverJournals } from "../store/journal.ts";
 import { runMutations } from "../pipeline/mutate.ts";
-import { prepareCall } from "../actions/prepare.ts";
+import { prepareCall } from "./prepare.ts";
 import {
 	changedSince,
 	clearApproving,

@@ -11,13 +11,18 @@ import { showHistory } from "../actions/history.ts";
 import { readSkillFile } from "../actions/read.ts";
 import { askPerson } from "./ask.ts";
 import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type SkillManageArgs } from "./arguments.ts";
-import { createSessionCallContext, type ActionResult, type CallContext, type Policy } from "../policy/call-context.ts";
+import {
+	createSessionCallContext,
+	type ActionResult,
+	type CallContext,
+	type Policy,
+} from "../pipeline/call-context.ts";
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { runMutations } from "../pipeline/mutate.ts";
-import { prepareCall } from "../actions/prepare.ts";
+import { prepareCall } from "./prepare.ts";
 import { renderSkillCall, renderSkillResult } from "./render.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
 import { sha256 } from "../base/hash.ts";

@@ -12,7 +12,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { appendAudit, type ChangeRecord } from "../store/audit.ts";
 import { createBackupStore, skillKey } from "../store/backup-store.ts";
 import { findBashWrites, findSelfApproval, selfApprovalReason } from "./bash-writes.ts";
-import { loadPolicy } from "../policy/call-context.ts";
+import { loadPolicy } from "../pipeline/call-context.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { tryRead, walkTree } from "../base/fs-reads.ts";
 import { originOfSkill, type SkillOriginKind } from "../store/origins.ts";

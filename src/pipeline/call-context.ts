@@ -3,16 +3,16 @@
 // session's read ledger and the (replaceable) filesystem and backup store.
 
 import { createBackupStore, type BackupStore } from "../store/backup-store.ts";
-import type { DiscoveryCache } from "./discovery-cache.ts";
-import { discoverSkills, type Discovery } from "./discovery.ts";
+import type { DiscoveryCache } from "../policy/discovery-cache.ts";
+import { discoverSkills, type Discovery } from "../policy/discovery.ts";
 import type { Refusal } from "../base/errors.ts";
 import type { Finding } from "../checks/risk-scan.ts";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import { getPiPlaces, type PiPlaces } from "../base/paths.ts";
 import type { ReadLedger } from "../store/read-ledger.ts";
-import { readSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "./settings.ts";
-import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "./trust.ts";
-import type { FileView, Plan } from "../pipeline/types.ts";
+import { readSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "../policy/settings.ts";
+import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "../policy/trust.ts";
+import type { FileView, Plan } from "./types.ts";
 
 export interface CallContext {
 	readonly cwd: string;

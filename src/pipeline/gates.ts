@@ -7,7 +7,7 @@
 // the review of what a change says: the Agent Skills rules, near-duplicates, and the risk scan.
 
 import { dirname } from "node:path";
-import type { CallContext, PlanInput } from "../policy/call-context.ts";
+import type { CallContext, PlanInput } from "./call-context.ts";
 import { escapeControls } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { NearLine, Refusal } from "../base/errors.ts";

@@ -8,7 +8,7 @@
 // only when the plan is byte for byte the one the person saw.
 
 import { dirname } from "node:path";
-import type { ApprovalNeed, CallContext, PreparedMutation, RiskNote } from "../policy/call-context.ts";
+import type { ApprovalNeed, CallContext, PreparedMutation, RiskNote } from "./call-context.ts";
 import type { Finding } from "../checks/risk-scan.ts";
 import { appendAudit, type ChangeRecord } from "../store/audit.ts";
 import { commitPlan } from "./commit.ts";

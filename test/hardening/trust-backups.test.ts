@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { expect } from "chai";
 import { backupFolderName, skillKey } from "../../src/store/backup-store.ts";
-import { loadPolicy } from "../../src/policy/call-context.ts";
+import { loadPolicy } from "../../src/pipeline/call-context.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { fingerprint, writeJson, skillText, writeSkill } from "../support/fixtures.ts";
 import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness } from "../support/harness.ts";
