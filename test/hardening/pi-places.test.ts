@@ -61,13 +61,15 @@ describe("hardening: pi's own folders are never writable", function () {
 	});
 
 	it("a global skillsDir in the agent folder or the home folder falls back to <agentDir>/skills", async function () {
-		for (const skillsDir of [extensions, env.agentDir, env.home, "~"]) {
+		const topics = ["ledger totals", "compass bearings", "lantern wicks", "harbor tides"];
+		for (const [i, skillsDir] of [extensions, env.agentDir, env.home, "~"].entries()) {
 			writeJson(join(env.agentDir, "settings.json"), { selfskills: { skillsDir } });
 			const name = `n${Math.abs(skillsDir.length)}`;
 			const created = await tool.call({
 				action: "create",
 				name,
-				description: "Use when testing. Says hi.",
+				// A description of its own each: near-copies of one skill are refused (similar_exists).
+				description: `Use when checking ${topics[i]}. Says hi.`,
 				body: "# Hi\n",
 			});
 			expectOk(created);

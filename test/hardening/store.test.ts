@@ -355,10 +355,16 @@ describe("hardening: the backup store", function () {
 				readdirSync(d).flatMap((n) =>
 					lstatSync(join(d, n)).isDirectory() ? [join(d, n), ...walk(join(d, n))] : [join(d, n)],
 				);
+			// A deletion snapshot keeps the skill's own modes (so cp -rp gives it back as it was); the
+			// store's 0700 folders above it keep it private.
+			const inSnapshot = (p: string) => /\/__deleted__\/[^/]+(\/|$)/.test(p.slice(self.length));
 			const loose = [self, ...walk(self)].filter(
-				(p) => (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600),
+				(p) => !inSnapshot(p) && (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600),
 			);
 			expect(loose.map((p) => `${p} ${(statSync(p).mode & 0o777).toString(8)}`)).to.deep.equal([]);
+			const snapshots = walk(self).filter((p) => p.endsWith("__deleted__"));
+			expect(snapshots, "the delete made a snapshot").to.have.length(1);
+			expect(statSync(snapshots[0]).mode & 0o777).to.equal(0o700);
 		});
 	});
 });
