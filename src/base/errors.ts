@@ -119,7 +119,8 @@ export function notWritable(path: string, reason: string, writableRoots: readonl
 	return refusal(
 		"not_writable",
 		`${path} is read-only: ${reason}. Writable roots: ${listOr(writableRoots, "(none)")}. ` +
-			`Leave this skill as it is, or create a skill of your own with {"action":"create"}.`,
+			`Leave this skill as it is, or create a skill of your own with {"action":"create"} ` +
+			'(a local variant of this one names it in "distinct_from", with a "reason").',
 		{ path, reason, writableRoots },
 	);
 }
@@ -549,12 +550,15 @@ export interface SpecRuleData {
 }
 
 /** The skill would break Agent Skills rules (agentskills.io) that it did not break before. */
-export function specViolation(path: string, broken: readonly SpecRuleData[]): Refusal {
+export function specViolation(path: string, broken: readonly SpecRuleData[], suggestion?: string): Refusal {
+	const offer = suggestion
+		? ` A frontmatter that holds them is in details.suggestion:\n${suggestion}\nPatch the frontmatter to it, then call again.`
+		: " Change the call so each of these holds, then call again.";
 	return refusal(
 		"spec_violation",
-		`the result would break the Agent Skills specification in ${path}: ` +
-			`${broken.map((b) => b.message).join("; ")}. Change the call so each of these holds, then call again.`,
-		{ path, broken },
+		`the result would break the Agent Skills specification in ${path}: ${broken.map((b) => b.message).join("; ")}.` +
+			offer,
+		{ path, broken, ...(suggestion ? { suggestion } : {}) },
 	);
 }
 

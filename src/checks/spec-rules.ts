@@ -69,6 +69,24 @@ export function specBreaksOfText(text: string, dirName: string): SpecBreak[] {
 	return frontmatter ? specBreaks(frontmatter, dirName) : [];
 }
 
+/**
+ * The text without the top-level frontmatter fields the specification does not define (each with
+ * its indented lines): the start of a suggestion for a spec_violation.
+ */
+export function dropExtraFields(text: string): string {
+	const end = text.startsWith("---") ? text.indexOf("\n---", 3) : -1;
+	if (end === -1) return text;
+	const lines = text.slice(0, end).split("\n");
+	let dropping = false;
+	const kept = lines.filter((line, i) => {
+		const key = /^([A-Za-z][\w-]*):/.exec(line)?.[1];
+		if (i > 0 && key !== undefined) dropping = !ALLOWED_FIELDS.includes(key);
+		else if (!/^[ \t]/.test(line)) dropping = false;
+		return !dropping;
+	});
+	return `${kept.join("\n")}${text.slice(end)}`;
+}
+
 /** Rules `after` breaks that `before` did not (compared by message; before undefined: a new skill). */
 export function addedSpecBreaks(before: string | undefined, after: string, dirName: string): SpecBreak[] {
 	const had = new Set(before === undefined ? [] : specBreaksOfText(before, dirName).map((b) => b.message));

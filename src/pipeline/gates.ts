@@ -18,12 +18,12 @@ import type { ReadLedger } from "../store/read-ledger.ts";
 import { findWritableRootOfReal, type WritableRoot } from "../policy/roots.ts";
 import { findPin, requiredApproval, type SelfSkillsSettings } from "../policy/settings.ts";
 import type { FileTarget, NewSkillTarget } from "../policy/target.ts";
-import { checkSkillContent, newDiagnostics, suggestFrontmatter } from "../checks/validation.ts";
+import { checkSkillContent, descriptionOf, newDiagnostics, suggestFrontmatter } from "../checks/validation.ts";
 import { hashOrNull } from "../base/hash.ts";
 import { isSymlink, tryLstat } from "../base/fs-reads.ts";
 import { scanChange } from "../checks/risk-scan.ts";
 import { findSimilar, type SkillCard } from "../checks/similarity.ts";
-import { addedSpecBreaks } from "../checks/spec-rules.ts";
+import { addedSpecBreaks, dropExtraFields, specBreaksOfText } from "../checks/spec-rules.ts";
 
 /** Every gate a planner can name. */
 export type GateName =
@@ -423,7 +423,12 @@ export function checkSpec(
 	dirName: string,
 ): Refusal | undefined {
 	const broken = addedSpecBreaks(before, after, dirName);
-	return broken.length === 0 ? undefined : refusals.specViolation(path, broken);
+	if (broken.length === 0) return undefined;
+	// Offered: the frontmatter with only the fields the specification defines, a lost description put back.
+	const previous = before === undefined ? undefined : descriptionOf(before);
+	const suggestion = suggestFrontmatter(dropExtraFields(after), dirName, previous);
+	const fixes = suggestion !== undefined && specBreaksOfText(`${suggestion}\n`, dirName).length === 0;
+	return refusals.specViolation(path, broken, fixes ? suggestion : undefined);
 }
 
 /**

@@ -129,12 +129,12 @@ export const SCENARIOS: readonly Scenario[] = [
 		},
 		repair(r, last) {
 			const suggestion = data<string>(r, "suggestion");
-			if (r.details.code !== "invalid_skill" || !suggestion) return undefined;
-			// The agent keeps its new field and takes the frontmatter the refusal offers.
+			if (r.details.code !== "spec_violation" || !suggestion) return undefined;
+			// The agent takes the frontmatter the refusal offers: its field outside the specification goes.
 			const front = SKILL_TEXT.slice(0, SKILL_TEXT.indexOf("\n---", 3) + 4);
 			return { ...last, old_string: front, new_string: suggestion };
 		},
-		done: (env) => fileHas(env, "summary: deploy checks") && fileHas(env, "description:"),
+		done: (env) => !fileHas(env, "summary: deploy checks") && fileHas(env, "description:"),
 	},
 	{
 		mistake: "wrong skill name",
@@ -167,12 +167,14 @@ export const SCENARIOS: readonly Scenario[] = [
 		},
 		repair(r, last) {
 			if (r.details.code !== "not_writable") return undefined;
-			// The refusal says: leave it, or create a skill of your own.
+			// The refusal says: leave it, or create a skill of your own, naming it as distinct from this one.
 			return {
 				action: "create",
 				name: `${String(last.skill)}-local`,
 				description: "Use when deploying the app. Local corrections to deploy-checks.",
 				body: "1. Run npm run build.\n",
+				distinct_from: [String(last.skill)],
+				reason: "deploy-checks is read-only here; this holds the local build fix",
 			};
 		},
 		done: (env) => fileHas(env, "Run npm run build.", "deploy-checks-local"),
