@@ -8,7 +8,7 @@ import type { DiscoveredSkill } from "../policy/discovery.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { blobBytes, filesAt, isSafeRevision, locateInWorkTree, recentCommits, resolveCommit } from "../base/git.ts";
-import { checkWritable, GATE_ORDER, humanGates, runGates, writableInput } from "../pipeline/gates.ts";
+import { checkRisk, checkWritable, GATE_ORDER, humanGates, runGates, writableInput } from "../pipeline/gates.ts";
 import { loadedNameOf } from "../checks/validation.ts";
 import { checkFileArgument, findSkill, newSkillTarget, SKILL_FILE, type SkillSelector } from "../policy/target.ts";
 import type { FileChange, Plan } from "../pipeline/types.ts";
@@ -31,10 +31,21 @@ function skillPlace(ctx: CallContext, args: SkillSelector): { name: string; dir:
 }
 
 /**
- * Seam for the risk scan (src/checks/risk-scan.ts `scanChange`): a restore from git is judged like a
- * new change, by the findings its files have after it that they did not have before.
+ * A restore from git is judged like a new change: by the findings its files have after it that they
+ * did not have before (the package's own backups are an undo and are not scanned).
  */
-function riskOfGitRestore(_ctx: CallContext, _changes: readonly FileChange[]): Refusal | undefined {
+function riskOfGitRestore(ctx: CallContext, input: PlanInput, changes: readonly FileChange[]): Refusal | undefined {
+	for (const change of changes) {
+		if (change.after === null) continue;
+		const refused = checkRisk(ctx, input, {
+			skill: change.skill,
+			file: change.relPath,
+			path: change.absPath,
+			before: change.before?.toString("utf8"),
+			after: change.after.toString("utf8"),
+		});
+		if (refused) return refused;
+	}
 	return undefined;
 }
 
@@ -123,13 +134,12 @@ function planGitRestore(
 	const target = place.skill
 		? { skill: place.skill, relPath: SKILL_FILE, absPath: place.skill.filePath, isSkillFile: true }
 		: newSkillTarget(place.name, place.dir);
-	const refused = runGates(GATE_ORDER.restoreFile, {
+	const refused = runGates(GATE_ORDER.restoreGit, {
 		writable: () => checkWritable(writableInput(ctx), target),
 		...humanGates(ctx, input, { name: place.name, dir: place.dir }),
 		exists: () =>
-			changes.length === 0
-				? refusals.restoreNoChange(place.name, from.shown, `git:${short}`, undefined)
-				: riskOfGitRestore(ctx, changes),
+			changes.length === 0 ? refusals.restoreNoChange(place.name, from.shown, `git:${short}`, undefined) : undefined,
+		risk: () => riskOfGitRestore(ctx, input, changes),
 	});
 	if (refused) return refused;
 	const skipped = from.skipped > 0 ? ` ${from.skipped} entry(ies) that are not regular files were left out.` : "";

@@ -74,6 +74,8 @@ export const GATE_ORDER = {
 	// restore needs no read (the current bytes are backed up first) and checks no content: a byte copy.
 	restoreFile: ["writable", "pinned", "exists", "approval"],
 	restoreSkill: ["writable", "pinned", "exists", "approval"],
+	// A restore from git is a new change, not an undo: its files are scanned like any other.
+	restoreGit: ["writable", "pinned", "exists", "risk", "approval"],
 } as const satisfies Record<string, readonly GateName[]>;
 
 export type GateSet = Partial<Record<GateName, () => Refusal | undefined>>;
