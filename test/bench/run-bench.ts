@@ -253,11 +253,13 @@ async function benchCost(count: number): Promise<void> {
 			[
 				"create+list",
 				async () => {
-					const name = `made-${++step}`;
+					// A word of its own per skill: near-copies of one description are refused (similar_exists).
+					const word = `zk${String(++step).replace(/\d/g, (d) => "qwrtypsdfg"[Number(d)])}`;
+					const name = word;
 					await expectOk(bench, {
 						action: "create",
 						name,
-						description: `Use when ${name} is needed.`,
+						description: `Use when ${word}x jams the ${word}v of ${word}j.`,
 						body: "# Steps\n",
 					});
 					await expectOk(bench, { action: "list" });
