@@ -552,7 +552,8 @@ export interface SpecRuleData {
 /** The skill would break Agent Skills rules (agentskills.io) that it did not break before. */
 export function specViolation(path: string, broken: readonly SpecRuleData[], suggestion?: string): Refusal {
 	const offer = suggestion
-		? ` A frontmatter that holds them is in details.suggestion:\n${suggestion}\nPatch the frontmatter to it, then call again.`
+		? ` A frontmatter that holds them is in details.suggestion:\n${suggestion}\n` +
+			"Patch the frontmatter to it, then call again."
 		: " Change the call so each of these holds, then call again.";
 	return refusal(
 		"spec_violation",
