@@ -448,7 +448,10 @@ export function scanChange(before: string | undefined, after: string): Finding[]
 }
 
 /** Findings for the person, one line each: `  [category] line N: text`. */
-export function findingsText(findings: readonly Finding[], limit = 20): string {
+export function findingsText(
+	findings: ReadonlyArray<{ readonly category: string; readonly line: number; readonly text: string }>,
+	limit = 20,
+): string {
 	const shown = findings.slice(0, limit).map((f) => `  [${f.category}] line ${f.line}: ${f.text}`);
 	if (findings.length > limit) shown.push(`  … and ${findings.length - limit} more`);
 	return shown.join("\n");

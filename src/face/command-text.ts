@@ -3,6 +3,7 @@
 // model must know about (a restore or trust change the human made) get a text of their own.
 // Also the human's one-line start-up warning about settings problems.
 
+import { findingsText } from "../checks/risk-scan.ts";
 import type { BackupEntry, SnapshotEntry } from "../store/backup-store.ts";
 import type { Refusal } from "../base/errors.ts";
 import { shownDiff, shownName, shownReason } from "../checks/agent-text.ts";
@@ -235,7 +236,7 @@ export interface ProposalView {
 /** The risky lines of a change, for the person, above its diff; "" when there are none. */
 export function findingsBlock(findings: ProposalView["findings"]): string {
 	if (!findings || findings.length === 0) return "";
-	return `lines that look risky:\n${findings.map((f) => `  [${f.category}] line ${f.line}: ${f.text}`).join("\n")}`;
+	return `lines that look risky:\n${findingsText(findings, Number.POSITIVE_INFINITY)}`;
 }
 
 const reasonText = (reason: string | undefined) => (reason ? `"${shownReason(reason)}"` : "(no reason given)");
