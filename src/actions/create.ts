@@ -102,7 +102,9 @@ export function prepareCreate(ctx: CallContext, args: CreateArgs): PreparedMutat
 
 function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, input: PlanInput): Plan | Refusal {
 	const { view } = input;
-	let text = "";
+	// The SKILL.md text pi reads back as written (gate 6 asks pi's loader): worked out once, when first needed.
+	let rendered: string | Refusal | undefined;
+	const render = (): string | Refusal => (rendered ??= renderExact(args, target.absPath));
 	const refused = runGates(GATE_ORDER.create, {
 		// A skill this package creates is its own: approval for "own" decides.
 		...humanGates(ctx, input, { name: args.name, dir: target.dir, created: true }),
@@ -115,23 +117,27 @@ function planCreate(ctx: CallContext, args: CreateArgs, target: NewSkillTarget, 
 		spec: () =>
 			checkSpec(target.absPath, undefined, renderSkillFile(args.name, args.description, args.body, true), args.name),
 		valid: () => {
-			const rendered = renderExact(args, target.absPath);
-			if (typeof rendered !== "string") return rendered;
-			text = rendered;
-			return undefined;
+			const text = render();
+			return typeof text === "string" ? undefined : text;
 		},
 		similar: () => checkSimilar(ctx, { name: args.name, description: args.description }, args.distinct_from ?? []),
 		// The name and the description are in `text` (its frontmatter): they count like the body.
-		risk: () =>
-			checkRisk(ctx, input, {
-				skill: args.name,
-				file: SKILL_FILE,
-				path: target.absPath,
-				before: undefined,
-				after: text,
-			}),
+		risk: () => {
+			const text = render();
+			return typeof text === "string"
+				? checkRisk(ctx, input, {
+						skill: args.name,
+						file: SKILL_FILE,
+						path: target.absPath,
+						before: undefined,
+						after: text,
+					})
+				: text;
+		},
 	});
 	if (refused) return refused;
+	const text = render();
+	if (typeof text !== "string") return text;
 	return {
 		action: "create",
 		skill: args.name,

@@ -25,7 +25,7 @@ import {
 } from "../pipeline/gates.ts";
 import { skillNamed } from "../policy/discovery.ts";
 import { findSkill, resolveFileTarget, type FileTarget, type SkillSelector } from "../policy/target.ts";
-import { checkSkillContent, descriptionOf, loadedNameOf } from "../checks/validation.ts";
+import { checkSkillContent, descriptionOf, loadedNameOf, type SkillCheck } from "../checks/validation.ts";
 import type { Plan } from "../pipeline/types.ts";
 
 export interface PatchArgs extends SkillSelector {
@@ -36,19 +36,18 @@ export interface PatchArgs extends SkillSelector {
 	readonly distinct_from?: readonly string[];
 }
 
-/** loadedNameOf for text gate 6 already checked: pi's own answer, from the check cache. */
-const loadedName = (text: string, dirName: string): string =>
-	checkSkillContent(text, dirName).name ?? loadedNameOf(text, dirName);
-
 /**
  * The other skills' names gate 6 compares `after` against, narrowed to the one that matters: the
  * name `after` loads under, when another skill holds it (pi loads one skill per name).
  */
-function collidingNames(ctx: CallContext, target: FileTarget, after: string, dirName: string): string[] {
-	const name = checkSkillContent(after, dirName).name;
+function collidingNames(ctx: CallContext, target: FileTarget, name: string | undefined): string[] {
 	const holder = name === undefined ? undefined : skillNamed(ctx.discovery.skills, name);
 	return name !== undefined && holder !== undefined && holder.filePath !== target.skill.filePath ? [name] : [];
 }
+
+/** Whether a SKILL.md change touches what the model picks a skill by: its name or its description. */
+const cardChanged = (before: string, after: string, dirName: string): boolean =>
+	loadedNameOf(before, dirName) !== loadedNameOf(after, dirName) || descriptionOf(before) !== descriptionOf(after);
 
 export function preparePatch(ctx: CallContext, args: PatchArgs): PreparedMutation | Refusal {
 	// Gate 1 needs no target, so a bad pair is refused before the skill is even looked up.
@@ -84,6 +83,9 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 	// an after too large to build (a replace_all of a short old_string can multiply the file).
 	const text = decodeText(bytes ?? Buffer.alloc(0), target.absPath);
 	const edit = typeof text === "string" ? replaced(text, args, target.absPath) : text;
+	// pi's loader's answer on the new SKILL.md text: asked once, when a gate first needs it.
+	let asked: SkillCheck | undefined;
+	const check = (after: string): SkillCheck => (asked ??= checkSkillContent(after, dirName));
 	const refused = runGates(GATE_ORDER.patch, {
 		old_string: () => undefined, // checked in preparePatch, before the lookup
 		...readGates(ctx, target, input),
@@ -111,19 +113,19 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 					? checkValid({
 							before: edit.before,
 							after: edit.after,
+							check: check(edit.after),
 							dirName,
 							path: target.absPath,
-							otherNames: collidingNames(ctx, target, edit.after, dirName),
+							otherNames: collidingNames(ctx, target, check(edit.after).name),
 							previousDescription: () => descriptionOf(edit.before),
 						})
 					: undefined,
 		// A new name or description is what the model picks a skill by: it must not read like another skill's.
 		similar: () => {
 			if ("code" in edit || !target.isSkillFile) return "code" in edit ? edit : undefined;
-			const name = loadedName(edit.after, dirName);
+			if (!cardChanged(edit.before, edit.after, dirName)) return undefined;
+			const name = check(edit.after).name ?? loadedNameOf(edit.after, dirName);
 			const description = descriptionOf(edit.after) ?? "";
-			if (name === loadedName(edit.before, dirName) && description === (descriptionOf(edit.before) ?? ""))
-				return undefined;
 			return checkSimilar(ctx, { name, description }, [target.skill.name, ...(args.distinct_from ?? [])]);
 		},
 		risk: () =>
@@ -149,7 +151,7 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 				absPath: target.absPath,
 				before: bytes,
 				after: encodeText(edit.after),
-				expectName: target.isSkillFile ? loadedName(edit.after, dirName) : undefined,
+				expectName: target.isSkillFile ? (check(edit.after).name ?? loadedNameOf(edit.after, dirName)) : undefined,
 			},
 		],
 	};

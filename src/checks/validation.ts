@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { loadSkills, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { SkillDiagnostic } from "../base/errors.ts";
 import { isProcessAlive } from "../base/writer.ts";
-import { sha256 } from "../base/hash.ts";
 
 export const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const MAX_NAME = 64;
@@ -72,10 +71,6 @@ function scratchParent(dirName: string): string {
 	mkdirSync(join(parent, dirName), { recursive: true });
 	return parent;
 }
-
-/** Checks are a pure function of (content, folder name): a patch's `before` is the last one's `after`. */
-const checkCache = new Map<string, SkillCheck>();
-const CHECK_CACHE_SIZE = 128;
 
 /** Problems with a skill name, per the Agent Skills rules (empty when fine). */
 export function nameProblems(name: string): string[] {
@@ -186,36 +181,11 @@ export interface SkillCheck {
 	readonly loaderDiagnostics: readonly SkillDiagnostic[];
 }
 
-/** A text's sha256, for the last few texts. */
-const hashText = lastFew(sha256);
-
 /**
- * The part of a text a verdict depends on: up to and including the first "\n---" after its opening
- * (the whole text without one). Both pi lines' loaders and the strict rules read only the frontmatter
- * there (folding CRLF or a lone CR to "\n" can only move its end earlier, inside this prefix), so a
- * change to the body alone keeps the verdict; test/unit/validation.test.ts holds each pi line to that.
- */
-function verdictPrefix(text: string): string {
-	const end = text.indexOf("\n---", 3);
-	return end === -1 ? text : text.slice(0, end + 4);
-}
-
-/**
- * Loads `content` as `<dirName>/SKILL.md` with pi's loader and adds the strict rules; the verdict
- * on a text whose frontmatter an earlier check already judged (a patch of the body) is reused.
+ * Loads `content` as `<dirName>/SKILL.md` with pi's loader on a scratch copy and adds the strict
+ * rules. A caller works the answer out once per text and passes it along.
  */
 export function checkSkillContent(content: string, dirName: string): SkillCheck {
-	const key = `${dirName}\0${hashText(verdictPrefix(content))}`;
-	const cached = checkCache.get(key);
-	if (cached) return { ...cached, diagnostics: [...cached.diagnostics] };
-	const check = judgeSkillContent(content, dirName);
-	if (checkCache.size >= CHECK_CACHE_SIZE) checkCache.delete(checkCache.keys().next().value ?? "");
-	checkCache.set(key, check);
-	return { ...check, diagnostics: [...check.diagnostics] };
-}
-
-/** The verdict itself, never cached: pi's loader on a scratch copy, then the strict rules. */
-export function judgeSkillContent(content: string, dirName: string): SkillCheck {
 	const dir = scratchParent(dirName);
 	const file = join(dir, dirName, "SKILL.md");
 	writeFileSync(file, content);

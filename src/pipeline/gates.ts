@@ -18,7 +18,13 @@ import type { ReadLedger } from "../store/read-ledger.ts";
 import { findWritableRootOfReal, type WritableRoot } from "../policy/roots.ts";
 import { findPin, requiredApproval, type SelfSkillsSettings } from "../policy/settings.ts";
 import type { FileTarget, NewSkillTarget } from "../policy/target.ts";
-import { checkSkillContent, descriptionOf, newDiagnostics, suggestFrontmatter } from "../checks/validation.ts";
+import {
+	checkSkillContent,
+	descriptionOf,
+	newDiagnostics,
+	suggestFrontmatter,
+	type SkillCheck,
+} from "../checks/validation.ts";
 import { hashOrNull } from "../base/hash.ts";
 import { isSymlink, tryLstat } from "../base/fs-reads.ts";
 import { scanChange } from "../checks/risk-scan.ts";
@@ -386,6 +392,8 @@ export function replacedSize(text: string, oldString: string, newString: string,
 export interface ValidInput {
 	readonly before: string | undefined;
 	readonly after: string;
+	/** pi's answer on `after` (checkSkillContent), worked out once by the caller. */
+	readonly check: SkillCheck;
 	readonly dirName: string;
 	readonly path: string;
 	/** Names of the other discovered skills, for collisions when the name changes. */
@@ -394,12 +402,16 @@ export interface ValidInput {
 	readonly previousDescription?: () => string | undefined;
 }
 
-/** Gate 6: pi still loads the skill, with no diagnostic the file did not already have. */
+/**
+ * Gate 6: pi still loads the skill, with no diagnostic the file did not already have. `before` goes
+ * to pi's loader only when `after` has a diagnostic it might already have had.
+ */
 export function checkValid(input: ValidInput): Refusal | undefined {
-	const after = checkSkillContent(input.after, input.dirName);
-	const beforeDiagnostics =
-		input.before === undefined ? [] : checkSkillContent(input.before, input.dirName).diagnostics;
-	const added = newDiagnostics(beforeDiagnostics, after.diagnostics);
+	const after = input.check;
+	const added =
+		input.before === undefined || after.diagnostics.length === 0
+			? [...after.diagnostics]
+			: newDiagnostics(checkSkillContent(input.before, input.dirName).diagnostics, after.diagnostics);
 	if (after.name !== undefined && input.otherNames.includes(after.name)) {
 		added.push({ type: "collision", message: `name "${after.name}" collides with another discovered skill` });
 	}

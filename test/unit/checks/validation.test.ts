@@ -7,13 +7,7 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { expect } from "chai";
-import {
-	checkSkillContent,
-	judgeSkillContent,
-	newDiagnostics,
-	nameProblems,
-	suggestFrontmatter,
-} from "../../../src/checks/validation.ts";
+import { checkSkillContent, newDiagnostics, nameProblems, suggestFrontmatter } from "../../../src/checks/validation.ts";
 import { REPO_ROOT } from "../../support/pi-line.ts";
 
 const skill = (frontmatter: string, body = "# Body\n") => `---\n${frontmatter}\n---\n${body}`;
@@ -25,58 +19,6 @@ function applySuggestion(content: string, frontmatter: string): string {
 }
 
 describe("validation", function () {
-	describe("a verdict depends on the frontmatter only (what lets a patch of the body reuse it)", function () {
-		// Openings: well-formed, pi's own refusals and warnings, YAML errors, the strict rules, a byte
-		// order mark, CRLF and lone CR line ends, no frontmatter at all, an opening never closed.
-		const openings = [
-			"---\nname: alpha\ndescription: Does alpha things.\n---",
-			"---\nname: alpha\n---",
-			"---\nname: Alpha_Bad\ndescription: Bad name.\n---",
-			"---\nname: other\ndescription: Does other things.\n---",
-			"---\nname: alpha\ndescription: Use when: it breaks\n---",
-			"---\nname: alpha\ndescription: Cut here #not a comment\n---",
-			`---\nname: alpha\ndescription: ${"x".repeat(1100)}\ncompatibility: ${"y".repeat(600)}\n---`,
-			"\uFEFF---\nname: alpha\ndescription: After a byte order mark.\n---",
-			"---\r\nname: alpha\r\ndescription: CRLF line ends.\r\n---",
-			"---\rname: alpha\rdescription: Lone CR.\r---\nname: beta\ndescription: Seen if CR is no line end.\n---",
-			"---\nname: alpha\n\tdescription: tabbed\n---",
-			"# No frontmatter\n",
-			"---\nname: alpha\ndescription: Never closed.",
-		];
-		// Bodies that try to look like frontmatter, hold line ends of every kind, or are empty.
-		const bodies = [
-			"",
-			"\n# Body\n\nSteps.\n",
-			"\n---\nname: beta\ndescription: A second block.\n---\n",
-			"\r\n---\r\nname: gamma\r\n",
-			"\rname: delta\r---",
-			"---\n",
-			`\n${"long body line\n".repeat(2000)}`,
-			"\n\uFFFD\u0000 odd bytes\n",
-		];
-
-		it('gives every opening up to its first "\\n---" the same verdict whatever body follows it', function () {
-			this.timeout(60_000);
-			// Without that line the whole text is the key: nothing is reused for those.
-			for (const opening of openings.filter((o) => o.indexOf("\n---", 3) !== -1)) {
-				const first = judgeSkillContent(opening + bodies[0], "alpha");
-				for (const body of bodies.slice(1))
-					expect(
-						judgeSkillContent(opening + body, "alpha"),
-						JSON.stringify((opening + body).slice(0, 80)),
-					).to.deep.equal(first);
-			}
-		});
-
-		it("reuses a verdict only for the same opening and folder", function () {
-			for (const [i, opening] of openings.entries()) {
-				const text = opening + bodies[1];
-				expect(checkSkillContent(text, "alpha"), `opening ${i}`).to.deep.equal(judgeSkillContent(text, "alpha"));
-				expect(checkSkillContent(text, "beta"), `opening ${i}`).to.deep.equal(judgeSkillContent(text, "beta"));
-			}
-		});
-	});
-
 	describe("checkSkillContent", function () {
 		it("accepts a well-formed skill with no diagnostic and the name pi loads it under", function () {
 			expect(checkSkillContent(skill("name: alpha\ndescription: Does alpha things."), "alpha")).to.deep.equal({
