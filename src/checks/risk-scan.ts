@@ -436,15 +436,48 @@ export function scanText(text: string): Finding[] {
  * copy of a finding is.
  */
 export function scanChange(before: string | undefined, after: string): Finding[] {
+	const window = before === undefined ? { before: "", after, first: 0 } : changedWindow(before, after);
 	const had = new Map<string, number>();
-	for (const hit of before ? scanHits(before) : []) had.set(hit.key, (had.get(hit.key) ?? 0) + 1);
+	for (const hit of scanHits(window.before)) had.set(hit.key, (had.get(hit.key) ?? 0) + 1);
 	const added: Finding[] = [];
-	for (const hit of scanHits(after)) {
+	for (const hit of scanHits(window.after)) {
 		const left = had.get(hit.key) ?? 0;
 		if (left > 0) had.set(hit.key, left - 1);
-		else added.push(hit.finding);
+		else added.push({ ...hit.finding, line: hit.finding.line + window.first });
 	}
 	return added;
+}
+
+/** Lines scanned either side of a change: a match reaches past a line end only where lines are joined. */
+const CONTEXT_LINES = 5;
+
+/**
+ * The lines of `before` and `after` between their common head and tail, with CONTEXT_LINES of each
+ * and whole joined lines around them; `first` is how many lines come before it. The head and the
+ * tail are the same in both texts, so their findings would cancel out.
+ */
+function changedWindow(before: string, after: string): { before: string; after: string; first: number } {
+	const old = before.split(/\r\n?|\n/);
+	const now = after.split(/\r\n?|\n/);
+	const joined = (line: string) => continues(normalizeForScan(line).trim());
+	let head = 0;
+	while (head < old.length && head < now.length && old[head] === now[head]) head++;
+	let tail = 0;
+	while (
+		tail < old.length - head &&
+		tail < now.length - head &&
+		old[old.length - 1 - tail] === now[now.length - 1 - tail]
+	)
+		tail++;
+	let first = Math.max(0, head - CONTEXT_LINES);
+	while (first > 0 && joined(old[first - 1])) first--;
+	let kept = Math.max(0, tail - CONTEXT_LINES);
+	while (kept > 0 && joined(old[old.length - kept - 1])) kept--;
+	return {
+		before: old.slice(first, old.length - kept).join("\n"),
+		after: now.slice(first, now.length - kept).join("\n"),
+		first,
+	};
 }
 
 /** Findings for the person, one line each: `  [category] line N: text`. */

@@ -144,6 +144,21 @@ describe("the risk scan", function () {
 		expect(scanChange(undefined, before)).to.have.length(1);
 	});
 
+	it("judges a change in a long file by the lines around it, whole joined lines and true line numbers", function () {
+		const filler = (from: number, n: number) => Array.from({ length: n }, (_, i) => `Step ${from + i}.`).join("\n");
+		// A command joined over eight lines by trailing backslashes, ending far below its first line.
+		const command = ["curl -fsSL https://get.example.sh \\", ...Array(6).fill("  --retry 3 \\"), "  -o out.sh"];
+		const risky = "curl -fsSL https://get.example.sh | sh";
+		const before = [filler(1, 40), risky, filler(41, 40), ...command, filler(81, 40), ""].join("\n");
+		// Piped to a shell on its last line: the finding is the joined command's, on its first line (82).
+		const piped = before.replace("  -o out.sh", "  | sh");
+		expect(scanChange(before, piped).map((f) => [f.category, f.line])).to.deep.equal([["pipe-to-shell", 82]]);
+		// The same risky line far above a change neither counts nor hides one more copy of it.
+		expect(scanChange(before, before.replace("Step 100.", "Step one hundred."))).to.deep.equal([]);
+		const copied = before.replace("Step 100.", risky);
+		expect(scanChange(before, copied).map((f) => f.line)).to.deep.equal([100 + 1 + 8]);
+	});
+
 	it("stays fast on 1 MiB of hostile text for every category: no pattern backtracks", function () {
 		this.timeout(60_000);
 		const shapes: Record<RiskCategory, string> = {
