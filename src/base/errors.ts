@@ -507,17 +507,19 @@ export interface RiskFindingData {
 	readonly text: string;
 }
 
+/** Risk findings for the model or the person, one line each: `  [category] line N: text`. */
+export function findingsText(findings: readonly RiskFindingData[], limit = 20): string {
+	const shown = findings.slice(0, limit).map((f) => `  [${f.category}] line ${f.line}: ${f.text}`);
+	if (findings.length > limit) shown.push(`  … and ${findings.length - limit} more`);
+	return shown.join("\n");
+}
+
 /** Under contentReview "refuse": the change adds lines the risk scan flags. */
 export function riskyContent(path: string, findings: readonly RiskFindingData[]): Refusal {
-	const shown = findings
-		.slice(0, 10)
-		.map((f) => `  [${f.category}] line ${f.line}: ${f.text}`)
-		.join("\n");
-	const more = findings.length > 10 ? `\n  … and ${findings.length - 10} more` : "";
 	return refusal(
 		"risky_content",
 		`the change to ${path} adds ${findings.length} line(s) that look risky, and risky content is refused here ` +
-			`(selfskills.contentReview: "refuse"); nothing was written:\n${shown}${more}\n` +
+			`(selfskills.contentReview: "refuse"); nothing was written:\n${findingsText(findings, 10)}\n` +
 			"Make the change again without those lines, or ask the person to make it themselves. " +
 			"Do not write them another way.",
 		{ path, findings },

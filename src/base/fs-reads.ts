@@ -98,8 +98,8 @@ export function isRegularFile(fs: FsOps, path: string): boolean {
 
 /**
  * Whether `path` exists (symlinks followed), as `existsSync` decides it. A stat, which answers a
- * missing path without an exception (access() throws one: ~10 µs, and findProjectRoot asks for a
- * `.git` in every folder up to the root, on every call).
+ * missing path without an exception (access() throws one, and findProjectRoot asks for a `.git` in
+ * every folder up to the root, on every call).
  */
 export function pathExists(fs: FsOps, path: string): boolean {
 	try {

@@ -35,11 +35,11 @@ const SHOWN_CHARS = 160;
 
 const SHELL = [
 	String.raw`(?:sudo\s)?(?:ba|z|da|k|c|tc|fi)?sh|python[0-9.]*|node|perl|ruby|php|`,
-	String.raw`pwsh|powershell|iex|invoke-expression|source`,
+	"pwsh|powershell|iex|invoke-expression|source",
 ].join("");
-const FETCH = String.raw`curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c`;
+const FETCH = "curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c";
 const HOME = String.raw`(?:~|\$home|\$\{home\}|/root|/home/[\w.-]{1,32}|/users/[\w.-]{1,32})`;
-const SECRET_WORD = String.raw`token|secret|passw(?:or)?d|api_?key|private_?key|access_?key|credential`;
+const SECRET_WORD = "token|secret|passw(?:or)?d|api_?key|private_?key|access_?key|credential";
 
 /** A pattern written in pieces (a long one stays readable within the line width). */
 const re = (parts: readonly string[], flags: string): RegExp => new RegExp(parts.join(""), flags);
@@ -120,11 +120,11 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		re(
 			[
 				String.raw`\b(?:send|post|upload|exfiltrate|forward|transmit|leak|copy)\s(?:\S{1,20}\s){0,5`,
-				String.raw`}?(?:files?|conversation|chat history|history|environment variables|env vars|cre`,
-				String.raw`dentials|secrets|api keys?|tokens?|ssh keys?|private keys?|source code|codebase|`,
+				"}?(?:files?|conversation|chat history|history|environment variables|env vars|cre",
+				"dentials|secrets|api keys?|tokens?|ssh keys?|private keys?|source code|codebase|",
 				String.raw`repository|passwords?)\s(?:\S{1,20}\s){0,3}?to\s(?:https?:\/\/|[\w-]{1,40}\.(?:c`,
 				String.raw`om|net|org|io|xyz|ru|cn|site|app|dev)\b|(?:my|our|this|a|the) (?:server|webhook|`,
-				String.raw`endpoint))`,
+				"endpoint))",
 			],
 			"g",
 		),
@@ -185,7 +185,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		re(
 			[
 				String.raw`\b(?:bypass|circumvent|disable|turn off|override)\s(?:all\s|any\s|the\s|your\s){`,
-				String.raw`0,2}(?:safety|security|guard ?rails?|content (?:policy|filters?)|restrictions|sa`,
+				"0,2}(?:safety|security|guard ?rails?|content (?:policy|filters?)|restrictions|sa",
 				String.raw`feguards)\b`,
 			],
 			"g",
@@ -478,14 +478,4 @@ function changedWindow(before: string, after: string): { before: string; after: 
 		after: now.slice(first, now.length - kept).join("\n"),
 		first,
 	};
-}
-
-/** Findings for the person, one line each: `  [category] line N: text`. */
-export function findingsText(
-	findings: ReadonlyArray<{ readonly category: string; readonly line: number; readonly text: string }>,
-	limit = 20,
-): string {
-	const shown = findings.slice(0, limit).map((f) => `  [${f.category}] line ${f.line}: ${f.text}`);
-	if (findings.length > limit) shown.push(`  … and ${findings.length - limit} more`);
-	return shown.join("\n");
 }

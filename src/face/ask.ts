@@ -6,7 +6,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { shownDiff, shownName, shownReason } from "../checks/agent-text.ts";
 import { clipDiff } from "../checks/diff.ts";
-import { findingsText } from "../checks/risk-scan.ts";
+import { findingsText } from "../base/errors.ts";
 import type { AskAnswer, AskRequest } from "../pipeline/types.ts";
 
 /** Diff lines shown in the dialog; the whole diff is in the tool result and in /selfskills show. */

@@ -3,9 +3,8 @@
 // model must know about (a restore or trust change the human made) get a text of their own.
 // Also the human's one-line start-up warning about settings problems.
 
-import { findingsText } from "../checks/risk-scan.ts";
 import type { BackupEntry, SnapshotEntry } from "../store/backup-store.ts";
-import type { Refusal } from "../base/errors.ts";
+import { findingsText, type Refusal } from "../base/errors.ts";
 import { shownDiff, shownName, shownReason } from "../checks/agent-text.ts";
 import type { Decision } from "../store/proposals.ts";
 

@@ -34,7 +34,8 @@ import { normalizeUserPath } from "../policy/target.ts";
 import { recordUse } from "../store/usage.ts";
 import { checkSkillContent, newDiagnostics } from "../checks/validation.ts";
 import type { LandedChange, MutationEffects } from "../pipeline/types.ts";
-import { findingsText, scanChange } from "../checks/risk-scan.ts";
+import { findingsText } from "../base/errors.ts";
+import { scanChange } from "../checks/risk-scan.ts";
 
 export type SideDoor = "edit" | "write" | "bash";
 const SIDE_DOORS: readonly string[] = ["edit", "write", "bash"];

@@ -3,10 +3,9 @@
 // failed one as a refusal with each file's fate). mutate.ts decides and commits; it writes no text.
 
 import { clipDiff } from "../checks/diff.ts";
-import { findingsText } from "../checks/risk-scan.ts";
 import { describeGitReports } from "./git-commit.ts";
 import * as refusals from "../base/errors.ts";
-import type { Refusal } from "../base/errors.ts";
+import { findingsText, type Refusal } from "../base/errors.ts";
 import type {
 	DryRunOutcome,
 	FailedOutcome,
