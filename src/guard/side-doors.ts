@@ -15,7 +15,7 @@ import { findBashWrites, findSelfApproval, selfApprovalReason } from "./bash-wri
 import { loadPolicy } from "../pipeline/call-context.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { tryRead, walkTree } from "../base/fs-reads.ts";
-import { originOfSkill, type SkillOriginKind } from "../store/origins.ts";
+import { originOfSkill } from "../store/origins.ts";
 import { isWithin, resolveReal } from "../base/paths.ts";
 import { sha256 } from "../base/hash.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
@@ -28,7 +28,7 @@ import {
 	requiredApproval,
 	type SelfSkillsSettings,
 } from "../policy/settings.ts";
-import { getProtectedSet, type ProtectedPlace } from "./protected-set.ts";
+import { getProtectedSet, type ProtectedPlace, type ProtectedSet } from "./protected-set.ts";
 import { planMounts, sandboxCommand, type SandboxProbe } from "./sandbox.ts";
 import { normalizeUserPath } from "../policy/target.ts";
 import { recordUse } from "../store/usage.ts";
@@ -38,7 +38,7 @@ import { findingsText } from "../base/errors.ts";
 import { scanChange } from "../checks/risk-scan.ts";
 
 export type SideDoor = "edit" | "write" | "bash";
-const SIDE_DOORS: readonly string[] = ["edit", "write", "bash"];
+const isSideDoor = (name: string): name is SideDoor => name === "edit" || name === "write" || name === "bash";
 
 /** A discovered skill as the guard knows it: its folder (symlinks resolved) and its skill file. */
 export interface SkillPlace {
@@ -124,14 +124,10 @@ export function findSkillHits(
 }
 
 /** Why a side door to this skill is closed whatever guardBuiltins says, or undefined. */
-function forcedBlock(
-	settings: SelfSkillsSettings,
-	skill: SkillPlace,
-	origin: () => SkillOriginKind,
-): string | undefined {
+function forcedBlock(deps: SideDoorDeps, settings: SelfSkillsSettings, skill: SkillPlace): string | undefined {
 	if (findPin(settings.pinned, skill.name) !== undefined)
 		return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
-	const needed = requiredApproval(settings.approval, origin);
+	const needed = requiredApproval(settings.approval, () => originOfSkill(deps.fs, deps.agentDir(), skill.dir));
 	return (
 		needed &&
 		`changes to this skill need the person's approval (selfskills.approval: "${needed.mode}"), ` +
@@ -156,6 +152,11 @@ function blockReason(toolName: string, skill: SkillPlace, why: string | undefine
 function skillFiles(fs: FsOps, skill: SkillPlace): string[] {
 	if (skill.filePath === skill.dir) return [basename(skill.dir)];
 	return walkTree(fs, skill.dir).files.map((f) => f.relPath);
+}
+
+/** The folder a skill's relative paths start from: its own, or the one holding a single-file skill. */
+function skillRoot(skill: SkillPlace): string {
+	return skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir;
 }
 
 interface Before {
@@ -197,13 +198,53 @@ export interface SideDoorGuard {
 	onToolResult(event: { toolName: string; toolCallId: string }): string | undefined;
 }
 
+/** One call of pi's edit, write or bash, with the settings it is judged by. */
+interface SideDoorCall {
+	readonly via: SideDoor;
+	readonly input: Record<string, unknown>;
+	readonly cwd: string;
+	readonly settings: SelfSkillsSettings;
+}
+
+/** What the guard makes of a call: why it is blocked, or the skills to check after it and the command to run. */
+interface Verdict {
+	readonly block?: string;
+	readonly watch?: Pending;
+	readonly command?: string;
+}
+
 export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 	const pending = new Map<string, Pending>();
-	let indexed: { files: readonly string[]; changed: number; index: SkillIndex } | undefined;
+	const index = createIndexCache(deps.state);
+	return {
+		onToolCall(event, ctx) {
+			if (event.toolName === "read") {
+				noteUse(deps, index, event.input, ctx.cwd);
+				return undefined;
+			}
+			if (!isSideDoor(event.toolName)) return undefined;
+			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
+			const call = { via: event.toolName, input: event.input, cwd: ctx.cwd, settings };
+			const verdict = judgeCall(deps, call, index);
+			if (verdict.watch) pending.set(event.toolCallId, verdict.watch);
+			// Last, so every check read the command the model wrote.
+			if (verdict.command !== undefined) event.input.command = verdict.command;
+			return verdict.block === undefined ? undefined : { block: true, reason: verdict.block };
+		},
 
-	/** pi's own skill list of this prompt plus the skills created or changed since: rebuilt only when those change. */
-	function index(): SkillIndex {
-		const { runtimeSkillFiles, runtimeSkillNames, changed } = deps.state;
+		onToolResult(event) {
+			const seen = pending.get(event.toolCallId);
+			pending.delete(event.toolCallId);
+			return seen && settleWatch(deps, seen);
+		},
+	};
+}
+
+/** pi's own skill list of this prompt plus the skills created or changed since: rebuilt only when those change. */
+function createIndexCache(state: SessionState): () => SkillIndex {
+	let indexed: { files: readonly string[]; changed: number; index: SkillIndex } | undefined;
+	return () => {
+		const { runtimeSkillFiles, runtimeSkillNames, changed } = state;
 		if (indexed?.files !== runtimeSkillFiles || indexed.changed !== changed.size) {
 			const skills = runtimeSkillFiles.map((filePath) => ({
 				name: runtimeSkillNames.get(filePath) ?? skillNameOf(filePath),
@@ -213,208 +254,167 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			indexed = { files: runtimeSkillFiles, changed: changed.size, index: createSkillIndex(skills) };
 		}
 		return indexed.index;
-	}
-
-	function backUp(hit: SkillHit, via: SideDoor, settings: SelfSkillsSettings): WatchedSkill {
-		const { skill } = hit;
-		const whole = via === "bash";
-		const store = createBackupStore(deps.fs, deps.agentDir());
-		const root = skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir;
-		const rels = whole ? skillFiles(deps.fs, skill) : hit.paths.map((p) => relative(root, p));
-		const files = new Map<string, Before>();
-		for (const rel of rels) {
-			let bytes: Buffer;
-			try {
-				bytes = deps.fs.readFile(join(root, rel));
-			} catch {
-				continue; // A new file, or no regular file: nothing to keep.
-			}
-			const key = skillKey(skill.name, join(root, rel), skill.filePath === skill.dir ? "SKILL.md" : rel);
-			const entry = store.store(key, rel, bytes);
-			store.prune(key, rel, settings.backupCap);
-			files.set(rel, { bytes, backupId: entry.id });
-		}
-		return { skill, rels, files, whole };
-	}
-
-	/**
-	 * While a control is on: a block when the call would change the protected set, or the sandboxed
-	 * bash command to run instead. edit/write are judged by path; bash by the sandbox when there is
-	 * one (the matcher still guards places the sandbox cannot mount), else by the matcher alone.
-	 */
-	function guardProtected(
-		toolName: string,
-		input: Record<string, unknown>,
-		cwd: string,
-		settings: SelfSkillsSettings,
-	): { block?: { block: true; reason: string }; command?: string } {
-		const set = getProtectedSet({
-			cwd,
-			agentDir: deps.agentDir(),
-			settings,
-			runtimeSkillFiles: deps.state.runtimeSkillFiles,
-			fs: deps.fs,
-		});
-		const blocked = (path: string, place: ProtectedPlace) => ({
-			block: { block: true as const, reason: protectedReason(toolName, path, place, settings) },
-		});
-		if (toolName === "edit" || toolName === "write") {
-			if (typeof input.path !== "string") return {};
-			const target = resolveToolPath(input.path, cwd);
-			const place = set.find(resolveReal(target));
-			return place ? blocked(target, place) : {};
-		}
-		if (typeof input.command !== "string") return {};
-		const probe = deps.sandbox?.();
-		const mounts = probe?.available ? planMounts(set, cwd) : undefined;
-		const matched = mounts ? mounts.uncovered : set.places;
-		// A write into a place, or over a folder holding one (`rm -rf ~/.pi`); the working folder itself
-		// is where an unresolved glob or archive lands, and the places inside it are hidden names.
-		const cwdReal = resolveReal(cwd);
-		for (const target of findBashWrites(input.command, cwd)) {
-			const real = resolveReal(target);
-			const holds = (p: ProtectedPlace) => real !== cwdReal && isWithin(real, p.real);
-			const place = matched.find((p) => isWithin(p.real, real) || holds(p));
-			if (place) return blocked(target, place);
-		}
-		if (!probe?.available || !mounts) return {};
-		return {
-			command: sandboxCommand(input.command, {
-				bwrap: probe.bwrap,
-				readOnly: mounts.readOnly,
-				prefix: shellPrefix(cwd, deps.agentDir(), deps.fs),
-			}),
-		};
-	}
-
-	/** A block when a skill the call would change is pinned, needs approval, or guardBuiltins is "block". */
-	function blockSkills(
-		toolName: string,
-		hits: readonly SkillHit[],
-		settings: SelfSkillsSettings,
-	): { block: true; reason: string } | undefined {
-		for (const hit of hits) {
-			const forced = forcedBlock(settings, hit.skill, () => originOfSkill(deps.fs, deps.agentDir(), hit.skill.dir));
-			if (forced || settings.guardBuiltins === "block")
-				return { block: true, reason: blockReason(toolName, hit.skill, forced) };
-		}
-		return undefined;
-	}
-
-	/** guardBuiltins "backup": the files a call may change, backed up before it runs (blocked if they cannot be). */
-	function watchSkills(
-		event: { toolName: string; toolCallId: string },
-		hits: readonly SkillHit[],
-		cwd: string,
-		settings: SelfSkillsSettings,
-	): { block: true; reason: string } | undefined {
-		if (hits.length === 0) return undefined;
-		if (settings.guardBuiltins === "off") return undefined;
-		try {
-			const via = event.toolName as SideDoor;
-			pending.set(event.toolCallId, { via, cwd, skills: hits.map((hit) => backUp(hit, via, settings)) });
-			return undefined;
-		} catch (error) {
-			// No change may run that could not be backed up first.
-			const cause = error instanceof Error ? error.message : String(error);
-			return {
-				block: true,
-				reason:
-					`selfskills: the skill files could not be backed up before this ${event.toolName} call ` +
-					`(${cause}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`,
-			};
-		}
-	}
-
-	/** pi's read of a skill file is how pi loads a skill: one use. */
-	function noteUse(input: Record<string, unknown>, cwd: string): void {
-		if (typeof input.path !== "string") return;
-		const real = resolveReal(resolveToolPath(input.path, cwd));
-		const skill = index().find(real);
-		if (skill && skill.filePath === real) recordUse(deps.fs, deps.agentDir(), skill.name);
-	}
-
-	return {
-		onToolCall(event, ctx) {
-			if (event.toolName === "read") {
-				noteUse(event.input, ctx.cwd);
-				return undefined;
-			}
-			if (!SIDE_DOORS.includes(event.toolName)) return undefined;
-			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
-			// pi run from an unsandboxed bash to approve: the person decides, while a control is on.
-			const unsandboxed = event.toolName === "bash" && !deps.sandbox?.()?.available;
-			const approving = unsandboxed ? findSelfApproval(String(event.input.command ?? "")) : undefined;
-			if (approving && controlIsOn(settings)) return { block: true, reason: selfApprovalReason(approving) };
-			const hits = findSkillHits(event.toolName, event.input, ctx.cwd, index());
-			// A skill file first: its refusal names the skill_manage call that changes it.
-			const skillBlock = blockSkills(event.toolName, hits, settings);
-			if (skillBlock) return skillBlock;
-			const risky =
-				hits.length > 0 ? riskyContent(deps.fs, event.toolName, event.input, ctx.cwd, settings) : undefined;
-			if (risky) return { block: true, reason: risky };
-			const control = controlIsOn(settings) ? guardProtected(event.toolName, event.input, ctx.cwd, settings) : {};
-			if (control.block) return control.block;
-			const watched = watchSkills(event, hits, ctx.cwd, settings);
-			if (watched) return watched;
-			// Last, so every check above read the command the model wrote.
-			if (control.command !== undefined) event.input.command = control.command;
-			return undefined;
-		},
-
-		onToolResult(event) {
-			const seen = pending.get(event.toolCallId);
-			if (!seen) return undefined;
-			pending.delete(event.toolCallId);
-			const records: Array<{ record: ChangeRecord; change: LandedChange }> = [];
-			const warnings: string[] = [];
-			const time = new Date().toISOString();
-			for (const { skill, rels: named, files, whole } of seen.skills) {
-				const root = skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir;
-				// bash may have changed, added or removed any file of the folder; edit and write only the one they name.
-				const rels = whole ? new Set([...files.keys(), ...skillFiles(deps.fs, skill)]) : new Set(named);
-				for (const rel of rels) {
-					const before = files.get(rel);
-					const after = tryRead(deps.fs, join(root, rel)) ?? null;
-					const oldHash = before ? sha256(before.bytes) : null;
-					const newHash = after ? sha256(after) : null;
-					if (oldHash === newHash) continue;
-					const change: LandedChange = {
-						skill: skill.name,
-						relPath: rel,
-						absPath: join(root, rel),
-						oldHash,
-						newHash,
-						backupId: before?.backupId ?? null,
-						backupPath: null,
-					};
-					records.push({
-						record: {
-							time,
-							cwd: seen.cwd,
-							action: seen.via,
-							via: seen.via,
-							skill: skill.name,
-							file: rel,
-							oldHash,
-							newHash,
-							backup: change.backupId,
-						},
-						change,
-					});
-				}
-				const warning = checkSkillAfter(deps.fs, skill, files, seen.via);
-				if (warning) warnings.push(warning);
-			}
-			appendAudit(
-				deps.fs,
-				deps.agentDir(),
-				records.map((r) => r.record),
-			);
-			for (const { record, change } of records) deps.effects.onLanded(record, change);
-			return warnings.length > 0 ? warnings.join("\n") : undefined;
-		},
 	};
+}
+
+/** pi's read of a skill file is how pi loads a skill: one use. */
+function noteUse(deps: SideDoorDeps, index: () => SkillIndex, input: Record<string, unknown>, cwd: string): void {
+	if (typeof input.path !== "string") return;
+	const real = resolveReal(resolveToolPath(input.path, cwd));
+	const skill = index().find(real);
+	if (skill && skill.filePath === real) recordUse(deps.fs, deps.agentDir(), skill.name);
+}
+
+/**
+ * The checks in their order: pi run to approve from an unsandboxed bash, a skill closed to side doors,
+ * risky content, the protected set while a control is on; then the skill files are backed up.
+ */
+function judgeCall(deps: SideDoorDeps, call: SideDoorCall, index: () => SkillIndex): Verdict {
+	const approving = selfApprovalBlock(deps, call);
+	if (approving) return { block: approving };
+	const hits = findSkillHits(call.via, call.input, call.cwd, index());
+	// A skill file first: its refusal names the skill_manage call that changes it.
+	const skillBlock = blockSkills(deps, call, hits) ?? (hits.length > 0 ? riskyContent(deps.fs, call) : undefined);
+	if (skillBlock) return { block: skillBlock };
+	const control = controlIsOn(call.settings) ? guardProtected(deps, call) : {};
+	if (control.block) return control;
+	const watched = watchSkills(deps, call, hits);
+	return watched.block ? watched : { watch: watched.watch, command: control.command };
+}
+
+/** pi run from an unsandboxed bash to approve: the person decides, while a control is on. */
+function selfApprovalBlock(deps: SideDoorDeps, call: SideDoorCall): string | undefined {
+	if (call.via !== "bash" || deps.sandbox?.()?.available) return undefined;
+	const approving = findSelfApproval(String(call.input.command ?? ""));
+	return approving && controlIsOn(call.settings) ? selfApprovalReason(approving) : undefined;
+}
+
+/** A block when a skill the call would change is pinned, needs approval, or guardBuiltins is "block". */
+function blockSkills(deps: SideDoorDeps, call: SideDoorCall, hits: readonly SkillHit[]): string | undefined {
+	for (const { skill } of hits) {
+		const forced = forcedBlock(deps, call.settings, skill);
+		if (forced || call.settings.guardBuiltins === "block") return blockReason(call.via, skill, forced);
+	}
+	return undefined;
+}
+
+/**
+ * While a control is on: a block when the call would change the protected set, or the sandboxed
+ * bash command to run instead. edit and write are judged by path.
+ */
+function guardProtected(deps: SideDoorDeps, call: SideDoorCall): Verdict {
+	const set = getProtectedSet({
+		cwd: call.cwd,
+		agentDir: deps.agentDir(),
+		settings: call.settings,
+		runtimeSkillFiles: deps.state.runtimeSkillFiles,
+		fs: deps.fs,
+	});
+	if (call.via === "bash") return guardProtectedBash(deps, call, set);
+	if (typeof call.input.path !== "string") return {};
+	const target = resolveToolPath(call.input.path, call.cwd);
+	const place = set.find(resolveReal(target));
+	return place ? protectedBlock(call, target, place) : {};
+}
+
+/** bash: by the sandbox where there is one (the matcher guards what it cannot mount), else by the matcher alone. */
+function guardProtectedBash(deps: SideDoorDeps, call: SideDoorCall, set: ProtectedSet): Verdict {
+	const { command } = call.input;
+	if (typeof command !== "string") return {};
+	const probe = deps.sandbox?.();
+	const mounts = probe?.available ? planMounts(set, call.cwd) : undefined;
+	const matched = mounts ? mounts.uncovered : set.places;
+	// A write into a place, or over a folder holding one (`rm -rf ~/.pi`); the working folder itself
+	// is where an unresolved glob or archive lands, and the places inside it are hidden names.
+	const cwdReal = resolveReal(call.cwd);
+	for (const target of findBashWrites(command, call.cwd)) {
+		const real = resolveReal(target);
+		const holds = (p: ProtectedPlace) => real !== cwdReal && isWithin(real, p.real);
+		const place = matched.find((p) => isWithin(p.real, real) || holds(p));
+		if (place) return protectedBlock(call, target, place);
+	}
+	if (!probe?.available || !mounts) return {};
+	const prefix = shellPrefix(call.cwd, deps.agentDir(), deps.fs);
+	return { command: sandboxCommand(command, { bwrap: probe.bwrap, readOnly: mounts.readOnly, prefix }) };
+}
+
+/** guardBuiltins "backup": the files a call may change, backed up before it runs (blocked if they cannot be). */
+function watchSkills(deps: SideDoorDeps, call: SideDoorCall, hits: readonly SkillHit[]): Verdict {
+	if (hits.length === 0 || call.settings.guardBuiltins === "off") return {};
+	try {
+		return { watch: { via: call.via, cwd: call.cwd, skills: hits.map((hit) => backUp(deps, call, hit)) } };
+	} catch (error) {
+		// No change may run that could not be backed up first.
+		const cause = error instanceof Error ? error.message : String(error);
+		const reason =
+			`selfskills: the skill files could not be backed up before this ${call.via} call ` +
+			`(${cause}); nothing ran. Use skill_manage, or retry once the backup folder is writable.`;
+		return { block: reason };
+	}
+}
+
+/** The files of one skill a call may change, backed up, with their bytes kept to compare once it ran. */
+function backUp(deps: SideDoorDeps, call: SideDoorCall, hit: SkillHit): WatchedSkill {
+	const { skill } = hit;
+	const whole = call.via === "bash";
+	const store = createBackupStore(deps.fs, deps.agentDir());
+	const root = skillRoot(skill);
+	const rels = whole ? skillFiles(deps.fs, skill) : hit.paths.map((p) => relative(root, p));
+	const files = new Map<string, Before>();
+	for (const rel of rels) {
+		let bytes: Buffer;
+		try {
+			bytes = deps.fs.readFile(join(root, rel));
+		} catch {
+			continue; // A new file, or no regular file: nothing to keep.
+		}
+		const key = skillKey(skill.name, join(root, rel), skill.filePath === skill.dir ? "SKILL.md" : rel);
+		const entry = store.store(key, rel, bytes);
+		store.prune(key, rel, call.settings.backupCap);
+		files.set(rel, { bytes, backupId: entry.id });
+	}
+	return { skill, rels, files, whole };
+}
+
+/** Once a watched call ran: an audit line and a changed event per file it changed, a warning per skill it broke. */
+function settleWatch(deps: SideDoorDeps, seen: Pending): string | undefined {
+	const time = new Date().toISOString();
+	const changes = seen.skills.flatMap((watched) => landedChanges(deps.fs, watched));
+	const warnings = seen.skills.flatMap((watched) => checkSkillAfter(deps.fs, watched, seen.via) ?? []);
+	const records = changes.map((change) => auditRecord(seen, time, change));
+	appendAudit(deps.fs, deps.agentDir(), records);
+	for (const [i, change] of changes.entries()) deps.effects.onLanded(records[i], change);
+	return warnings.length > 0 ? warnings.join("\n") : undefined;
+}
+
+/** The files of a watched skill whose bytes differ from before: bash may have changed, added or removed any. */
+function landedChanges(fs: FsOps, { skill, rels: named, files, whole }: WatchedSkill): LandedChange[] {
+	const root = skillRoot(skill);
+	const rels = whole ? new Set([...files.keys(), ...skillFiles(fs, skill)]) : new Set(named);
+	const changes: LandedChange[] = [];
+	for (const rel of rels) {
+		const before = files.get(rel);
+		const after = tryRead(fs, join(root, rel)) ?? null;
+		const oldHash = before ? sha256(before.bytes) : null;
+		const newHash = after ? sha256(after) : null;
+		if (oldHash === newHash) continue;
+		const backupId = before?.backupId ?? null;
+		changes.push({
+			skill: skill.name,
+			relPath: rel,
+			absPath: join(root, rel),
+			oldHash,
+			newHash,
+			backupId,
+			backupPath: null,
+		});
+	}
+	return changes;
+}
+
+function auditRecord(seen: Pending, time: string, change: LandedChange): ChangeRecord {
+	const { skill, relPath: file, oldHash, newHash, backupId: backup } = change;
+	return { time, cwd: seen.cwd, action: seen.via, via: seen.via, skill, file, oldHash, newHash, backup };
 }
 
 /** Which of the person's controls is on, in words. */
@@ -427,13 +427,14 @@ function describeControl(settings: SelfSkillsSettings): string {
 	return on.join(", ");
 }
 
-function protectedReason(toolName: string, path: string, place: ProtectedPlace, settings: SelfSkillsSettings): string {
-	return (
-		`selfskills: this ${toolName} call would change ${path}, inside ${place.path} (${place.why}), which ` +
-		`pi's own edit, write and bash may not change while the person's review is on (${describeControl(settings)}). ` +
+function protectedBlock(call: SideDoorCall, path: string, place: ProtectedPlace): Verdict {
+	const block =
+		`selfskills: this ${call.via} call would change ${path}, inside ${place.path} (${place.why}), which ` +
+		"pi's own edit, write and bash may not change while the person's review is on " +
+		`(${describeControl(call.settings)}). ` +
 		"To change a skill use skill_manage (read, then patch, write or create): the person's approval and pins " +
-		"apply there. Settings, proposals and trust are the person's to change: ask them. Reading is always fine."
-	);
+		"apply there. Settings, proposals and trust are the person's to change: ask them. Reading is always fine.";
+	return { block };
 }
 
 /** pi's shellCommandPrefix (the project's settings first, as pi merges them), or undefined. */
@@ -451,17 +452,12 @@ function skillNameOf(filePath: string): string {
 }
 
 /** A warning when the skill no longer loads in pi or gained a diagnostic, naming the exact restore call. */
-function checkSkillAfter(
-	fs: FsOps,
-	skill: SkillPlace,
-	before: ReadonlyMap<string, Before>,
-	via: SideDoor,
-): string | undefined {
+function checkSkillAfter(fs: FsOps, { skill, files: before }: WatchedSkill, via: SideDoor): string | undefined {
 	const rel = skill.filePath === skill.dir ? basename(skill.dir) : "SKILL.md";
 	const old = before.get(rel);
 	const now = tryRead(fs, skill.filePath) ?? null;
 	if (old && now && old.bytes.equals(now)) return undefined;
-	const dirName = basename(skill.filePath === skill.dir ? dirname(skill.dir) : skill.dir);
+	const dirName = basename(skillRoot(skill));
 	const after = now ? checkSkillContent(now.toString("utf8"), dirName) : undefined;
 	const added = after
 		? newDiagnostics(old ? checkSkillContent(old.bytes.toString("utf8"), dirName).diagnostics : [], after.diagnostics)
@@ -487,32 +483,31 @@ function checkSkillAfter(
  * exact replacements): a call that adds risky lines is blocked and pointed to skill_manage, which
  * puts them before the person. Unknown results (a fuzzy edit, bash) are left to the other guards.
  */
-function riskyContent(
-	fs: FsOps,
-	toolName: string,
-	input: Record<string, unknown>,
-	cwd: string,
-	settings: SelfSkillsSettings,
-): string | undefined {
-	if (settings.contentReview === "off" || typeof input.path !== "string") return undefined;
-	const before = tryRead(fs, resolveToolPath(input.path, cwd))?.toString("utf8");
+function riskyContent(fs: FsOps, call: SideDoorCall): string | undefined {
+	const { via, input } = call;
+	if (call.settings.contentReview === "off" || typeof input.path !== "string") return undefined;
+	const before = tryRead(fs, resolveToolPath(input.path, call.cwd))?.toString("utf8");
 	let after: string | undefined;
-	if (toolName === "write" && typeof input.content === "string") after = input.content;
-	else if (toolName === "edit" && before !== undefined) {
-		const edits = Array.isArray(input.edits) ? input.edits : [{ oldText: input.oldText, newText: input.newText }];
-		after = before;
-		for (const edit of edits as Array<Record<string, unknown>>) {
-			const { oldText, newText } = edit;
-			if (typeof oldText !== "string" || typeof newText !== "string" || !after.includes(oldText)) return undefined;
-			after = after.replace(oldText, () => newText);
-		}
-	}
+	if (via === "write" && typeof input.content === "string") after = input.content;
+	else if (via === "edit" && before !== undefined) after = editedText(before, input);
 	if (after === undefined) return undefined;
 	const findings = scanChange(before, after);
 	if (findings.length === 0) return undefined;
 	return (
-		`selfskills: this ${toolName} call adds lines to a skill that look risky, and only the person may let ` +
+		`selfskills: this ${via} call adds lines to a skill that look risky, and only the person may let ` +
 		`them in:\n${findingsText(findings)}\nUse skill_manage instead (read, then patch or write), which shows ` +
 		"them to the person; or leave those lines out."
 	);
+}
+
+/** What an edit's exact replacements make of `before`; undefined when one of them does not apply exactly. */
+function editedText(before: string, input: Record<string, unknown>): string | undefined {
+	const edits = Array.isArray(input.edits) ? input.edits : [{ oldText: input.oldText, newText: input.newText }];
+	let after = before;
+	for (const edit of edits as Array<Record<string, unknown>>) {
+		const { oldText, newText } = edit;
+		if (typeof oldText !== "string" || typeof newText !== "string" || !after.includes(oldText)) return undefined;
+		after = after.replace(oldText, () => newText);
+	}
+	return after;
 }
