@@ -5,278 +5,37 @@
 
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { expandHome, getHomeDir } from "../base/paths.ts";
-
-// Markers inside a word, from the Unicode private use area (stripped from the command first).
-/** `VAR name VAR_END`: a `$name` for the walker to expand. */
-const VAR = "\uE000";
-const VAR_END = "\uE001";
-/** Unquoted braces and commas, for brace expansion. */
-const B_OPEN = "\uE002";
-const B_COMMA = "\uE003";
-const B_CLOSE = "\uE004";
-/** Any path the command names elsewhere: what xargs reads, what `$(…)` prints, what `read` gets. */
-const NAMED = "\uE005";
-/** A name that cannot be known here: the path is cut before it, like a wildcard. */
-const SOME = "\uE006";
-/** One new entry right in the folder before it (`curl -O`): kept as `<folder>/*`. */
-const CHILD = "\uE007";
-const MARKERS = /[\uE000-\uE00F]/g;
-const MARKERS_IN_WORD = /[\uE000-\uE004]/;
+import {
+	B_CLOSE,
+	B_OPEN,
+	CHILD,
+	expand,
+	MARKERS,
+	MAX_EXPANSIONS,
+	NAMED,
+	SOME,
+	type Token,
+	tokenize,
+	type Work,
+} from "./shell-words.ts";
 
 /**
  * Bounds on the work for one command: nested shells, `eval` and `$(…)` this deep, this many commands,
- * tokens and written paths. A command past a bound is taken to write anywhere (the guard stops it).
+ * tokens, written paths, nested subshells and characters of expanded words and copied state. A command
+ * past a bound is taken to write anywhere (the guard stops it).
  */
 const MAX_DEPTH = 6;
 const MAX_COMMANDS = 10_000;
 const MAX_TOKENS = 50_000;
 const MAX_PATHS = 10_000;
+const MAX_SUBSHELLS = 64;
+const MAX_WORK = 1_000_000;
+/** The work one pair of a printed name and a word that writes it costs. */
+const PAIR_COST = 64;
 /** Longer than this is no path (PATH_MAX). */
 const MAX_PATH = 4096;
-/** Candidate words from one word (braces, variables) at most; longer words are not brace-expanded. */
-const MAX_EXPANSIONS = 64;
-const MAX_BRACE_WORD = 4096;
-const MAX_SUBSHELLS = 256;
 /** Interpreter code scanned for writing calls: its first this many characters. */
 const MAX_CODE = 65_536;
-
-interface Token {
-	readonly text: string;
-	/** An unquoted shell operator (`|`, `&&`, `;`, `>`, `<<`, `(`, ...), not a word. */
-	readonly operator: boolean;
-	/** The inner texts of the command substitutions in a word (`$(…)`, backticks, `<(…)`). */
-	readonly subs?: string[];
-}
-
-/** Characters that end a run of plain word characters. */
-const SPECIAL = new Uint8Array(128);
-for (const c of " \t'\"\\$`#;&|<>()\n") SPECIAL[c.charCodeAt(0)] = 1;
-
-/** The shell operator starting at `i` (a character of `;&|<>()` or a newline), longest first. */
-function operatorAt(s: string, i: number): string {
-	const c = s[i];
-	const d = s[i + 1];
-	switch (c) {
-		case "&":
-			return d === ">" ? (s[i + 2] === ">" ? "&>>" : "&>") : d === "&" ? "&&" : "&";
-		case "|":
-			return d === "|" ? "||" : d === "&" ? "|&" : "|";
-		case ";":
-			return d === ";" ? ";;" : ";";
-		case ">":
-			return d === ">" || d === "|" || d === "&" ? c + d : ">";
-		case "<":
-			if (d === "<") return s[i + 2] === "<" ? "<<<" : s[i + 2] === "-" ? "<<-" : "<<";
-			return d === "&" || d === ">" ? c + d : "<";
-		default:
-			return c;
-	}
-}
-
-/** The index of the `)` that closes the `(` at `open`, honouring quotes; the end when there is none. */
-function closingParen(s: string, open: number): number {
-	let depth = 0;
-	for (let i = open; i < s.length; i++) {
-		const c = s[i];
-		if (c === "\\") i++;
-		else if (c === "'") i = endOf(s, "'", i + 1);
-		else if (c === '"') i = closingQuote(s, i + 1);
-		else if (c === "(") depth++;
-		else if (c === ")" && --depth === 0) return i;
-	}
-	return s.length;
-}
-
-function endOf(s: string, what: string, from: number): number {
-	const end = s.indexOf(what, from);
-	return end === -1 ? s.length : end;
-}
-
-function closingQuote(s: string, from: number): number {
-	for (let i = from; i < s.length; i++) {
-		if (s[i] === "\\") i++;
-		else if (s[i] === '"') return i;
-	}
-	return s.length;
-}
-
-/** `$name`, `${name…}`, `$(…)`, `$((…))` at `i` (the `$`): the text to put in the word and where it ends. */
-function dollar(s: string, i: number, subs: string[]): { text: string; end: number } {
-	const next = s[i + 1];
-	if (next === "(") {
-		const close = closingParen(s, i + 1);
-		if (s[i + 2] === "(") return { text: SOME, end: close };
-		subs.push(s.slice(i + 2, close));
-		return { text: NAMED, end: close };
-	}
-	if (next === "{") {
-		const close = endOf(s, "}", i + 2);
-		const name = /^[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])/.exec(s.slice(i + 2, close))?.[1];
-		return { text: name ? VAR + name + VAR_END : SOME, end: close };
-	}
-	let end = i + 1;
-	if (isNameChar(s.charCodeAt(end), true)) end++;
-	else if (isNameChar(s.charCodeAt(end), false)) while (end < s.length && isNameChar(s.charCodeAt(end), false)) end++;
-	return end > i + 1 ? { text: VAR + s.slice(i + 1, end) + VAR_END, end: end - 1 } : { text: "$", end: i };
-}
-
-/** A letter, digit or `_` of a variable name; with `special`, a one-character name (`$1`, `$@`, `$?`). */
-function isNameChar(c: number, special: boolean): boolean {
-	if (special) return (c >= 48 && c <= 57) || "@*#?$!-".includes(String.fromCharCode(c));
-	return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95;
-}
-
-const ANSI_ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", e: "\u001b", a: "\u0007", "0": "\0" };
-
-/**
- * Splits a command into words and operators, honouring quotes, backslashes, `$'…'` and comments. A
- * here-document becomes the operator `<<` followed by a word holding its body; `2>` counts as `>`.
- */
-export function tokenize(command: string, limit = Number.POSITIVE_INFINITY): Token[] | undefined {
-	const tokens: Token[] = [];
-	const heredocs: Array<{ index: number; delimiter: string; tabs: boolean }> = [];
-	// The word being read, in pieces (joined once: appending one character at a time costs far more).
-	let word: string[] = [];
-	let inWord = false;
-	let subs: string[] = [];
-	const flush = () => {
-		if (inWord) {
-			const text = word.join("");
-			tokens.push(subs.length > 0 ? { text, operator: false, subs } : { text, operator: false });
-		}
-		word = [];
-		inWord = false;
-		subs = [];
-	};
-	const s = command;
-	for (let i = 0; i < s.length; i++) {
-		if (tokens.length > limit) return undefined;
-		// In a word of thousands of pieces (no path), `$` is read as a plain character.
-		const plain = word.length > MAX_BRACE_WORD ? 36 : -1;
-		const code = s.charCodeAt(i);
-		if (code >= 128 || SPECIAL[code] === 0 || code === plain) {
-			let j = i + 1;
-			for (let at = s.charCodeAt(j); j < s.length && (at >= 128 || SPECIAL[at] === 0 || at === plain); )
-				at = s.charCodeAt(++j);
-			const run = s.slice(i, j);
-			// Braces are marked for expansion only where a word can still be a path.
-			word.push(run.length <= MAX_BRACE_WORD && /[{},]/.test(run) ? markBraces(run) : run);
-			inWord = true;
-			i = j - 1;
-			continue;
-		}
-		const c = s[i];
-		if (c === "'") {
-			const end = endOf(s, "'", i + 1);
-			word.push(s.slice(i + 1, end));
-			inWord = true;
-			i = end;
-		} else if (c === "$" && s[i + 1] === '"') {
-			inWord = true;
-		} else if (c === "$" && s[i + 1] === "'") {
-			let j = i + 2;
-			for (; j < s.length && s[j] !== "'"; j++)
-				word.push(s[j] === "\\" && j + 1 < s.length ? (ANSI_ESCAPES[s[++j]] ?? s[j]) : s[j]);
-			inWord = true;
-			i = j;
-		} else if (c === '"') {
-			let j = i + 1;
-			for (; j < s.length && s[j] !== '"'; j++) {
-				const at = s[j];
-				if (at === "\\" && j + 1 < s.length) word.push('$`"\\\n'.includes(s[j + 1]) ? s[++j] : at);
-				else if (at === "$") {
-					const { text, end } = dollar(s, j, subs);
-					word.push(text);
-					j = end;
-				} else if (at === "`") {
-					const end = endOf(s, "`", j + 1);
-					subs.push(s.slice(j + 1, end));
-					word.push(NAMED);
-					j = end;
-				} else {
-					let k = j + 1;
-					while (k < s.length && s[k] !== '"' && s[k] !== "\\" && s[k] !== "$" && s[k] !== "`") k++;
-					word.push(s.slice(j, k));
-					j = k - 1;
-				}
-			}
-			inWord = true;
-			i = j;
-		} else if (c === "\\" && i + 1 < s.length) {
-			if (s[i + 1] !== "\n") {
-				word.push(s[i + 1]);
-				inWord = true;
-			}
-			i++;
-		} else if (c === "$") {
-			const { text, end } = dollar(s, i, subs);
-			word.push(text);
-			inWord = true;
-			i = end;
-		} else if (c === "`") {
-			const end = endOf(s, "`", i + 1);
-			subs.push(s.slice(i + 1, end));
-			word.push(NAMED);
-			inWord = true;
-			i = end;
-		} else if ((c === "<" || c === ">") && s[i + 1] === "(") {
-			// Process substitution: its command runs; the word is a pipe, no file.
-			const close = closingParen(s, i + 1);
-			subs.push(s.slice(i + 2, close));
-			word.push(SOME);
-			inWord = true;
-			i = close;
-		} else if (c === " " || c === "\t") flush();
-		else if (c === "#" && !inWord) i = endOf(s, "\n", i) - 1;
-		else if (c === "#") word.push(c);
-		else {
-			const op = operatorAt(s, i);
-			// A file descriptor before a redirection (`2>`, `1>>`) belongs to the operator.
-			if (inWord && (op[0] === ">" || op[0] === "<") && /^\d+$/.test(word.join(""))) {
-				word = [];
-				inWord = false;
-			} else flush();
-			tokens.push({ text: op === "<<-" ? "<<" : op, operator: true });
-			i += op.length - 1;
-			if (op === "<<" || op === "<<-") {
-				const delimiter = /^[ \t]*(?:'([^']*)'|"([^"]*)"|\\?([^\s;&|<>()]+))/.exec(s.slice(i + 1, i + 257));
-				if (delimiter) {
-					heredocs.push({
-						index: tokens.length,
-						delimiter: delimiter[1] ?? delimiter[2] ?? delimiter[3],
-						tabs: op === "<<-",
-					});
-					tokens.push({ text: "", operator: false });
-					i += delimiter[0].length;
-				}
-			} else if (op === "\n" && heredocs.length > 0) i = readHeredocs(s, i + 1, heredocs, tokens) - 1;
-		}
-	}
-	flush();
-	return tokens;
-}
-
-/** Reads the bodies of the pending here-documents from `start` into their placeholder words; returns the end. */
-function readHeredocs(
-	s: string,
-	start: number,
-	pending: Array<{ index: number; delimiter: string; tabs: boolean }>,
-	tokens: Token[],
-): number {
-	let at = start;
-	for (const doc of pending.splice(0)) {
-		const lines: string[] = [];
-		while (at < s.length) {
-			const end = endOf(s, "\n", at);
-			const line = s.slice(at, end);
-			at = end + 1;
-			if ((doc.tabs ? line.replace(/^\t+/, "") : line) === doc.delimiter) break;
-			lines.push(line);
-		}
-		tokens[doc.index] = { text: lines.join("\n"), operator: false };
-	}
-	return Math.min(at, s.length);
-}
 
 /** A shell's state where the walk is: working folder, `cd -` and `pushd` memory, variables. */
 interface Scope {
@@ -287,7 +46,7 @@ interface Scope {
 }
 
 /** What the walk found over the whole command, nested shells included. */
-interface Found {
+interface Found extends Work {
 	readonly writes: Set<string>;
 	/** Paths the command names anywhere: the candidates for what xargs, `$(…)` and `read` hand on. */
 	readonly named: Set<string>;
@@ -308,22 +67,22 @@ const CLOSING_WORDS = new Set(["fi", "done", "esac", B_CLOSE]);
 
 /** Walks a command text at `depth`, recording into `found`; `scope` is changed as the shell would. */
 function walk(text: string, scope: Scope, found: Found, depth: number): void {
-	if (text.trim() === "") return;
+	if (!/\S/.test(text)) return;
 	const tokens = depth > MAX_DEPTH || found.budget-- <= 0 ? undefined : tokenize(text, found.tokens);
 	if (tokens === undefined) {
 		found.overflow = true;
 		return;
 	}
 	found.tokens -= tokens.length;
-	// The scopes to restore when a subshell ends; past MAX_SUBSHELLS deep, a subshell's `cd` is kept.
-	const saved: Array<Scope | undefined> = [];
+	// The scopes to restore when a subshell ends.
+	const saved: Scope[] = [];
 	let simple: Token[] = [];
 	const finish = () => {
 		if (simple.length > 0) runSimple(simple, scope, found, depth);
 		simple = [];
 	};
 	for (const token of tokens) {
-		if (found.budget <= 0) {
+		if (found.overflow || found.budget <= 0 || found.work < 0) {
 			found.overflow = true;
 			return;
 		}
@@ -332,8 +91,10 @@ function walk(text: string, scope: Scope, found: Found, depth: number): void {
 			continue;
 		}
 		finish();
-		if (token.text === "(") saved.push(saved.length < MAX_SUBSHELLS ? copyScope(scope) : undefined);
-		else if (token.text === ")") {
+		if (token.text === "(") {
+			if (saved.length === MAX_SUBSHELLS) found.overflow = true;
+			saved.push(copyScope(scope, found));
+		} else if (token.text === ")") {
 			// A subshell's `cd` and variables end with it.
 			const outer = saved.pop();
 			if (outer) Object.assign(scope, outer);
@@ -342,8 +103,15 @@ function walk(text: string, scope: Scope, found: Found, depth: number): void {
 	finish();
 }
 
-function copyScope(scope: Scope): Scope {
+/** The scope a nested shell starts from; copying is charged to the work left. */
+function copyScope(scope: Scope, found: Work): Scope {
+	found.work -= scope.vars.size + scope.stack.length + 1;
 	return { dir: scope.dir, prev: scope.prev, stack: [...scope.stack], vars: new Map(scope.vars) };
+}
+
+/** The command substitutions of a word, each in a copy of the scope. */
+function walkSubs(subs: readonly string[] | undefined, scope: Scope, found: Found, depth: number): void {
+	for (const sub of subs ?? []) if (/\S/.test(sub)) walk(sub, copyScope(scope, found), found, depth + 1);
 }
 
 /** One simple command: its redirections, assignments, substitutions, then what the command itself writes. */
@@ -352,28 +120,29 @@ function runSimple(tokens: readonly Token[], scope: Scope, found: Found, depth: 
 	const words: Token[] = [];
 	const redirects: string[] = [];
 	let stdin: string | undefined;
+	const values = (word: string) => expand(word, (name) => variable(name, scope), found);
 	for (let i = 0; i < tokens.length; i++) {
 		const token = tokens[i];
 		const next = tokens[i + 1];
-		for (const sub of token.subs ?? []) if (/\S/.test(sub)) walk(sub, copyScope(scope), found, depth + 1);
+		walkSubs(token.subs, scope, found, depth);
 		if (!token.operator) words.push(token);
 		else if (next && !next.operator) {
 			i++;
-			for (const sub of next.subs ?? []) walk(sub, copyScope(scope), found, depth + 1);
+			walkSubs(next.subs, scope, found, depth);
 			// `>&2` duplicates a descriptor and writes no file.
 			if (WRITE_REDIRECTS.has(token.text) && !/^(&?\d+|-)$/.test(next.text)) redirects.push(next.text);
 			else if (token.text === "<<" || token.text === "<<<") stdin = next.text;
 		}
 	}
-	for (const target of redirects) for (const path of expand(target, scope)) addWrite(found, path, scope.dir);
+	for (const target of redirects) for (const path of values(target)) addWrite(found, path, scope.dir);
 	let start = 0;
 	while (start < words.length && (OPENING_WORDS.has(words[start].text) || CLOSING_WORDS.has(words[start].text)))
 		start++;
 	const first = words[start]?.text ?? "";
 	if (first === "for" || first === "select") {
 		const name = words[start + 1]?.text ?? "";
-		const values = words[start + 2]?.text === "in" ? words.slice(start + 3) : [];
-		scope.vars.set(name, values.flatMap((w) => expand(w.text, scope)).slice(0, MAX_EXPANSIONS));
+		const items = words[start + 2]?.text === "in" ? words.slice(start + 3) : [];
+		scope.vars.set(name, items.flatMap((w) => values(w.text)).slice(0, MAX_EXPANSIONS));
 		return;
 	}
 	if (first === "case") return;
@@ -383,14 +152,14 @@ function runSimple(tokens: readonly Token[], scope: Scope, found: Found, depth: 
 	while (start < words.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(words[start].text)) {
 		const text = words[start].text;
 		const eq = text.indexOf("=");
-		assigned.push([text.slice(0, eq).replace(/\+$/, ""), expand(text.slice(eq + 1), scope)]);
+		assigned.push([text.slice(0, eq).replace(/\+$/, ""), values(text.slice(eq + 1))]);
 		start++;
 	}
 	if (start === words.length) {
 		for (const [name, values] of assigned) scope.vars.set(name, values);
 		return;
 	}
-	const argv = words.slice(start).flatMap((w) => expand(w.text, scope));
+	const argv = words.slice(start).flatMap((w) => values(w.text));
 	analyze(argv, { scope, found, depth, stdin, dir: scope.dir });
 }
 
@@ -403,30 +172,6 @@ interface Run {
 	readonly dir: string;
 }
 
-/** A word's values: variables substituted (unknown ones cut the path), braces expanded. */
-function expand(word: string, scope: Scope): string[] {
-	if (!MARKERS_IN_WORD.test(word)) return [word];
-	// A word this long is no path; as a nested script, its variables are taken as unknown.
-	if (word.length > MAX_BRACE_WORD) return [literalBraces(word.replace(/\uE000[^\uE001]*\uE001/g, SOME))];
-	let values = [word];
-	if (word.includes(VAR)) {
-		values = [];
-		const parts = word.split(VAR);
-		let partial = [parts[0]];
-		for (const part of parts.slice(1)) {
-			const end = part.indexOf(VAR_END);
-			const name = part.slice(0, end);
-			const known = variable(name, scope) ?? [SOME];
-			const next: string[] = [];
-			for (const head of partial)
-				for (const value of known) if (next.length < MAX_EXPANSIONS) next.push(head + value + part.slice(end + 1));
-			partial = next;
-		}
-		values = partial;
-	}
-	return values.flatMap((v) => braces(v)).slice(0, MAX_EXPANSIONS);
-}
-
 function variable(name: string, scope: Scope): string[] | undefined {
 	const known = scope.vars.get(name);
 	if (known) return known;
@@ -434,76 +179,6 @@ function variable(name: string, scope: Scope): string[] | undefined {
 	if (name === "PWD") return [scope.dir];
 	if (name === "OLDPWD") return [scope.prev];
 	return undefined;
-}
-
-/** Brace expansion (`a{b,c}`, `{1..3}`), bounded; braces that expand nothing stay literal. */
-function braces(word: string): string[] {
-	if (!word.includes(B_OPEN) || word.length > MAX_BRACE_WORD) return [literalBraces(word)];
-	const out: string[] = [];
-	expandBraces(word, out);
-	return out;
-}
-
-function literalBraces(word: string): string {
-	if (!MARKERS_IN_WORD.test(word)) return word;
-	if (word.length <= MAX_BRACE_WORD)
-		return word.replaceAll(B_OPEN, "{").replaceAll(B_COMMA, ",").replaceAll(B_CLOSE, "}");
-	// One pass over a long word (replaceAll on a megabyte is slow).
-	const out = new Uint16Array(word.length);
-	for (let i = 0; i < word.length; i++) {
-		const c = word.charCodeAt(i);
-		out[i] = c === 0xe002 ? 123 : c === 0xe003 ? 44 : c === 0xe004 ? 125 : c;
-	}
-	let text = "";
-	for (let i = 0; i < out.length; i += 8192) text += String.fromCharCode(...out.subarray(i, i + 8192));
-	return text;
-}
-
-function markBraces(run: string): string {
-	return run.replaceAll("{", B_OPEN).replaceAll(",", B_COMMA).replaceAll("}", B_CLOSE);
-}
-
-function expandBraces(word: string, out: string[]): void {
-	for (let open = word.indexOf(B_OPEN); open !== -1; open = word.indexOf(B_OPEN, open + 1)) {
-		let depth = 0;
-		let close = -1;
-		const commas: number[] = [];
-		for (let j = open + 1; j < word.length && close === -1; j++) {
-			if (word[j] === B_OPEN) depth++;
-			else if (word[j] === B_CLOSE) {
-				if (depth === 0) close = j;
-				else depth--;
-			} else if (word[j] === B_COMMA && depth === 0) commas.push(j);
-		}
-		if (close === -1) break;
-		const inner = word.slice(open + 1, close);
-		let parts: string[] = [];
-		if (commas.length > 0)
-			parts = [open, ...commas].map((at, k) => word.slice(at + 1, k < commas.length ? commas[k] : close));
-		else parts = sequence(inner) ?? [];
-		if (parts.length === 0) continue;
-		for (const part of parts) {
-			if (out.length >= MAX_EXPANSIONS) return;
-			expandBraces(word.slice(0, open) + part + word.slice(close + 1), out);
-		}
-		return;
-	}
-	if (out.length < MAX_EXPANSIONS) out.push(literalBraces(word));
-}
-
-/** `{1..3}` and `{a..c}`, bounded. */
-function sequence(inner: string): string[] | undefined {
-	const numbers = /^(-?\d+)\.\.(-?\d+)$/.exec(inner);
-	const letters = /^([a-zA-Z])\.\.([a-zA-Z])$/.exec(inner);
-	if (!numbers && !letters) return undefined;
-	const from = numbers ? Number(numbers[1]) : (letters?.[1].charCodeAt(0) ?? 0);
-	const to = numbers ? Number(numbers[2]) : (letters?.[2].charCodeAt(0) ?? 0);
-	const out: string[] = [];
-	for (let n = from; out.length < MAX_EXPANSIONS; n += from <= to ? 1 : -1) {
-		out.push(numbers ? String(n) : String.fromCharCode(n));
-		if (n === to) break;
-	}
-	return out;
 }
 
 /** The absolute path a word names from `dir`, cut before its first wildcard or unknown part; undefined if none. */
@@ -719,7 +394,7 @@ function analyze(argv: readonly string[], run: Run): void {
 	}
 	if (name === "watch") {
 		const rest = args.slice(plainStart(args, ["-n", "-d", "--interval", "--differences"]));
-		walk(rest.join(" "), copyScope(run.scope), found, run.depth + 1);
+		walk(rest.join(" "), copyScope(run.scope, run.found), found, run.depth + 1);
 		return;
 	}
 	if (SHELLS.has(name) || name === "su") {
@@ -838,7 +513,7 @@ function unwrap(
 	if (name === "flock") {
 		if (args[start]) addWrite(run.found, args[start], run.dir);
 		for (const script of optionValues(options, ["-c", "--command"]))
-			walk(script, copyScope(run.scope), run.found, run.depth + 1);
+			walk(script, copyScope(run.scope, run.found), run.found, run.depth + 1);
 	}
 	if (name === "env") while (start < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[start])) start++;
 	let rest = args.slice(start + (spec.positionals ?? 0));
@@ -892,7 +567,7 @@ function shell(name: string, args: readonly string[], run: Run): void {
 			if (name === "su") script = args[++i];
 		}
 	}
-	const vars = new Map(run.scope.vars);
+	const { vars } = copyScope(run.scope, run.found);
 	if (commandMode && name !== "su") {
 		script = args[i];
 		const positional = args.slice(i + 2);
@@ -1049,7 +724,7 @@ function awk(args: readonly string[], run: Run): void {
 		for (const file of files) addWrite(run.found, file, run.dir);
 	for (const m of program.matchAll(/>>?\s*"([^"]+)"/g)) addWrite(run.found, m[1], run.dir);
 	for (const m of program.matchAll(/system\s*\(\s*"([^"]+)"/g))
-		walk(m[1], copyScope(run.scope), run.found, run.depth + 1);
+		walk(m[1], copyScope(run.scope, run.found), run.found, run.depth + 1);
 }
 
 /** `tar`: extracting writes into `-C`/`--directory` (or here); creating writes the archive. */
@@ -1171,8 +846,8 @@ const CODE_WRITES: readonly RegExp[] = [
 	// open('p', 'w'), fs.openSync('p', 'a+'), File.open('p', 'w')
 	new RegExp(String.raw`\bopen(?:Sync)?\s*\(\s*${LITERAL}\s*,\s*['"][^'"\n]{0,8}[wax+]`, "g"),
 	// perl open(F, '>', 'p') and open(F, ">p")
-	new RegExp(String.raw`\bopen\s*\(?\s*(?:my\s+)?[$\w]{1,64}\s*,\s*['"]\+?>{1,2}['"]\s*,\s*${LITERAL}`, "g"),
-	/\bopen\s*\(?\s*(?:my\s+)?[$\w]{1,64}\s*,\s*['"]\+?>{1,2}\s*([^'"\n]{1,1024})['"]/g,
+	new RegExp(String.raw`\bopen\s*(?:\(\s*)?(?:my\s+)?[$\w]{1,64}\s*,\s*['"]\+?>{1,2}['"]\s*,\s*${LITERAL}`, "g"),
+	/\bopen\s*(?:\(\s*)?(?:my\s+)?[$\w]{1,64}\s*,\s*['"]\+?>{1,2}\s*([^'"\n]{1,1024})['"]/g,
 	// Path('p').write_text(…), Path('p').unlink()
 	new RegExp(
 		String.raw`\bPath\s*\(\s*${LITERAL}\s*\)\s*\.\s*` +
@@ -1209,7 +884,7 @@ function scanCode(code: string | undefined, run: Run): void {
 	const at = (path: string) => addWrite(run.found, path.replace(/\$\{?/g, SOME), run.dir);
 	for (const pattern of CODE_WRITES)
 		for (const m of text.matchAll(pattern)) for (const group of m.slice(1)) if (group !== undefined) at(group);
-	for (const m of text.matchAll(CODE_RUNS)) walk(m[1], copyScope(run.scope), run.found, run.depth + 1);
+	for (const m of text.matchAll(CODE_RUNS)) walk(m[1], copyScope(run.scope, run.found), run.found, run.depth + 1);
 }
 
 /** pi itself, or through npx/bunx/pnpm dlx/node on pi's package. */
@@ -1226,6 +901,7 @@ function walkAll(command: string, cwd: string): Found {
 		fromNamed: [],
 		runsPi: false,
 		budget: MAX_COMMANDS,
+		work: MAX_WORK,
 		tokens: MAX_TOKENS,
 		paths: MAX_PATHS,
 		overflow: false,
@@ -1243,11 +919,13 @@ export function findBashWrites(command: string, cwd: string): string[] {
 	const found = walkAll(command, cwd);
 	for (const { rest, dir } of found.fromNamed) {
 		for (const named of found.named) {
-			const path = pathOf(named + rest, dir);
+			// Each pair is charged: many printed names times many written words is past the bounds.
+			found.work -= PAIR_COST + rest.length;
+			const path = rest === "" ? named : pathOf(named + rest, dir);
 			if (path !== undefined) found.writes.add(path);
 		}
 	}
-	if (found.overflow) found.writes.add("/");
+	if (found.overflow || found.work < 0) found.writes.add("/");
 	return [...found.writes];
 }
 
@@ -1262,7 +940,7 @@ export function findSelfApproval(command: string): string | undefined {
 	const verb = CONTROL_VERBS.exec(command)?.[1];
 	if (verb === undefined) return undefined;
 	const found = walkAll(command, "/");
-	return found.runsPi || found.overflow ? `/selfskills ${verb}` : undefined;
+	return found.runsPi || found.overflow || found.work < 0 ? `/selfskills ${verb}` : undefined;
 }
 
 /** The reason a self-approval is blocked: the person decides. */

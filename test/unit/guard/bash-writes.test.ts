@@ -220,8 +220,8 @@ describe("findBashWrites", function () {
 
 	describe("cost", function () {
 		// A megabyte of each shape: plain words, braces, parentheses, substitutions, quotes, nested shells,
-		// here-documents, interpreter code. The bound is loose for loaded test machines; unloaded, each
-		// takes well under a tenth of a second.
+		// here-documents, interpreter code. The bound is loose for loaded test machines; `npm run bench`
+		// measures the worst shape.
 		const M = 1 << 20;
 		const fill = (unit: string) => unit.repeat(Math.ceil(M / unit.length)).slice(0, M);
 		const shapes = [
@@ -242,20 +242,31 @@ describe("findBashWrites", function () {
 			"find a -exec rm {} ; ",
 			"cd a; ",
 			"pi -p /selfskills approve ",
+			"{a,b}".repeat(800) + " ",
+			'python3 -c "open' + " ".repeat(60_000) + '"; ',
 		];
 		for (const unit of shapes) {
-			it(`reads a megabyte of ${JSON.stringify(unit)} in bounded time`, function () {
+			it(`reads a megabyte of ${JSON.stringify(unit.slice(0, 20))} in bounded time`, function () {
 				const command = fill(unit);
 				const start = performance.now();
 				findBashWrites(command, CWD);
 				findSelfApproval(command);
-				expect(performance.now() - start).to.be.below(1500);
+				expect(performance.now() - start).to.be.below(1000);
 			});
 		}
 
 		it("takes a command past its bounds to write anywhere", function () {
 			expect(findBashWrites(fill("rm x "), CWD)).to.include("/");
 			expect(findBashWrites('sh -c \'sh -c "sh -c \\"sh -c x\\""\'', CWD)).to.not.include("/");
+		});
+
+		it("takes a variable that doubles past its bounds to write anywhere", function () {
+			expect(findBashWrites(`a=x; ${"a=$a$a; ".repeat(40)}rm $a`, CWD)).to.include("/");
+		});
+
+		it("takes subshells nested past their bounds to write anywhere", function () {
+			const command = `${"(".repeat(300)}cd /tmp${")".repeat(300)}; rm -rf skills`;
+			expect(findBashWrites(command, CWD)).to.include("/");
 		});
 	});
 });
