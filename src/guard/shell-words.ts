@@ -157,14 +157,15 @@ function readAnsiQuoted(r: Reader): void {
 	let quote = endOf(s, "'", j);
 	for (; ; r.left--) {
 		if (quote < j) quote = endOf(s, "'", j);
-		const escape = endOf(s, "\\", j);
-		if (quote <= escape || r.left < 0) {
+		// Searched only up to the quote: a backslash far beyond it would make each `$'…'` cost the rest.
+		const backslash = j + s.slice(j, quote).indexOf("\\");
+		if (backslash < j || r.left < 0) {
 			append(r, text + s.slice(j, quote), quote);
 			return;
 		}
-		const letter = s[escape + 1] ?? "\\";
-		text += s.slice(j, escape) + (ANSI_ESCAPES[letter] ?? letter);
-		j = escape + 2;
+		const letter = s[backslash + 1] ?? "\\";
+		text += s.slice(j, backslash) + (ANSI_ESCAPES[letter] ?? letter);
+		j = backslash + 2;
 	}
 }
 

@@ -24,6 +24,7 @@ import { createPackageManager } from "../../src/policy/discovery.ts";
 import { realFs } from "../../src/base/fs-ops.ts";
 import { createSessionState } from "../../src/pipeline/session-state.ts";
 import { createSideDoorGuard } from "../../src/guard/side-doors.ts";
+import { findBashWrites, findSelfApproval } from "../../src/guard/bash-writes.ts";
 import { buildInjectedBlock } from "../../src/face/prompt.ts";
 import {
 	executeSkillManage,
@@ -597,6 +598,57 @@ async function benchSideDoors(): Promise<void> {
 	}
 }
 
+/** Hostile bash commands for the matcher (used where bash is not sandboxed), each repeated to 1 MiB. */
+const MATCHER_SHAPES = [
+	"rm skills/a/x ",
+	"{a,b}",
+	`${"{a,b}".repeat(800)} `,
+	"$(",
+	"$a",
+	"$a/",
+	`"$a"`,
+	"`",
+	"$'\\n",
+	"\\",
+	"'",
+	"cat <<E\n",
+	"a;",
+	"(",
+	"sh -c '",
+	"a=$a$a; ",
+	"ls a | xargs rm; ",
+	"find a -exec rm {} ; ",
+	"pi -p /selfskills approve ",
+	`python3 -c "open${" ".repeat(60_000)}"; `,
+];
+
+/** The matcher's CPU per command (findBashWrites, then findSelfApproval) on the worst 1 MiB shape. */
+function benchMatcher(): void {
+	heading("bash matcher: CPU on hostile 1 MiB commands, worst shape (SPEC Limits: ~100 ms)");
+	const mib = 1 << 20;
+	let worst = { ms: 0, shape: "" };
+	for (const unit of MATCHER_SHAPES) {
+		const command = unit.repeat(Math.ceil(mib / unit.length)).slice(0, mib);
+		const runs: number[] = [];
+		for (let i = 0; i < reps(5, 3); i++) {
+			const start = process.cpuUsage();
+			findBashWrites(command, "/w/project");
+			findSelfApproval(command);
+			const used = process.cpuUsage(start);
+			runs.push((used.user + used.system) / 1000);
+		}
+		const ms = summarize(runs).median;
+		if (ms > worst.ms) worst = { ms, shape: JSON.stringify(unit.slice(0, 20)) };
+	}
+	console.log(`worst of ${MATCHER_SHAPES.length} shapes: ${worst.shape} ${worst.ms.toFixed(1)} ms CPU per MiB`);
+	rows.push({
+		figure: "bash matcher, worst hostile shape (CPU per MiB)",
+		value: `${worst.ms.toFixed(1)} ms`,
+		goal: "≤ 100 ms",
+		met: worst.ms <= 100,
+	});
+}
+
 async function main(): Promise<void> {
 	const started = Date.now();
 	console.log(`pi-selfskills bench — node ${process.version}, BENCH_SCALE=${process.env.BENCH_SCALE ?? "1"}`);
@@ -610,6 +662,7 @@ async function main(): Promise<void> {
 	if (wants("prompt")) benchPromptCost();
 	if (wants("startup")) await benchStartup();
 	if (wants("sidedoors")) await benchSideDoors();
+	if (wants("matcher")) benchMatcher();
 	heading(`summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 	printTable(rows);
 }
