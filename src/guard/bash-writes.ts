@@ -251,6 +251,8 @@ function hasFlag(args: readonly string[], letter: string, long: readonly string[
 	);
 }
 
+const names = (list: string) => list.split(" ");
+
 /** A command that changes every path argument it names (options aside): option words that take a value. */
 const CHANGES_EVERY_ARG: Record<string, readonly string[]> = {
 	rm: [],
@@ -281,28 +283,10 @@ const CHANGES_AFTER_FIRST: Record<string, readonly string[]> = {
 const CHANGES_DESTINATION: Record<string, readonly string[]> = {
 	cp: ["-S", "--suffix", "-t", "--target-directory"],
 	install: ["-m", "-o", "-g", "-S", "-t", "--mode", "--owner", "--group", "--suffix", "--target-directory"],
-	rsync: [
-		"-e",
-		"--rsh",
-		"-f",
-		"--filter",
-		"--exclude",
-		"--include",
-		"--exclude-from",
-		"--include-from",
-		"--files-from",
-		"-T",
-		"--temp-dir",
-		"--backup-dir",
-		"--suffix",
-		"--chmod",
-		"--chown",
-		"--log-file",
-		"--partial-dir",
-		"--compare-dest",
-		"--copy-dest",
-		"--link-dest",
-	],
+	rsync: names(
+		"-e --rsh -f --filter --exclude --include --exclude-from --include-from --files-from -T --temp-dir " +
+			"--backup-dir --suffix --chmod --chown --log-file --partial-dir --compare-dest --copy-dest --link-dest",
+	),
 	scp: ["-P", "-i", "-o", "-F", "-l", "-c", "-J", "-S"],
 };
 
@@ -335,155 +319,181 @@ const WRAPPERS: Record<string, { values?: readonly string[]; positionals?: numbe
 	"stdbuf.exe": {},
 };
 
-const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "rbash"]);
+const SHELLS = names("sh bash dash zsh ksh mksh ash yash fish rbash su");
 const PYTHONS = /^(python[0-9.]*|pypy[0-9.]*)$/;
-const JS_RUNTIMES = new Set(["node", "nodejs", "bun", "deno", "tsx", "ts-node"]);
-const ARCHIVE_COMPRESSORS = new Set([
-	"gzip",
-	"gunzip",
-	"bzip2",
-	"bunzip2",
-	"xz",
-	"unxz",
-	"lzma",
-	"unlzma",
-	"zstd",
-	"unzstd",
-	"lz4",
-	"brotli",
-]);
+const JS_RUNTIMES = names("node nodejs bun deno tsx ts-node");
+const ARCHIVE_COMPRESSORS = names("gzip gunzip bzip2 bunzip2 xz unxz lzma unlzma zstd unzstd lz4 brotli");
+
+/** What one command does with its arguments: `name` is the command's own (a handler may serve several). */
+type Handler = (args: readonly string[], run: Run, name: string) => void;
 
 /** What one command (argv expanded) writes, through wrappers and nested shells. */
 function analyze(argv: readonly string[], run: Run): void {
-	const { found } = run;
 	if (argv.length === 0) return;
-	if (found.budget-- <= 0) {
-		found.overflow = true;
+	if (run.found.budget-- <= 0) {
+		run.found.overflow = true;
 		return;
 	}
 	const name = basename(argv[0]);
 	const args = argv.slice(1);
-	const wrapper = WRAPPERS[name];
-	if (wrapper) {
-		unwrap(name, args, wrapper, run);
-		return;
-	}
-	if (name === "xargs") {
-		xargs(args, run);
-		return;
-	}
-	if (name === "cd" || name === "pushd" || name === "popd") {
-		changeDir(name, args, run);
-		return;
-	}
-	if (name === "eval") {
-		walk(args.join(" "), run.scope, found, run.depth + 1);
-		return;
-	}
-	if (name === "read" || name === "mapfile" || name === "readarray") {
-		for (const variable of plainArgs(args, ["-p", "-d", "-t", "-n", "-N", "-u", "-a", "-C", "-c"]))
-			run.scope.vars.set(variable, [NAMED]);
-		return;
-	}
-	if (name === "export" || name === "local" || name === "declare" || name === "typeset" || name === "readonly") {
-		for (const arg of args) {
-			const eq = arg.indexOf("=");
-			if (eq > 0 && !arg.startsWith("-")) run.scope.vars.set(arg.slice(0, eq), [arg.slice(eq + 1)]);
-		}
-		return;
-	}
-	if (name === "watch") {
-		const rest = args.slice(plainStart(args, ["-n", "-d", "--interval", "--differences"]));
-		walk(rest.join(" "), copyScope(run.scope, run.found), found, run.depth + 1);
-		return;
-	}
-	if (SHELLS.has(name) || name === "su") {
-		shell(name, args, run);
-		return;
-	}
-	if (isPi(name, args)) found.runsPi = true;
-	if (name === "find") {
-		find(args, run);
-		return;
-	}
-	const at = (word: string) => addWrite(found, word, run.dir);
-	if (name === "git") {
-		git(args, run);
-		return;
-	}
-	const every = CHANGES_EVERY_ARG[name];
-	const afterFirst = CHANGES_AFTER_FIRST[name];
-	const destination = CHANGES_DESTINATION[name];
-	if (afterFirst) {
-		// `chmod -w x`: a mode that looks like an option.
-		const paths = plainArgs(args, afterFirst);
-		const modeAsOption = name === "chmod" && args.some((a) => /^-[rwxXstugo]+$/.test(a));
-		const reference = args.some((a) => a.startsWith("--reference"));
-		addNamed(found, paths, run.dir);
-		for (const path of modeAsOption || reference ? paths : paths.slice(1)) at(path);
-	} else if (every) {
-		const paths = plainArgs(args, every);
-		addNamed(found, paths, run.dir);
-		for (const path of paths) at(path);
-		for (const target of optionValues(args, ["-t", "--target-directory", "-d", "--directory", "-o"]))
-			if (name === "mv" || name === "patch") at(target);
-	} else if (destination) {
-		const paths = plainArgs(args, destination).filter((p) => !/^[^/]*:/.test(p) || p.startsWith("./"));
-		addNamed(found, paths, run.dir);
-		const target = optionValues(args, ["-t", "--target-directory"]);
-		if (name === "install" && hasFlag(args, "d", ["--directory"])) paths.forEach(at);
-		else if (target.length > 0) target.forEach(at);
-		else if (paths.length > 0) at(paths[paths.length - 1]);
-		if (name === "rsync" && args.includes("--remove-source-files")) paths.slice(0, -1).forEach(at);
-	} else if (name === "ln") link(args, run);
-	else if (name === "sed") sed(args, run);
-	else if (name === "perl") perl(args, run);
-	else if (name === "awk" || name === "gawk" || name === "mawk" || name === "nawk") awk(args, run);
-	else if (name === "dd") for (const arg of args) arg.startsWith("of=") && at(arg.slice(3));
-	else if (name === "tar" || name === "bsdtar") tar(args, run);
-	else if (name === "unzip") {
-		const flags = args.filter((a) => !/^-[dPx]/.test(a));
-		if (!["l", "t", "Z", "p", "c", "v", "z"].some((letter) => hasFlag(flags, letter)))
-			at(optionValues(args, ["-d"])[0] ?? ".");
-		addNamed(found, plainArgs(args, ["-d", "-P", "-x"]), run.dir);
-	} else if (name === "7z" || name === "7za" || name === "7zz") {
-		if (args[0] === "x" || args[0] === "e") at(args.find((a) => a.startsWith("-o"))?.slice(2) || ".");
-		else if (args[0] === "a" || args[0] === "d" || args[0] === "u") at(plainArgs(args.slice(1))[0] ?? "");
-	} else if (ARCHIVE_COMPRESSORS.has(name)) {
-		if (!hasFlag(args, "c", ["--stdout", "--to-stdout"]) && !hasFlag(args, "t", ["--test"]) && !hasFlag(args, "l"))
-			plainArgs(args, ["-S", "--suffix"]).forEach(at);
-	} else if (name === "curl") {
-		optionValues(args, ["-o", "--output"]).forEach(at);
-		if (hasFlag(args, "O", ["--remote-name", "--remote-name-all"]))
-			at(`${optionValues(args, ["--output-dir"])[0] ?? "."}/${CHILD}`);
-	} else if (name === "wget") {
-		const documents = optionValues(args, ["-O", "--output-document"]);
-		documents.forEach(at);
-		if (documents.length === 0) at(`${optionValues(args, ["-P", "--directory-prefix"])[0] ?? "."}/${CHILD}`);
-	} else if (name === "sort" || name === "uniq" || name === "split" || name === "csplit") {
-		optionValues(args, ["-o", "--output"]).forEach(at);
-		if (name === "uniq" && plainArgs(args, ["-f", "-s", "-w"]).length > 1) at(plainArgs(args, ["-f", "-s", "-w"])[1]);
-		if (name === "split" || name === "csplit")
-			at(`${plainArgs(args, ["-b", "-l", "-n", "-C", "-a"])[1] ?? "x"}${SOME}`);
-	} else if (PYTHONS.test(name)) {
-		const code = optionValues(args, ["-c"])[0];
-		const script = plainArgs(args, ["-c", "-m", "-W", "-X"])[0];
-		scanCode(code ?? (script === undefined || script === "-" ? run.stdin : undefined), run);
-	} else if (JS_RUNTIMES.has(name)) {
-		const code =
-			optionValues(args, ["-e", "--eval", "-p", "--print"])[0] ?? (args[0] === "eval" ? args[1] : undefined);
-		scanCode(code ?? (plainArgs(args).length === 0 || args.includes("-") ? run.stdin : undefined), run);
-	} else if (name === "ruby" || name === "php" || name === "lua") scanCode(optionValues(args, ["-e", "-r"])[0], run);
-	else if (name === "vim" || name === "vi" || name === "nvim") {
-		if (args.some((a) => /^(-e|-es|-E|-s|-c|\+)/.test(a)))
-			plainArgs(args, ["-c", "-S", "-u", "-i", "--cmd"]).forEach(at);
-	} else
+	if (isPi(name, args)) run.found.runsPi = true;
+	const handler = HANDLERS.get(name) ?? (PYTHONS.test(name) ? python : undefined);
+	if (handler) handler(args, run, name);
+	else
 		addNamed(
-			found,
+			run.found,
 			args.filter((a) => !a.startsWith("-")),
 			run.dir,
 		);
 }
+
+/** Adds a path word to what the command writes, from the folder it runs in. */
+function writer(run: Run): (word: string) => void {
+	return (word) => addWrite(run.found, word, run.dir);
+}
+
+function changesAfterFirst(args: readonly string[], run: Run, name: string): void {
+	// `chmod -w x`: a mode that looks like an option.
+	const paths = plainArgs(args, CHANGES_AFTER_FIRST[name]);
+	const modeAsOption = name === "chmod" && args.some((a) => /^-[rwxXstugo]+$/.test(a));
+	const reference = args.some((a) => a.startsWith("--reference"));
+	addNamed(run.found, paths, run.dir);
+	(modeAsOption || reference ? paths : paths.slice(1)).forEach(writer(run));
+}
+
+function changesEveryArg(args: readonly string[], run: Run, name: string): void {
+	const paths = plainArgs(args, CHANGES_EVERY_ARG[name]);
+	addNamed(run.found, paths, run.dir);
+	paths.forEach(writer(run));
+	if (name === "mv" || name === "patch")
+		optionValues(args, ["-t", "--target-directory", "-d", "--directory", "-o"]).forEach(writer(run));
+}
+
+function changesDestination(args: readonly string[], run: Run, name: string): void {
+	const at = writer(run);
+	const paths = plainArgs(args, CHANGES_DESTINATION[name]).filter((p) => !/^[^/]*:/.test(p) || p.startsWith("./"));
+	addNamed(run.found, paths, run.dir);
+	const target = optionValues(args, ["-t", "--target-directory"]);
+	if (name === "install" && hasFlag(args, "d", ["--directory"])) paths.forEach(at);
+	else if (target.length > 0) target.forEach(at);
+	else if (paths.length > 0) at(paths[paths.length - 1]);
+	if (name === "rsync" && args.includes("--remove-source-files")) paths.slice(0, -1).forEach(at);
+}
+
+function unzip(args: readonly string[], run: Run): void {
+	const flags = args.filter((a) => !/^-[dPx]/.test(a));
+	if (!["l", "t", "Z", "p", "c", "v", "z"].some((letter) => hasFlag(flags, letter)))
+		writer(run)(optionValues(args, ["-d"])[0] ?? ".");
+	addNamed(run.found, plainArgs(args, ["-d", "-P", "-x"]), run.dir);
+}
+
+function sevenZip(args: readonly string[], run: Run): void {
+	if (args[0] === "x" || args[0] === "e") writer(run)(args.find((a) => a.startsWith("-o"))?.slice(2) || ".");
+	else if (args[0] === "a" || args[0] === "d" || args[0] === "u") writer(run)(plainArgs(args.slice(1))[0] ?? "");
+}
+
+function compressor(args: readonly string[], run: Run): void {
+	if (!hasFlag(args, "c", ["--stdout", "--to-stdout"]) && !hasFlag(args, "t", ["--test"]) && !hasFlag(args, "l"))
+		plainArgs(args, ["-S", "--suffix"]).forEach(writer(run));
+}
+
+function curl(args: readonly string[], run: Run): void {
+	optionValues(args, ["-o", "--output"]).forEach(writer(run));
+	if (hasFlag(args, "O", ["--remote-name", "--remote-name-all"]))
+		writer(run)(`${optionValues(args, ["--output-dir"])[0] ?? "."}/${CHILD}`);
+}
+
+function wget(args: readonly string[], run: Run): void {
+	const documents = optionValues(args, ["-O", "--output-document"]);
+	documents.forEach(writer(run));
+	if (documents.length === 0) writer(run)(`${optionValues(args, ["-P", "--directory-prefix"])[0] ?? "."}/${CHILD}`);
+}
+
+/** sort, uniq, split, csplit: `-o` names the output; uniq's second file and split's prefix are written. */
+function textOutput(args: readonly string[], run: Run, name: string): void {
+	const at = writer(run);
+	optionValues(args, ["-o", "--output"]).forEach(at);
+	if (name === "uniq" && plainArgs(args, ["-f", "-s", "-w"]).length > 1) at(plainArgs(args, ["-f", "-s", "-w"])[1]);
+	if (name === "split" || name === "csplit") at(`${plainArgs(args, ["-b", "-l", "-n", "-C", "-a"])[1] ?? "x"}${SOME}`);
+}
+
+function python(args: readonly string[], run: Run): void {
+	const code = optionValues(args, ["-c"])[0];
+	const script = plainArgs(args, ["-c", "-m", "-W", "-X"])[0];
+	scanCode(code ?? (script === undefined || script === "-" ? run.stdin : undefined), run);
+}
+
+function jsRuntime(args: readonly string[], run: Run): void {
+	const code = optionValues(args, ["-e", "--eval", "-p", "--print"])[0] ?? (args[0] === "eval" ? args[1] : undefined);
+	scanCode(code ?? (plainArgs(args).length === 0 || args.includes("-") ? run.stdin : undefined), run);
+}
+
+function vim(args: readonly string[], run: Run): void {
+	if (args.some((a) => /^(-e|-es|-E|-s|-c|\+)/.test(a)))
+		plainArgs(args, ["-c", "-S", "-u", "-i", "--cmd"]).forEach(writer(run));
+}
+
+/** `read` and `mapfile` set their variables to what the command reads: a path named elsewhere. */
+function readVariables(args: readonly string[], run: Run): void {
+	for (const variable of plainArgs(args, ["-p", "-d", "-t", "-n", "-N", "-u", "-a", "-C", "-c"]))
+		run.scope.vars.set(variable, [NAMED]);
+}
+
+function declare(args: readonly string[], run: Run): void {
+	for (const arg of args) {
+		const eq = arg.indexOf("=");
+		if (eq > 0 && !arg.startsWith("-")) run.scope.vars.set(arg.slice(0, eq), [arg.slice(eq + 1)]);
+	}
+}
+
+function watch(args: readonly string[], run: Run): void {
+	const rest = args.slice(plainStart(args, ["-n", "-d", "--interval", "--differences"]));
+	walk(rest.join(" "), copyScope(run.scope, run.found), run.found, run.depth + 1);
+}
+
+function on(commands: readonly string[], handler: Handler): Array<[string, Handler]> {
+	return commands.map((name) => [name, handler]);
+}
+
+/** Every command this knows, by name; a later entry wins (rename's first word is a script). */
+const HANDLERS = new Map<string, Handler>([
+	...on(Object.keys(WRAPPERS), unwrap),
+	...on(Object.keys(CHANGES_EVERY_ARG), changesEveryArg),
+	...on(Object.keys(CHANGES_AFTER_FIRST), changesAfterFirst),
+	...on(Object.keys(CHANGES_DESTINATION), changesDestination),
+	...on(SHELLS, shell),
+	...on(JS_RUNTIMES, jsRuntime),
+	...on(ARCHIVE_COMPRESSORS, compressor),
+	...on(names("cd pushd popd"), changeDir),
+	...on(names("read mapfile readarray"), readVariables),
+	...on(names("export local declare typeset readonly"), declare),
+	...on(names("awk gawk mawk nawk"), awk),
+	...on(names("sort uniq split csplit"), textOutput),
+	...on(names("7z 7za 7zz"), sevenZip),
+	...on(names("vim vi nvim"), vim),
+	...on(names("ruby php lua"), (args, run) => scanCode(optionValues(args, ["-e", "-r"])[0], run)),
+	["eval", (args, run) => walk(args.join(" "), run.scope, run.found, run.depth + 1)],
+	[
+		"dd",
+		(args, run) =>
+			args
+				.filter((a) => a.startsWith("of="))
+				.map((a) => a.slice(3))
+				.forEach(writer(run)),
+	],
+	["xargs", xargs],
+	["watch", watch],
+	["find", find],
+	["git", git],
+	["ln", link],
+	["sed", sed],
+	["perl", perl],
+	["tar", tar],
+	["bsdtar", tar],
+	["unzip", unzip],
+	["curl", curl],
+	["wget", wget],
+]);
 
 /** The index of the first plain word after the options of `args` (values of `valueOptions` skipped). */
 function plainStart(args: readonly string[], valueOptions: readonly string[]): number {
@@ -496,12 +506,8 @@ function plainStart(args: readonly string[], valueOptions: readonly string[]): n
 	return args.length;
 }
 
-function unwrap(
-	name: string,
-	args: readonly string[],
-	spec: { values?: readonly string[]; positionals?: number },
-	run: Run,
-): void {
+function unwrap(args: readonly string[], run: Run, name: string): void {
+	const spec = WRAPPERS[name];
 	const values = spec.values ?? [];
 	let start = plainStart(args, values);
 	const options = args.slice(0, start);
@@ -523,7 +529,7 @@ function unwrap(
 	analyze(rest, { ...run, dir });
 }
 
-function changeDir(name: string, args: readonly string[], run: Run): void {
+function changeDir(args: readonly string[], run: Run, name: string): void {
 	const { scope } = run;
 	const target = plainArgs(args.filter((a) => !/^-[LPe@]+$/.test(a)))[0];
 	let next: string | undefined;
@@ -550,7 +556,7 @@ function xargs(args: readonly string[], run: Run): void {
 }
 
 /** `sh -c 'script' arg0 args…`, a script on standard input, or `su -c 'cmd'`: the script is walked. */
-function shell(name: string, args: readonly string[], run: Run): void {
+function shell(args: readonly string[], run: Run, name: string): void {
 	let script: string | undefined;
 	let i = 0;
 	let commandMode = false;
@@ -823,16 +829,7 @@ function git(args: readonly string[], run: Run): void {
 	} else if (sub === "rm" || sub === "mv") {
 		if (!rest.includes("--cached")) (pathspecs ?? plainArgs(rest)).forEach(at);
 	} else if (sub === "clone" || sub === "init") {
-		const plain = plainArgs(rest, [
-			"-b",
-			"-o",
-			"--branch",
-			"--origin",
-			"--depth",
-			"--template",
-			"--separate-git-dir",
-			"-c",
-		]);
+		const plain = plainArgs(rest, names("-b -o --branch --origin --depth --template --separate-git-dir -c"));
 		if (sub === "init") at(plain[0] ?? ".");
 		else if (plain.length > 1) at(plain[plain.length - 1]);
 		else if (plain[0]) at(basename(plain[0]).replace(/\.git$/, ""));
