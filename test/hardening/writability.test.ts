@@ -21,7 +21,15 @@ import type { FileTarget } from "../../src/policy/target.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { errno, faultyFs } from "../support/faulty-fs.ts";
 import { fingerprint, skillText, walkFiles, writeSkill } from "../support/fixtures.ts";
-import { createHarness, expectOk, expectRefused, expectSameTree, textOf } from "../support/harness.ts";
+import {
+	createHarness,
+	expectOk,
+	expectRefused,
+	expectSameTree,
+	type Harness,
+	type Result,
+	textOf,
+} from "../support/harness.ts";
 
 /** realFs, except that access() refuses EACCES for the listed folders (as for a non-root user without w on them). */
 function deniedFs(folders: readonly string[]): FsOps {
@@ -30,6 +38,18 @@ function deniedFs(folders: readonly string[]): FsOps {
 			folders.includes(String(args[0]))
 				? errno("EACCES", `permission denied, access '${String(args[0])}'`)
 				: undefined,
+	});
+}
+
+/** Reads deploy (so a patch may follow), then patches its "Run the build." to `newString`. */
+async function readThenPatch(tool: Harness, newString: string, extra: Record<string, unknown> = {}): Promise<Result> {
+	expectOk(await tool.call({ action: "read", skill: "deploy" }));
+	return tool.call({
+		action: "patch",
+		skill: "deploy",
+		old_string: "Run the build.",
+		new_string: newString,
+		...extra,
 	});
 }
 
@@ -48,6 +68,14 @@ describe("hardening: what this user may write", function () {
 	});
 
 	const backupsHeld = () => walkFiles(getBackupsDir(env.agentDir));
+	/** realFs, except that opening the commit's temp file in the skill folder fails with `fault(path)`. */
+	const commitOpenFails = (fault: (path: string) => Error): FsOps =>
+		faultyFs({
+			open: ({ args: [path] }) =>
+				typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir)
+					? fault(path)
+					: undefined,
+		});
 
 	describe("a skill folder not writable by the user", function () {
 		it("is listed read-only: folder not writable by you, naming the folder", async function () {
@@ -73,29 +101,19 @@ describe("hardening: what this user may write", function () {
 		});
 
 		for (const dryRun of [false, true]) {
-			it(
-				`refuses a ${dryRun ? "dry-run " : ""}patch with not_writable naming the folder, before any backup ` +
-					"(history stays empty)",
-				async function () {
-					const tool = createHarness(env, deniedFs([skillDir]));
-					expectOk(await tool.call({ action: "read", skill: "deploy" }));
-					const r = await tool.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: "Run the build.",
-						new_string: "Run npm run build.",
-						...(dryRun ? { dry_run: true } : {}),
-					});
-					expectRefused(r, "not_writable");
-					expect(textOf(r)).to.include(`folder not writable by you (${skillDir}, EACCES)`);
-					expect(textOf(r)).to.not.match(/selfskills-tmp|EACCES: EACCES|\(skill_manage\)/);
-					expect(r.details).to.include({ folder: skillDir, errno: "EACCES" });
-					expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
-					expect(backupsHeld()).to.deep.equal([]);
-					const history = await tool.call({ action: "history", skill: "deploy" });
-					expect(history.details.backups, textOf(history)).to.deep.equal([]);
-				},
-			);
+			const patch = dryRun ? "dry-run patch" : "patch";
+			it(`refuses a ${patch} with not_writable naming the folder, before any backup`, async function () {
+				const tool = createHarness(env, deniedFs([skillDir]));
+				const r = await readThenPatch(tool, "Run npm run build.", dryRun ? { dry_run: true } : {});
+				expectRefused(r, "not_writable");
+				expect(textOf(r)).to.include(`folder not writable by you (${skillDir}, EACCES)`);
+				expect(textOf(r)).to.not.match(/selfskills-tmp|EACCES: EACCES|\(skill_manage\)/);
+				expect(r.details).to.include({ folder: skillDir, errno: "EACCES" });
+				expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+				expect(backupsHeld()).to.deep.equal([]);
+				const history = await tool.call({ action: "history", skill: "deploy" });
+				expect(history.details.backups, textOf(history)).to.deep.equal([]);
+			});
 		}
 
 		it("refuses write, delete and a batch the same way, naming the folder", async function () {
@@ -118,53 +136,31 @@ describe("hardening: what this user may write", function () {
 		});
 	});
 
-	it(
-		"reports a permission error that only the commit meets (the folder changed after the check) once, naming " +
-			"the folder to make writable",
-		async function () {
-			// Node's message for this is "EACCES: permission denied, open '<folder>/.SKILL.md.selfskills-tmp-…'".
-			const fs = faultyFs({
-				open: ({ args: [path] }) => {
-					if (typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir))
-						return Object.assign(errno("EACCES", `permission denied, open '${path}'`), { path, syscall: "open" });
-					return undefined;
-				},
-			});
-			const tool = createHarness(env, fs);
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			const r = await tool.call({
-				action: "patch",
-				skill: "deploy",
-				old_string: "Run the build.",
-				new_string: "Run npm run build.",
-			});
-			expectRefused(r, "io_error");
-			expect(textOf(r)).to.not.include("EACCES: EACCES");
-			expect(textOf(r)).to.include(`The folder ${skillDir} must be writable by you`);
-			expect(r.details).to.include({ errno: "EACCES", folder: skillDir });
-			expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
-		},
-	);
+	it("reports a permission error only the commit meets once, naming the folder to make writable", async function () {
+		// The folder changed after the check. Node's message: "EACCES: permission denied, open '<tmp file>'".
+		const fs = commitOpenFails((path) =>
+			Object.assign(errno("EACCES", `permission denied, open '${path}'`), { path, syscall: "open" }),
+		);
+		const r = await readThenPatch(createHarness(env, fs), "Run npm run build.");
+		expectRefused(r, "io_error");
+		expect(textOf(r)).to.not.include("EACCES: EACCES");
+		expect(textOf(r)).to.include(`The folder ${skillDir} must be writable by you`);
+		expect(r.details).to.include({ errno: "EACCES", folder: skillDir });
+		expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+	});
 
 	describe("a read-only mount (injected EROFS): the fix named is a remount, never chmod", function () {
 		const erofs = (path: string, syscall: string) =>
 			Object.assign(errno("EROFS", `read-only file system, ${syscall} '${path}'`), { path, syscall });
 
 		it("the commit's write: io_error naming the folder and the read-only mount", async function () {
-			const fs = faultyFs({
-				open: ({ args: [path] }) =>
-					typeof path === "string" && path.includes("selfskills-tmp-") && path.startsWith(skillDir)
-						? erofs(path, "open")
-						: undefined,
-			});
-			const tool = createHarness(env, fs);
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			const r = await tool.call({
-				action: "patch",
-				skill: "deploy",
-				old_string: "Run the build.",
-				new_string: "B.",
-			});
+			const r = await readThenPatch(
+				createHarness(
+					env,
+					commitOpenFails((path) => erofs(path, "open")),
+				),
+				"B.",
+			);
 			expectRefused(r, "io_error");
 			expect(textOf(r)).to.include(`${skillDir} is on a read-only mount (EROFS), which chmod cannot change`);
 			expect(textOf(r)).to.not.include("chmod u+w");
@@ -179,13 +175,7 @@ describe("hardening: what this user may write", function () {
 						folders.includes(String(path)) ? erofs(String(path), "access") : undefined,
 				});
 			const tool = createHarness(env, roFs([skillDir]));
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			const r = await tool.call({
-				action: "patch",
-				skill: "deploy",
-				old_string: "Run the build.",
-				new_string: "B.",
-			});
+			const r = await readThenPatch(tool, "B.");
 			expectRefused(r, "not_writable");
 			expect(textOf(r)).to.include("read-only mount (EROFS)");
 			expect(textOf(r)).to.not.include("chmod u+w");
@@ -195,13 +185,7 @@ describe("hardening: what this user may write", function () {
 			const store = join(env.agentDir, "selfskills");
 			mkdirSync(store, { recursive: true });
 			const storeTool = createHarness(env, roFs([store]));
-			expectOk(await storeTool.call({ action: "read", skill: "deploy" }));
-			const s = await storeTool.call({
-				action: "patch",
-				skill: "deploy",
-				old_string: "Run the build.",
-				new_string: "B.",
-			});
+			const s = await readThenPatch(storeTool, "B.");
 			expectRefused(s, "io_error");
 			expect(textOf(s)).to.include(`${store} is on a read-only mount (EROFS)`);
 			expect(textOf(s)).to.not.include("chmod u+w");
@@ -265,25 +249,16 @@ describe("hardening: what this user may write", function () {
 	});
 
 	describe("the lock folder", function () {
-		it(
-			"refuses a patch with io_error naming a planted lock folder, " + "not '(skill_manage)', before any backup",
-			async function () {
-				symlinkSync(env.home, join(env.runtimeDir, "pi-selfskills"));
-				const tool = createHarness(env);
-				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				const r = await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: "Run npm run build.",
-				});
-				expectRefused(r, "io_error");
-				expect(textOf(r)).to.include(`the lock folder ${join(env.runtimeDir, "pi-selfskills")} is a symbolic link`);
-				expect(textOf(r)).to.not.include("(skill_manage)");
-				expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
-				expect(backupsHeld()).to.deep.equal([]);
-			},
-		);
+		it("refuses a patch with io_error naming a planted lock folder, before any backup", async function () {
+			symlinkSync(env.home, join(env.runtimeDir, "pi-selfskills"));
+			const tool = createHarness(env);
+			const r = await readThenPatch(tool, "Run npm run build.");
+			expectRefused(r, "io_error");
+			expect(textOf(r)).to.include(`the lock folder ${join(env.runtimeDir, "pi-selfskills")} is a symbolic link`);
+			expect(textOf(r)).to.not.include("(skill_manage)");
+			expect(readFileSync(skillFile, "utf8")).to.equal(skillText("deploy"));
+			expect(backupsHeld()).to.deep.equal([]);
+		});
 	});
 
 	describe("a dry run", function () {
