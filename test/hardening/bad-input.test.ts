@@ -52,6 +52,9 @@ describe("hardening: bad input", function () {
 		expectSameTree(before, fingerprint(skillsRoot), `skills after ${JSON.stringify(args).slice(0, 80)}`);
 		return r;
 	};
+	/** A patch of deploy (SKILL.md unless `fields` name a file), expected to land. */
+	const patchOk = async (fields: Record<string, unknown>) =>
+		expectOk(await tool.call({ action: "patch", skill: "deploy", ...fields }));
 
 	it("refuses wrong types, unknown actions and non-object arguments as invalid_arguments", async function () {
 		const cases: unknown[] = [
@@ -135,23 +138,14 @@ describe("hardening: bad input", function () {
 
 	it("refuses content over 1 MiB as too_large, and reads of a larger file", async function () {
 		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/crlf.md" }));
-		await untouched(
+		for (const args of [
 			{ action: "write", skill: "deploy", file: "references/huge.md", content: "y".repeat(MIB + 1) },
-			"too_large",
-		);
-		await untouched(
 			{ action: "write", skill: "deploy", file: "references/huge.md", content: "é".repeat(MIB / 2 + 1) },
-			"too_large",
-		);
-		await untouched(
 			{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "z".repeat(MIB) },
-			"too_large",
-		);
-		await untouched(
 			{ action: "create", name: "huge", description: "Use when huge.", body: "b".repeat(MIB + 1) },
-			"too_large",
-		);
-		await untouched({ action: "read", skill: "deploy", file: "references/big.md" }, "too_large");
+			{ action: "read", skill: "deploy", file: "references/big.md" },
+		])
+			await untouched(args, "too_large");
 		expectOk(
 			await tool.call({
 				action: "write",
@@ -190,24 +184,18 @@ describe("hardening: bad input", function () {
 	it("refuses an old_string whose occurrences overlap as not unique", async function () {
 		const r = await untouched({ action: "patch", skill: "deploy", old_string: "aba", new_string: "X" }, "not_unique");
 		expect(r.details.count).to.equal(2);
-		expectOk(await tool.call({ action: "patch", skill: "deploy", old_string: "ababa", new_string: "xyz" }));
+		await patchOk({ old_string: "ababa", new_string: "xyz" });
 	});
 
 	it("takes $&, $1, $$ and $` in new_string literally, with and without replace_all", async function () {
-		expectOk(
-			await tool.call({
-				action: "patch",
-				skill: "deploy",
-				old_string: "Run the build.",
-				new_string: "Run $& and $1 and $$ and $` and $'.",
-			}),
-		);
+		await patchOk({
+			old_string: "Run the build.",
+			new_string: "Run $& and $1 and $$ and $` and $'.",
+		});
 		expect(readFileSync(join(skillsRoot, "deploy", "SKILL.md"), "utf8")).to.contain(
 			"1. Run $& and $1 and $$ and $` and $'.\n",
 		);
-		expectOk(
-			await tool.call({ action: "patch", skill: "deploy", old_string: "$", new_string: "$&$&", replace_all: true }),
-		);
+		await patchOk({ old_string: "$", new_string: "$&$&", replace_all: true });
 		expect(readFileSync(join(skillsRoot, "deploy", "SKILL.md"), "utf8")).to.contain(
 			"1. Run $&$&& and $&$&1 and $&$&$&$& and $&$&` and $&$&'.\n",
 		);
@@ -226,26 +214,18 @@ describe("hardening: bad input", function () {
 			"not_found",
 		);
 		expect(textOf(lf)).to.match(/CRLF/);
-		expectOk(
-			await tool.call({
-				action: "patch",
-				skill: "deploy",
-				file: "references/crlf.md",
-				old_string: "line two\r\n",
-				new_string: "line 2\r\n",
-			}),
-		);
+		await patchOk({
+			file: "references/crlf.md",
+			old_string: "line two\r\n",
+			new_string: "line 2\r\n",
+		});
 		expect(readFileSync(join(refs, "crlf.md"), "latin1")).to.equal("line one\r\nline 2\r\nline three\r\n");
 		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/bom.md" }));
-		expectOk(
-			await tool.call({
-				action: "patch",
-				skill: "deploy",
-				file: "references/bom.md",
-				old_string: "body",
-				new_string: "new body",
-			}),
-		);
+		await patchOk({
+			file: "references/bom.md",
+			old_string: "body",
+			new_string: "new body",
+		});
 		expect([...readFileSync(join(refs, "bom.md")).subarray(0, 3)]).to.deep.equal([0xef, 0xbb, 0xbf]);
 		expect(readFileSync(join(refs, "bom.md"), "utf8")).to.equal("\uFEFF# Title\nnew body\n");
 	});
@@ -256,22 +236,13 @@ describe("hardening: bad input", function () {
 			await untouched({ action: "patch", skill: "deploy", file, old_string: "caf", new_string: "x" }, "not_read");
 			await untouched({ action: "write", skill: "deploy", file, content: "text\n" }, "not_read");
 		}
-		await untouched(
+		for (const args of [
 			{ action: "write", skill: "deploy", file: "references/surrogate.md", content: "bad \uD800 half\n" },
-			"binary_file",
-		);
-		await untouched(
 			{ action: "patch", skill: "deploy", old_string: "Run the build.", new_string: "Run \uDC00." },
-			"binary_file",
-		);
-		await untouched(
 			{ action: "create", name: "half", description: "Use when \uD800.", body: "Body." },
-			"binary_file",
-		);
-		await untouched(
 			{ action: "write", skill: "deploy", file: "references/nul.md", content: "a\0b\n" },
-			"binary_file",
-		);
+		])
+			await untouched(args, "binary_file");
 	});
 
 	it("refuses skill names with separators, dots, uppercase, bad hyphens and over 64 characters", async function () {
@@ -313,14 +284,10 @@ describe("hardening: bad input", function () {
 	describe("hidden Unicode is judged on the result", function () {
 		const zw = "\u200B";
 		it("refuses the second of two patches that each add one zero-width character to the same run", async function () {
-			expectOk(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: "Run the build.",
-					new_string: `Run the build.${zw}`,
-				}),
-			);
+			await patchOk({
+				old_string: "Run the build.",
+				new_string: `Run the build.${zw}`,
+			});
 			await untouched(
 				{ action: "patch", skill: "deploy", old_string: "the build.", new_string: `the build.${zw}` },
 				"unsafe_content",
@@ -348,14 +315,10 @@ describe("hardening: bad input", function () {
 				"unsafe_content",
 			);
 			// Moving or keeping what was already there is no new run.
-			expectOk(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					old_string: `1. Run the build.${tag("a")}`,
-					new_string: `1. Run the whole build.${tag("a")}`,
-				}),
-			);
+			await patchOk({
+				old_string: `1. Run the build.${tag("a")}`,
+				new_string: `1. Run the whole build.${tag("a")}`,
+			});
 		});
 
 		it("refuses a batch whose second op completes a run the first op started, writing nothing", async function () {
@@ -400,34 +363,25 @@ describe("hardening: bad input", function () {
 			expect(textOf(r)).to.contain("too long");
 		});
 
-		it(
-			"refuses a folder given as the file for read, patch, write and delete with bad_file_path and the read " +
-				"to make",
-			async function () {
-				for (const args of [
-					{ action: "delete", skill: "deploy", file: "references" },
-					{ action: "read", skill: "deploy", file: "references" },
-					{ action: "patch", skill: "deploy", file: "references", old_string: "a", new_string: "b" },
-					{ action: "write", skill: "deploy", file: "references", content: "x\n" },
-				]) {
-					const r = await untouched(args, "bad_file_path");
-					expect(textOf(r), args.action)
-						.to.contain("is a folder")
-						.and.contain('{"action":"read","skill":"deploy"}');
-				}
-			},
-		);
+		it("refuses a folder as the file of any action with bad_file_path and the read to make", async function () {
+			for (const args of [
+				{ action: "delete", skill: "deploy", file: "references" },
+				{ action: "read", skill: "deploy", file: "references" },
+				{ action: "patch", skill: "deploy", file: "references", old_string: "a", new_string: "b" },
+				{ action: "write", skill: "deploy", file: "references", content: "x\n" },
+			]) {
+				const r = await untouched(args, "bad_file_path");
+				expect(textOf(r), args.action).to.contain("is a folder").and.contain('{"action":"read","skill":"deploy"}');
+			}
+		});
 
-		it(
-			"refuses a trailing separator with bad_file_path " + "instead of writing a file named like the folder",
-			async function () {
-				for (const file of ["references/", "newdir/", "newdir/.", "references//"]) {
-					const r = await untouched({ action: "write", skill: "deploy", file, content: "x\n" }, "bad_file_path");
-					expect(textOf(r), file).to.contain("names a folder");
-				}
-				expect(existsSync(join(skillsRoot, "deploy", "newdir"))).to.equal(false);
-			},
-		);
+		it("refuses a trailing separator with bad_file_path, writing no file named like the folder", async function () {
+			for (const file of ["references/", "newdir/", "newdir/.", "references//"]) {
+				const r = await untouched({ action: "write", skill: "deploy", file, content: "x\n" }, "bad_file_path");
+				expect(textOf(r), file).to.contain("names a folder");
+			}
+			expect(existsSync(join(skillsRoot, "deploy", "newdir"))).to.equal(false);
+		});
 
 		it("refuses a skill and a path that name two different skills, naming both", async function () {
 			writeSkill(skillsRoot, "other");
@@ -442,15 +396,11 @@ describe("hardening: bad input", function () {
 				"invalid_arguments",
 			);
 			expect(textOf(r)).to.contain('"deploy"').and.contain('"other"');
-			expectOk(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					path: join(skillsRoot, "deploy", "SKILL.md"),
-					old_string: "Run the build.",
-					new_string: "Run it.",
-				}),
-			);
+			await patchOk({
+				path: join(skillsRoot, "deploy", "SKILL.md"),
+				old_string: "Run the build.",
+				new_string: "Run it.",
+			});
 		});
 
 		it("never trims a path: one ending in a space does not patch the folder without it", async function () {
@@ -536,70 +486,59 @@ describe("hardening: bad input", function () {
 				?.description;
 		};
 
-		it(
-			"refuses a patch whose description YAML would cut at ' #' or read without its leading & or !, with the " +
-				"quoted frontmatter",
-			async function () {
-				const line = "description: Use when testing deploy. Lists the steps.";
-				for (const written of [
-					"Use when testing deploy. #ci Lists the steps.",
-					"&steps Use when testing deploy.",
-					"!important Use when testing deploy.",
-				]) {
-					const r = await untouched(
-						{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
-						"invalid_skill",
-					);
-					expect(String(r.details.suggestion), written).to.contain(`description: ${JSON.stringify(written)}`);
-				}
-				// The rest of YAML's syntax in a plain value does not parse at all: refused the same way.
-				for (const written of [
-					"> Use when folded.",
-					"| Use when piped.",
-					"*steps Use when aliased.",
-					"Use when: a colon.",
-					"'Use' when quoted.",
-					'"Use" when quoted.',
-				]) {
-					await untouched(
-						{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
-						"invalid_skill",
-					);
-				}
-				expectOk(
-					await tool.call({
-						action: "patch",
-						skill: "deploy",
-						old_string: line,
-						new_string: 'description: "Use when testing deploy. #ci Lists the steps."',
-					}),
+		it("refuses a description YAML would misread (' #', a leading & or !), suggesting it quoted", async function () {
+			const line = "description: Use when testing deploy. Lists the steps.";
+			for (const written of [
+				"Use when testing deploy. #ci Lists the steps.",
+				"&steps Use when testing deploy.",
+				"!important Use when testing deploy.",
+			]) {
+				const r = await untouched(
+					{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
+					"invalid_skill",
 				);
-				expect(await descriptionOf("deploy")).to.equal("Use when testing deploy. #ci Lists the steps.");
-			},
-		);
+				expect(String(r.details.suggestion), written).to.contain(`description: ${JSON.stringify(written)}`);
+			}
+			// The rest of YAML's syntax in a plain value does not parse at all: refused the same way.
+			for (const written of [
+				"> Use when folded.",
+				"| Use when piped.",
+				"*steps Use when aliased.",
+				"Use when: a colon.",
+				"'Use' when quoted.",
+				'"Use" when quoted.',
+			]) {
+				await untouched(
+					{ action: "patch", skill: "deploy", old_string: line, new_string: `description: ${written}` },
+					"invalid_skill",
+				);
+			}
+			await patchOk({
+				old_string: line,
+				new_string: 'description: "Use when testing deploy. #ci Lists the steps."',
+			});
+			expect(await descriptionOf("deploy")).to.equal("Use when testing deploy. #ci Lists the steps.");
+		});
 
-		it(
-			"creates a skill whose description pi reads back exactly as written, " + "whatever YAML makes of it",
-			async function () {
-				const descriptions = [
-					"Use when a #tag is seen.",
-					"> Use when folded.",
-					"| Use when piped.",
-					"&a Use when anchored.",
-					"*a Use when aliased.",
-					"!t Use when tagged.",
-					"Use when: a colon.",
-					"'Use' when \"quoted\".",
-					"Use when\nsplit over lines.",
-					"Use when it ends with blank lines.\n\n",
-				];
-				for (const [i, description] of descriptions.entries()) {
-					const name = `yaml-${i}`;
-					expectOk(await tool.call({ action: "create", name, description, body: "Body." }));
-					expect(await descriptionOf(name), JSON.stringify(description)).to.equal(description);
-				}
-			},
-		);
+		it("creates a skill whose description pi reads back as written, whatever YAML makes of it", async function () {
+			const descriptions = [
+				"Use when a #tag is seen.",
+				"> Use when folded.",
+				"| Use when piped.",
+				"&a Use when anchored.",
+				"*a Use when aliased.",
+				"!t Use when tagged.",
+				"Use when: a colon.",
+				"'Use' when \"quoted\".",
+				"Use when\nsplit over lines.",
+				"Use when it ends with blank lines.\n\n",
+			];
+			for (const [i, description] of descriptions.entries()) {
+				const name = `yaml-${i}`;
+				expectOk(await tool.call({ action: "create", name, description, body: "Body." }));
+				expect(await descriptionOf(name), JSON.stringify(description)).to.equal(description);
+			}
+		});
 	});
 
 	describe("through pi", function () {
