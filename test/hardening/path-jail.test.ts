@@ -173,56 +173,32 @@ describe("hardening: the path jail", function () {
 		mkdirSync(join(skillsRoot, "deploy", "references"));
 		symlinkSync(join(outside, "secret.md"), join(skillsRoot, "deploy", "references", "leak.md"));
 		await readDeploy();
-		expectRefused(await tool.call({ action: "read", skill: "deploy", file: "references/leak.md" }), "bad_file_path");
-		expectRefused(
-			await tool.call({ action: "write", skill: "deploy", file: "references/leak.md", content: "pwned\n" }),
-			"bad_file_path",
-		);
-		expectRefused(
-			await tool.call({
-				action: "patch",
-				skill: "deploy",
-				file: "references/leak.md",
-				old_string: "outside",
-				new_string: "pwned",
-			}),
-			"bad_file_path",
-		);
-		expectRefused(
-			await tool.call({ action: "delete", skill: "deploy", file: "references/leak.md" }),
-			"bad_file_path",
-		);
+		for (const fields of [
+			{ action: "read" },
+			{ action: "write", content: "pwned\n" },
+			{ action: "patch", old_string: "outside", new_string: "pwned" },
+			{ action: "delete" },
+		])
+			expectRefused(await tool.call({ skill: "deploy", file: "references/leak.md", ...fields }), "bad_file_path");
 		// Deleting the whole skill refuses to snapshot a tree that holds symlinks.
 		expectRefused(await tool.call({ action: "delete", skill: "deploy" }), "not_writable");
 		expect(existsSync(join(skillsRoot, "deploy", "SKILL.md"))).to.equal(true);
 	});
 
-	it(
-		"refuses a symlink between two files of the same skill (the link, " + "not its target, would be replaced)",
-		async function () {
-			const refs = join(skillsRoot, "deploy", "references");
-			mkdirSync(refs);
-			writeFileSync(join(refs, "real.md"), "real\n");
-			symlinkSync("real.md", join(refs, "alias.md"));
-			await readDeploy();
-			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/alias.md" }));
-			expectRefused(
-				await tool.call({ action: "write", skill: "deploy", file: "references/alias.md", content: "changed\n" }),
-				"not_writable",
-			);
-			expectRefused(
-				await tool.call({
-					action: "patch",
-					skill: "deploy",
-					file: "references/alias.md",
-					old_string: "real",
-					new_string: "fake",
-				}),
-				"not_writable",
-			);
-			expect(readFileSync(join(refs, "real.md"), "utf8")).to.equal("real\n");
-		},
-	);
+	it("refuses a link between two files of a skill (the link, not its target, would be replaced)", async function () {
+		const refs = join(skillsRoot, "deploy", "references");
+		mkdirSync(refs);
+		writeFileSync(join(refs, "real.md"), "real\n");
+		symlinkSync("real.md", join(refs, "alias.md"));
+		await readDeploy();
+		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/alias.md" }));
+		for (const fields of [
+			{ action: "write", content: "changed\n" },
+			{ action: "patch", old_string: "real", new_string: "fake" },
+		])
+			expectRefused(await tool.call({ skill: "deploy", file: "references/alias.md", ...fields }), "not_writable");
+		expect(readFileSync(join(refs, "real.md"), "utf8")).to.equal("real\n");
+	});
 
 	it("refuses a SKILL.md that is a symlink to a skill file outside every root", async function () {
 		const dir = join(skillsRoot, "proxy");
