@@ -72,26 +72,22 @@ describe("hardening: delete and restore", function () {
 			);
 		}
 
-		it(
-			"deletes a file the batch wrote before the whole-skill delete too, leaving no folder behind, and " +
-				"restore brings it all back",
-			async function () {
-				const r = await tool.call({
-					action: "operations",
-					operations: [
-						{ action: "write", skill: "deploy", file: "references/new.md", content: "new\n" },
-						{ action: "write", skill: "deploy", file: "assets/deep/more.md", content: "more\n" },
-						{ action: "delete", skill: "deploy" },
-					],
-				});
-				expectOk(r);
-				expect(existsSync(dir), "the skill folder is gone entirely").to.equal(false);
-				await expectLoadsOrGone();
-				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-				expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
-				await expectLoadsOrGone();
-			},
-		);
+		it("deletes a file the batch wrote before the skill's delete too; restore brings it all back", async function () {
+			const r = await tool.call({
+				action: "operations",
+				operations: [
+					{ action: "write", skill: "deploy", file: "references/new.md", content: "new\n" },
+					{ action: "write", skill: "deploy", file: "assets/deep/more.md", content: "more\n" },
+					{ action: "delete", skill: "deploy" },
+				],
+			});
+			expectOk(r);
+			expect(existsSync(dir), "the skill folder is gone entirely").to.equal(false);
+			await expectLoadsOrGone();
+			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+			expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
+			await expectLoadsOrGone();
+		});
 
 		it("deletes the skill after an earlier op deleted one of its files, and both come back", async function () {
 			const r = await tool.call({
@@ -137,35 +133,45 @@ describe("hardening: delete and restore", function () {
 		);
 	});
 
-	it(
-		"rolls a bundled-file write back when its skill no longer loads after the commit (SKILL.md removed by " +
-			"another program)",
-		async function () {
-			const notes = join(dir, "references", "notes.md");
-			tool = createHarness(
-				env,
-				faultyFs({
-					rename: ({ args }) => {
-						if (String(args[1]) === notes && existsSync(skillFile)) rmSync(skillFile);
-						return undefined;
-					},
-				}),
-			);
-			expectOk(await tool.call({ action: "read", skill: "deploy" }));
-			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-			const r = await tool.call({
-				action: "write",
-				skill: "deploy",
-				file: "references/notes.md",
-				content: "changed\n",
-			});
-			expectRefused(r, "invalid_skill");
-			expect(textOf(r)).to.contain("rolled back");
-			expect(readFileSync(notes, "utf8")).to.equal("notes\n");
-		},
-	);
+	it("rolls a bundled-file write back when its skill no longer loads after it (SKILL.md removed)", async function () {
+		const notes = join(dir, "references", "notes.md");
+		tool = createHarness(
+			env,
+			faultyFs({
+				rename: ({ args }) => {
+					if (String(args[1]) === notes && existsSync(skillFile)) rmSync(skillFile);
+					return undefined;
+				},
+			}),
+		);
+		expectOk(await tool.call({ action: "read", skill: "deploy" }));
+		expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+		const r = await tool.call({
+			action: "write",
+			skill: "deploy",
+			file: "references/notes.md",
+			content: "changed\n",
+		});
+		expectRefused(r, "invalid_skill");
+		expect(textOf(r)).to.contain("rolled back");
+		expect(readFileSync(notes, "utf8")).to.equal("notes\n");
+	});
 
 	describe("anything deleted can be restored, with its mode", function () {
+		/** deploy's scripts/run.sh, written with `content` and made 0755; returns its path. */
+		const executableScript = (content: string): string => {
+			const script = join(dir, "scripts", "run.sh");
+			mkdirSync(join(dir, "scripts"));
+			writeFileSync(script, content);
+			chmodSync(script, 0o755);
+			return script;
+		};
+		/** The folder of deploy's delete snapshots and the stamp of the one it holds. */
+		const deletedSnapshot = (): { snapshots: string; stamp: string } => {
+			const store = join(env.agentDir, "selfskills", "backups");
+			const snapshots = join(store, backupFolderName({ name: "deploy", dir }), "__deleted__");
+			return { snapshots, stamp: readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "" };
+		};
 		const cases: ReadonlyArray<readonly [string, Buffer, number]> = [
 			["a binary file", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0xfe]), 0o644],
 			["a Latin-1 file", Buffer.from("caf\xe9 cr\xe8me\n", "latin1"), 0o644],
@@ -196,58 +202,41 @@ describe("hardening: delete and restore", function () {
 			);
 		}
 
-		it(
-			"puts the recorded mode back over an existing file too (a script made private by hand, restored to its " +
-				"0755 version)",
-			async function () {
-				const script = join(dir, "scripts", "run.sh");
-				mkdirSync(join(dir, "scripts"));
-				writeFileSync(script, "#!/bin/sh\necho one\n");
-				chmodSync(script, 0o755);
-				expectOk(await tool.call({ action: "read", skill: "deploy", file: "scripts/run.sh" }));
-				expectOk(
-					await tool.call({
-						action: "write",
-						skill: "deploy",
-						file: "scripts/run.sh",
-						content: "#!/bin/sh\necho two\n",
-					}),
-				);
-				expect(modeOf(script).toString(8), "an overwrite keeps the mode").to.equal("755");
-				chmodSync(script, 0o600);
-				expectOk(await tool.call({ action: "restore", skill: "deploy", file: "scripts/run.sh" }));
-				expect(readFileSync(script, "utf8")).to.equal("#!/bin/sh\necho one\n");
-				expect(modeOf(script).toString(8)).to.equal("755");
-				// And a 0644 version comes back 0644 over a file someone made executable since.
-				writeFileSync(join(dir, "references", "notes.md"), "notes\n");
-				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-				expectOk(
-					await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" }),
-				);
-				chmodSync(join(dir, "references", "notes.md"), 0o755);
-				expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
-				expect(modeOf(join(dir, "references", "notes.md")).toString(8)).to.equal("644");
-			},
-		);
+		it("puts the recorded mode back over an existing file (a private script restored as 0755)", async function () {
+			const script = executableScript("#!/bin/sh\necho one\n");
+			expectOk(await tool.call({ action: "read", skill: "deploy", file: "scripts/run.sh" }));
+			expectOk(
+				await tool.call({
+					action: "write",
+					skill: "deploy",
+					file: "scripts/run.sh",
+					content: "#!/bin/sh\necho two\n",
+				}),
+			);
+			expect(modeOf(script).toString(8), "an overwrite keeps the mode").to.equal("755");
+			chmodSync(script, 0o600);
+			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "scripts/run.sh" }));
+			expect(readFileSync(script, "utf8")).to.equal("#!/bin/sh\necho one\n");
+			expect(modeOf(script).toString(8)).to.equal("755");
+			// And a 0644 version comes back 0644 over a file someone made executable since.
+			writeFileSync(join(dir, "references", "notes.md"), "notes\n");
+			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+			expectOk(
+				await tool.call({ action: "write", skill: "deploy", file: "references/notes.md", content: "changed\n" }),
+			);
+			chmodSync(join(dir, "references", "notes.md"), 0o755);
+			expectOk(await tool.call({ action: "restore", skill: "deploy", file: "references/notes.md" }));
+			expect(modeOf(join(dir, "references", "notes.md")).toString(8)).to.equal("644");
+		});
 
 		it("gives the skill back as it was, modes included, after a by-hand cp -rp of its snapshot", async function () {
-			const script = join(dir, "scripts", "run.sh");
-			mkdirSync(join(dir, "scripts"));
-			writeFileSync(script, "#!/bin/sh\n");
-			chmodSync(script, 0o755);
+			const script = executableScript("#!/bin/sh\n");
 			chmodSync(join(dir, "scripts"), 0o750);
 			chmodSync(dir, 0o755);
 			const before = [dir, join(dir, "SKILL.md"), join(dir, "scripts"), script].map(modeOf);
 			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-			const snapshots = join(
-				env.agentDir,
-				"selfskills",
-				"backups",
-				backupFolderName({ name: "deploy", dir }),
-				"__deleted__",
-			);
+			const { snapshots, stamp } = deletedSnapshot();
 			expect(modeOf(snapshots).toString(8), "the store keeps the snapshot private").to.equal("700");
-			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
 			expect(JSON.parse(readFileSync(join(snapshots, `${stamp}.json`), "utf8"))).to.deep.equal({
 				skill: "deploy",
 				originDir: dir,
@@ -260,19 +249,9 @@ describe("hardening: delete and restore", function () {
 		});
 
 		it("keeps the recorded mode when the snapshot's own files are made private", async function () {
-			const script = join(dir, "scripts", "run.sh");
-			mkdirSync(join(dir, "scripts"));
-			writeFileSync(script, "#!/bin/sh\n");
-			chmodSync(script, 0o755);
+			const script = executableScript("#!/bin/sh\n");
 			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-			const snapshots = join(
-				env.agentDir,
-				"selfskills",
-				"backups",
-				backupFolderName({ name: "deploy", dir }),
-				"__deleted__",
-			);
-			const stamp = readdirSync(snapshots).find((n) => !n.endsWith(".json")) ?? "";
+			const { snapshots, stamp } = deletedSnapshot();
 			chmodSync(join(snapshots, stamp, "scripts", "run.sh"), 0o600);
 			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
 			expect(modeOf(script).toString(8)).to.equal("755");
@@ -280,22 +259,18 @@ describe("hardening: delete and restore", function () {
 	});
 
 	describe("a restore does not count as a read", function () {
-		it(
-			"refuses a patch after a restore by a session that never read the file, and after its own restore " +
-				"until it reads again",
-			async function () {
-				expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
-				const fresh = createHarness(env);
-				expectOk(await fresh.call({ action: "restore", skill: "deploy" }));
-				expectRefused(await fresh.call(patchDeploy("Run the build.", "Run make.")), "not_read");
-				const restored = await tool.call({ action: "restore", skill: "deploy" });
-				expectOk(restored);
-				expect(textOf(restored)).to.contain('{"action":"read","skill":"deploy"}');
-				expectRefused(await tool.call(patchDeploy("Run npm ci.", "Run make.")), "not_read");
-				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				expectOk(await tool.call(patchDeploy("Run npm ci.", "Run make.")));
-			},
-		);
+		it("refuses a patch after another session's restore, or its own, until it reads again", async function () {
+			expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
+			const fresh = createHarness(env);
+			expectOk(await fresh.call({ action: "restore", skill: "deploy" }));
+			expectRefused(await fresh.call(patchDeploy("Run the build.", "Run make.")), "not_read");
+			const restored = await tool.call({ action: "restore", skill: "deploy" });
+			expectOk(restored);
+			expect(textOf(restored)).to.contain('{"action":"read","skill":"deploy"}');
+			expectRefused(await tool.call(patchDeploy("Run npm ci.", "Run make.")), "not_read");
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			expectOk(await tool.call(patchDeploy("Run npm ci.", "Run make.")));
+		});
 
 		it("forgets the read of a restored bundled file", async function () {
 			expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
@@ -368,41 +343,33 @@ describe("hardening: delete and restore", function () {
 			});
 		}
 
-		it(
-			"after a commit that failed, a plain restore puts back the version before the last landed change, not " +
-				"no_change",
-			async function () {
-				const v1 = readFileSync(skillFile, "utf8");
-				expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
-				const v2 = readFileSync(skillFile, "utf8");
-				const failing = createHarness(env, immutableFile(skillFile));
-				expectOk(await failing.call({ action: "read", skill: "deploy" }));
-				expectRefused(await failing.call(patchDeploy("Run npm ci.", "Run make.")), "io_error");
-				expect(readFileSync(skillFile, "utf8")).to.equal(v2);
-				const history = await tool.call({ action: "history", skill: "deploy" });
-				const [newest, previous] = history.details.backups as Array<{ id: string }>;
-				expect(textOf(history), "history suggests the backup a plain restore puts back")
-					.to.contain(`"backup":"${previous.id}"`)
-					.and.not.contain(`"backup":"${newest.id}"`);
-				const restored = await tool.call({ action: "restore", skill: "deploy" });
-				expectOk(restored);
-				expect(readFileSync(skillFile, "utf8")).to.equal(v1);
-			},
-		);
+		it("after a failed commit, a plain restore puts back the version before the last change", async function () {
+			const v1 = readFileSync(skillFile, "utf8");
+			expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
+			const v2 = readFileSync(skillFile, "utf8");
+			const failing = createHarness(env, immutableFile(skillFile));
+			expectOk(await failing.call({ action: "read", skill: "deploy" }));
+			expectRefused(await failing.call(patchDeploy("Run npm ci.", "Run make.")), "io_error");
+			expect(readFileSync(skillFile, "utf8")).to.equal(v2);
+			const history = await tool.call({ action: "history", skill: "deploy" });
+			const [newest, previous] = history.details.backups as Array<{ id: string }>;
+			expect(textOf(history), "history suggests the backup a plain restore puts back")
+				.to.contain(`"backup":"${previous.id}"`)
+				.and.not.contain(`"backup":"${newest.id}"`);
+			const restored = await tool.call({ action: "restore", skill: "deploy" });
+			expectOk(restored);
+			expect(readFileSync(skillFile, "utf8")).to.equal(v1);
+		});
 
-		it(
-			"after a failed first commit, a plain restore answers no_change for restore (history), not the advice " +
-				"for patch",
-			async function () {
-				const failing = createHarness(env, immutableFile(skillFile));
-				expectOk(await failing.call({ action: "read", skill: "deploy" }));
-				expectRefused(await failing.call(patchDeploy("Run the build.", "Run make.")), "io_error");
-				const r = await tool.call({ action: "restore", skill: "deploy" });
-				expectRefused(r, "no_change");
-				expect(textOf(r)).to.not.contain("new_string");
-				expect(textOf(r)).to.contain('{"action":"history","skill":"deploy"}');
-			},
-		);
+		it("after a failed first commit, a plain restore says no_change with restore's advice", async function () {
+			const failing = createHarness(env, immutableFile(skillFile));
+			expectOk(await failing.call({ action: "read", skill: "deploy" }));
+			expectRefused(await failing.call(patchDeploy("Run the build.", "Run make.")), "io_error");
+			const r = await tool.call({ action: "restore", skill: "deploy" });
+			expectRefused(r, "no_change");
+			expect(textOf(r)).to.not.contain("new_string");
+			expect(textOf(r)).to.contain('{"action":"history","skill":"deploy"}');
+		});
 
 		it(
 			"refuses a restore of a backup the file already " + "holds with no_change and names one that differs",
