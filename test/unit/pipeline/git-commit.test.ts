@@ -266,17 +266,20 @@ describe("git-commit: landed changes become commits", function () {
 	});
 
 	it("leaves ignored new files out of the commit and says so", async function () {
+		/** One batch writing references/run.log (ignored) and references/steps.md. */
+		const writeLogAndSteps = (log: string, steps: string) =>
+			h.call({
+				action: "operations",
+				operations: [
+					{ action: "write", skill: "deploy-checks", file: "references/run.log", content: log },
+					{ action: "write", skill: "deploy-checks", file: "references/steps.md", content: steps },
+				],
+			});
 		writeFile(join(repo, ".gitignore"), "*.log\n");
 		git(repo, "add", ".gitignore");
 		git(repo, "commit", "-q", "-m", "ignore logs");
 		expectOk(await h.call({ action: "read", skill: "deploy-checks" }));
-		const result = await h.call({
-			action: "operations",
-			operations: [
-				{ action: "write", skill: "deploy-checks", file: "references/run.log", content: "log\n" },
-				{ action: "write", skill: "deploy-checks", file: "references/steps.md", content: "steps\n" },
-			],
-		});
+		const result = await writeLogAndSteps("log\n", "steps\n");
 		expectOk(result);
 		expect(lastCommitFiles(repo)).to.deep.equal(["A\tdeploy-checks/references/steps.md"]);
 		expect(result.text).to.contain("Ignored by git, not committed: deploy-checks/references/run.log.");
@@ -284,14 +287,7 @@ describe("git-commit: landed changes become commits", function () {
 		// An ignored file that already exists is nobody's uncommitted work: the next overwrite is committed too.
 		expectOk(await h.call({ action: "read", skill: "deploy-checks", file: "references/run.log" }));
 		expectOk(await h.call({ action: "read", skill: "deploy-checks", file: "references/steps.md" }));
-		const again = await h.call({
-			action: "operations",
-			operations: [
-				{ action: "write", skill: "deploy-checks", file: "references/run.log", content: "log 2\n" },
-				{ action: "write", skill: "deploy-checks", file: "references/steps.md", content: "steps 2\n" },
-			],
-		});
-		expectOk(again);
+		expectOk(await writeLogAndSteps("log 2\n", "steps 2\n"));
 		expect(lastCommitFiles(repo)).to.deep.equal(["M\tdeploy-checks/references/steps.md"]);
 	});
 
