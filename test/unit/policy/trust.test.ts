@@ -14,6 +14,7 @@ import {
 } from "../../../src/policy/trust.ts";
 import { errno, faultyFs } from "../../support/faulty-fs.ts";
 import { useTempEnv } from "../../support/temp-env.ts";
+import { writeJson } from "../../support/fixtures.ts";
 
 describe("trust", function () {
 	const getEnv = useTempEnv();
@@ -115,14 +116,11 @@ describe("trust", function () {
 		it("adds the project to the global list and keeps every other settings key", function () {
 			const { agentDir, projectDir } = getEnv();
 			const path = join(agentDir, "settings.json");
-			writeFileSync(
-				path,
-				JSON.stringify({
-					packages: ["../pkg"],
-					theme: "dark",
-					selfskills: { inject: false, trustedProjects: ["/x/other"] },
-				}),
-			);
+			writeJson(path, {
+				packages: ["../pkg"],
+				theme: "dark",
+				selfskills: { inject: false, trustedProjects: ["/x/other"] },
+			});
 			const next = setListedTrust(agentDir, projectDir, true);
 			expect(next).to.deep.equal(["/x/other", projectDir]);
 			const json = JSON.parse(readFileSync(path, "utf8"));
@@ -142,13 +140,10 @@ describe("trust", function () {
 		it("removes the project and keeps every other settings key", function () {
 			const { agentDir, projectDir } = getEnv();
 			const path = join(agentDir, "settings.json");
-			writeFileSync(
-				path,
-				JSON.stringify({
-					packages: ["../pkg"],
-					selfskills: { backupCap: 3, trustedProjects: [projectDir, "/x/other"] },
-				}),
-			);
+			writeJson(path, {
+				packages: ["../pkg"],
+				selfskills: { backupCap: 3, trustedProjects: [projectDir, "/x/other"] },
+			});
 			expect(setListedTrust(agentDir, projectDir, false)).to.deep.equal(["/x/other"]);
 			expect(JSON.parse(readFileSync(path, "utf8"))).to.deep.equal({
 				packages: ["../pkg"],
@@ -235,10 +230,9 @@ describe("trust", function () {
 			const { agentDir, projectDir, root } = getEnv();
 			const sub = join(projectDir, "a", "b");
 			mkdirSync(sub, { recursive: true });
-			writeFileSync(
-				join(agentDir, "settings.json"),
-				JSON.stringify({ selfskills: { trustedProjects: ["/", projectDir, sub, join(root, "other")] } }),
-			);
+			writeJson(join(agentDir, "settings.json"), {
+				selfskills: { trustedProjects: ["/", projectDir, sub, join(root, "other")] },
+			});
 			expect(setListedTrust(agentDir, sub, false)).to.deep.equal(["/", join(root, "other")]);
 		});
 	});
