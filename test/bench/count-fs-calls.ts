@@ -2,8 +2,9 @@
 // by kind (stat, lstat, realpath, open...) and, with PROFILE_TRACE=1, listed in order with its path,
 // so the next round of performance work starts from the calls themselves and not from a guess.
 // Each kind's time inside the calls shows the disk's share (fsync, mkdir, rename).
-// PROFILE_ACTION=patch (default), create or list; PROFILE_SKILLS (10) installed, a 4 KiB SKILL.md patched,
-// the tree aged past the discovery cache's racy window (as skills on a real disk are).
+// PROFILE_ACTION=patch (default), create, list or first-list (a new session's: no discovery cached);
+// PROFILE_SKILLS (10) installed, a 4 KiB SKILL.md patched, the tree aged past the discovery
+// cache's racy window (as skills on a real disk are).
 // Node's fs functions are wrapped before the package is loaded; nothing in src knows it is counted.
 
 import { createRequire, syncBuiltinESMExports } from "node:module";
@@ -47,6 +48,8 @@ for (const name of Object.keys(fs)) {
 syncBuiltinESMExports();
 
 const { createBenchEnv, expectOk, MARK_A, writeSkill } = await import("./fixtures.ts");
+const { createSessionState } = await import("../../src/pipeline/session-state.ts");
+const { executeSkillManage } = await import("../../src/face/tool.ts");
 // PROFILE_TMPFS=1: the tree on /dev/shm (CPU only); otherwise in the temp folder (the disk, here).
 const where = process.env.PROFILE_TMPFS === "1" ? "tmpfs" : "temp folder";
 const savedTmp = process.env.TMPDIR;
@@ -77,7 +80,11 @@ try {
 			body: "# Counted\n\nOne step.\n",
 		});
 	else if (action === "list") await expectOk(bench, { action: "list" });
-	else await patch("Marker: counted.");
+	else if (action === "first-list") {
+		const state = createSessionState();
+		state.runtimeSkillFiles = bench.deps.state.runtimeSkillFiles;
+		await executeSkillManage({ ...bench.deps, state }, { action: "list" }, bench.ctx);
+	} else await patch("Marker: counted.");
 	counting = false;
 	const total = [...counts.values()].reduce((a, b) => a + b, 0);
 	const ms = [...spent.values()].reduce((a, b) => a + b, 0);
