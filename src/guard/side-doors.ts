@@ -222,8 +222,13 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				noteUse(deps, index, event.input, ctx.cwd);
 				return undefined;
 			}
-			if (!isSideDoor(event.toolName)) return undefined;
+			const unguarded = UNGUARDED_SHELLS.has(event.toolName);
+			if (!isSideDoor(event.toolName) && !unguarded) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
+			if (!isSideDoor(event.toolName)) {
+				const reason = unguardedShellBlock(event.toolName, settings);
+				return reason === undefined ? undefined : { block: true, reason };
+			}
 			const call = { via: event.toolName, input: event.input, cwd: ctx.cwd, settings };
 			const verdict = judgeCall(deps, call, index);
 			if (verdict.watch) pending.set(event.toolCallId, verdict.watch);
@@ -415,6 +420,19 @@ function landedChanges(fs: FsOps, { skill, rels: named, files, whole }: WatchedS
 function auditRecord(seen: Pending, time: string, change: LandedChange): ChangeRecord {
 	const { skill, relPath: file, oldHash, newHash, backupId: backup } = change;
 	return { time, cwd: seen.cwd, action: seen.via, via: seen.via, skill, file, oldHash, newHash, backup };
+}
+
+/** pi's shell tools the guard neither sandboxes nor reads (pi 1.6's powershell). */
+const UNGUARDED_SHELLS = new Set(["powershell"]);
+
+/** While a control is on, a shell the guard cannot hold to the protected set does not run at all. */
+function unguardedShellBlock(toolName: string, settings: SelfSkillsSettings): string | undefined {
+	if (!controlIsOn(settings)) return undefined;
+	return (
+		`selfskills: pi's ${toolName} tool is neither sandboxed nor checked by this package, so it may not run ` +
+		`while the person's review is on (${describeControl(settings)}). Run the command with bash instead; ` +
+		"to change a skill use skill_manage (read, then patch, write or create)."
+	);
 }
 
 /** Which of the person's controls is on, in words. */

@@ -75,6 +75,23 @@ describe(`the protected set through pi's edit, write and fallback bash (pi ${get
 		expect(readFileSync(join(env.projectDir, "notes.md"), "utf8")).to.equal("notes\n");
 	});
 
+	it("does not run pi 1.6's powershell tool while a control is on: nothing holds it to the set", async function () {
+		if (getPiLine() !== "1.6") this.skip(); // pi 0.73 has no powershell tool
+		const env = getEnv();
+		writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
+		const tools = ["read", "bash", "edit", "write", "powershell", "skill_manage"];
+		pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills: { pinned: ["x-*"] } }, tools });
+		const command = `Set-Content -Path ${join(env.agentDir, "settings.json")} -Value '{}'`;
+		const on = await pi.run("try", [tool("powershell", { command }), { text: "done" }]);
+		expect(on.toolResults[0].isError, on.toolResults[0].text).to.equal(true);
+		expect(on.toolResults[0].text).to.match(/^selfskills: pi's powershell tool is neither sandboxed nor checked/);
+		expect(on.toolResults[0].text).to.contain("pinned skills (x-*)");
+		// Without a control it is pi's to run (pi runs it on Windows only: here pi's own error, not ours).
+		setSelfskills(env, {});
+		const off = await pi.run("again", [tool("powershell", { command: "Get-Date" }), { text: "done" }]);
+		expect(off.toolResults[0].text).not.to.match(/^selfskills:/);
+	});
+
 	it("without bwrap on PATH falls back to the matcher and says how to install it", async function () {
 		const env = getEnv();
 		const empty = join(env.root, "empty-path");
