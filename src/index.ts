@@ -77,31 +77,42 @@ function createEffects(pi: ExtensionAPI, state: SessionState): MutationEffects {
 	};
 }
 
+/** What the session's handlers share: its state, what a landed change sets off, and bubblewrap's probe. */
+interface Wiring {
+	readonly pi: ExtensionAPI;
+	readonly state: SessionState;
+	readonly effects: MutationEffects;
+	readonly sandbox: () => SandboxProbe;
+}
+
 export default function selfskills(pi: ExtensionAPI): void {
 	if (!isEnabled({ cwd: process.cwd() }).enabled) return;
 	const state = createSessionState();
-	const effects = createEffects(pi, state);
 	// Probed once; a working bwrap is kept for the process, so a sandbox broken later fails closed
-	// (the command errors) instead of falling back to the matcher.
+	// (the command errors) instead of falling back to the matcher. session_start probes again until one works.
 	let probe: SandboxProbe | undefined;
 	const sandbox = (): SandboxProbe => (probe ??= probeSandbox());
-	let firstPrompt = true;
-	const commandDeps: CommandDeps = {
-		agentDir: getAgentDir,
-		fs: realFs,
-		state,
-		effects,
-		send: (message) => pi.sendMessage(message),
-		knownSkills: [],
-		sandbox,
-	};
-	const toolDeps = { agentDir: getAgentDir, fs: realFs, state, effects };
-	const tool = createSkillManageTool(toolDeps);
+	const wiring: Wiring = { pi, state, effects: createEffects(pi, state), sandbox };
+	registerTool(wiring);
+	registerCommand(wiring);
+	const firstPrompt = { pending: true };
+	pi.on("session_start", (_event, ctx) => {
+		resetSessionState(state);
+		recover(state);
+		firstPrompt.pending = true;
+		if (probe?.available !== true) probe = probeSandbox();
+		warnAtStart(ctx, probe);
+	});
+	registerPrompt(wiring, firstPrompt);
+	registerSideDoors(wiring);
+}
 
+/** skill_manage, with trust and settings read once for the call; a read counts as a use of the skill. */
+function registerTool({ pi, state, effects }: Wiring): void {
+	const toolDeps = { agentDir: getAgentDir, fs: realFs, state, effects };
 	pi.registerTool({
-		...tool,
+		...createSkillManageTool(toolDeps),
 		async execute(_id, params, signal, _onUpdate, ctx) {
-			// Trust and settings read once for the call: the tool takes them along.
 			const policy = loadPolicy(ctx, getAgentDir());
 			if (!policy.report.settings.enabled) {
 				return {
@@ -121,7 +132,19 @@ export default function selfskills(pi: ExtensionAPI): void {
 			return result;
 		},
 	});
+}
 
+/** /selfskills, its outputs (kept from the model: they are for the person) and their renderer. */
+function registerCommand({ pi, state, effects, sandbox }: Wiring): void {
+	const commandDeps: CommandDeps = {
+		agentDir: getAgentDir,
+		fs: realFs,
+		state,
+		effects,
+		send: (message) => pi.sendMessage(message),
+		knownSkills: [],
+		sandbox,
+	};
 	pi.registerCommand(COMMAND_NAME, {
 		description:
 			"selfskills status; history <skill>; restore <skill> [file] [backup]; unused [days]; " +
@@ -129,33 +152,32 @@ export default function selfskills(pi: ExtensionAPI): void {
 		getArgumentCompletions: (prefix) => completeArguments(commandDeps, prefix),
 		handler: (args, ctx) => handleCommand(commandDeps, args, ctx),
 	});
-
 	pi.registerMessageRenderer(OUTPUT_MESSAGE_TYPE, renderCommandOutput);
-
-	pi.on("session_start", (_event, ctx) => {
-		resetSessionState(state);
-		recover(state);
-		firstPrompt = true;
-		if (probe?.available !== true) probe = probeSandbox();
-		const report = loadPolicy(ctx, getAgentDir()).report;
-		// A bad value falls back to its default silently otherwise; one line, once per session.
-		const warnings = [settingsWarning(report.problems)];
-		if (controlIsOn(report.settings) && !probe.available) warnings.push(`selfskills: ${bashStatusLine(probe, true)}`);
-		for (const warning of warnings) {
-			if (!warning) continue;
-			if (ctx.hasUI) ctx.ui.notify(warning, "warning");
-			else process.stderr.write(`${warning}\n`);
-		}
-	});
-
-	// /selfskills outputs are for the human; the model's notes of human changes go through.
 	pi.on("context", (event) => {
 		const messages = event.messages.filter((m) => !(m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE));
 		return messages.length === event.messages.length ? undefined : { messages };
 	});
+}
 
-	// pi scans only its own folders: a skillsDir elsewhere is handed to pi here, so what `create`
-	// writes there loads in every later session (and after /reload), not just in this one's prompt.
+/** Once per session: a bad settings value (it falls back to its default), and an unsandboxed bash under a control. */
+function warnAtStart(ctx: ExtensionContext, probe: SandboxProbe): void {
+	const report = loadPolicy(ctx, getAgentDir()).report;
+	const warnings = [settingsWarning(report.problems)];
+	if (controlIsOn(report.settings) && !probe.available) warnings.push(`selfskills: ${bashStatusLine(probe, true)}`);
+	for (const warning of warnings) if (warning) tellPerson(ctx, warning);
+}
+
+function tellPerson(ctx: ExtensionContext, text: string): void {
+	if (ctx.hasUI) ctx.ui.notify(text, "warning");
+	else process.stderr.write(`${text}\n`);
+}
+
+/**
+ * Before each prompt: pi's skill list noted, skills that appeared outside the tool named, and the
+ * standing-rules block injected. A skillsDir pi does not scan is handed to pi, so what `create`
+ * writes there loads in every later session (and after /reload), not just in this one's prompt.
+ */
+function registerPrompt({ pi, state }: Wiring, firstPrompt: { pending: boolean }): void {
 	pi.on("resources_discover", (event, ctx) => {
 		const { settings } = loadPolicy(ctx, getAgentDir()).report;
 		if (!settings.enabled || !pathExists(realFs, settings.skillsDir)) return undefined;
@@ -163,50 +185,49 @@ export default function selfskills(pi: ExtensionAPI): void {
 			? undefined
 			: { skillPaths: [settings.skillsDir] };
 	});
-
 	pi.on("before_agent_start", (event, ctx) => {
 		const skills = event.systemPromptOptions?.skills ?? [];
 		state.runtimeSkillFiles = skills.map((s) => s.filePath);
 		state.runtimeSkillNames = new Map(skills.map((s) => [s.filePath, s.name]));
-		watchSkillFiles(ctx);
+		const first = firstPrompt.pending;
+		firstPrompt.pending = false;
+		watchSkillFiles(ctx, state, first);
 		if (!isEnabled(ctx).inject) return undefined;
 		const decisions = takeDecisions(realFs, getAgentDir(), ctx.cwd);
 		return { systemPrompt: `${event.systemPrompt}\n\n${buildInjectedBlock(state.changed.values(), decisions)}` };
 	});
+}
 
-	/**
-	 * The session's first prompt names skills that appeared outside the tool while a control was on;
-	 * each prompt then records what pi loaded (skill-watch.ts). A failure here never stops a prompt.
-	 */
-	function watchSkillFiles(ctx: ExtensionContext): void {
-		try {
-			const agentDir = getAgentDir();
-			const files = state.runtimeSkillFiles;
-			if (firstPrompt) {
-				firstPrompt = false;
-				const appeared = findAppearedSkills(realFs, agentDir, files);
-				if (appeared.length > 0) {
-					if (ctx.hasUI) ctx.ui.notify(appearedNotice(appeared), "warning");
-					else process.stderr.write(`${appearedNotice(appeared)}\n`);
-				}
-			}
-			const changed = [...state.changed.values()].filter((c) => c.action !== "delete").map((c) => c.path);
-			const control = controlIsOn(loadPolicy(ctx, agentDir).report.settings);
-			recordSeenSkills(realFs, agentDir, [...files, ...changed], control);
-		} catch {
-			// The record is a notice for the person, not a gate.
+/**
+ * The session's first prompt names skills that appeared outside the tool while a control was on;
+ * each prompt then records what pi loaded (skill-watch.ts). A failure here never stops a prompt.
+ */
+function watchSkillFiles(ctx: ExtensionContext, state: SessionState, first: boolean): void {
+	try {
+		const agentDir = getAgentDir();
+		const files = state.runtimeSkillFiles;
+		if (first) {
+			const appeared = findAppearedSkills(realFs, agentDir, files);
+			if (appeared.length > 0) tellPerson(ctx, appearedNotice(appeared));
 		}
+		const changed = [...state.changed.values()].filter((c) => c.action !== "delete").map((c) => c.path);
+		const control = controlIsOn(loadPolicy(ctx, agentDir).report.settings);
+		recordSeenSkills(realFs, agentDir, [...files, ...changed], control);
+	} catch {
+		// The record is a notice for the person, not a gate.
 	}
+}
 
-	// pi's own edit, write and bash on skill files: blocked, or backed up and checked (side-doors.ts).
+/** pi's own edit, write and bash on skill files: blocked, or backed up and checked (side-doors.ts). */
+function registerSideDoors({ pi, state, effects, sandbox }: Wiring): void {
 	const sideDoors = createSideDoorGuard({ agentDir: getAgentDir, fs: realFs, state, effects, sandbox });
 	pi.on("tool_call", (event, ctx) => sideDoors.onToolCall(event, ctx));
-
 	pi.on("tool_result", (event) => {
 		if (event.toolName !== TOOL_NAME) {
 			const warning = sideDoors.onToolResult(event);
 			return warning ? { content: [...event.content, { type: "text" as const, text: warning }] } : undefined;
 		}
+		// skill_manage's refusals are errors for pi, their details kept.
 		const details = event.details as { ok?: unknown } | undefined;
 		return details?.ok === false ? { isError: true } : undefined;
 	});
