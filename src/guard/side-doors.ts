@@ -96,18 +96,14 @@ export interface SkillHit {
 	readonly paths: readonly string[];
 }
 
-/** The skills a built-in tool call would change; empty for a call outside every skill (the common case). */
-export function findSkillHits(
-	toolName: string,
-	input: Record<string, unknown>,
-	cwd: string,
-	index: SkillIndex,
-): SkillHit[] {
-	let targets: string[];
-	if (toolName === "edit" || toolName === "write")
-		targets = typeof input.path === "string" ? [resolveToolPath(input.path, cwd)] : [];
-	else if (toolName === "bash") targets = typeof input.command === "string" ? findBashWrites(input.command, cwd) : [];
-	else return [];
+/** The paths a call of pi's edit, write or bash would write: its path, or what the matcher reads off the command. */
+function writeTargets(via: SideDoor, input: Record<string, unknown>, cwd: string): string[] {
+	if (via !== "bash") return typeof input.path === "string" ? [resolveToolPath(input.path, cwd)] : [];
+	return typeof input.command === "string" ? findBashWrites(input.command, cwd) : [];
+}
+
+/** The skills a call writing `targets` would change; empty for a call outside every skill (the common case). */
+export function findSkillHits(via: SideDoor, targets: readonly string[], index: SkillIndex): SkillHit[] {
 	const hits = new Map<string, { skill: SkillPlace; paths: string[] }>();
 	const add = (skill: SkillPlace, path: string) => {
 		const hit = hits.get(skill.dir) ?? { skill, paths: [] };
@@ -118,7 +114,7 @@ export function findSkillHits(
 		const real = resolveReal(target);
 		const skill = index.find(real);
 		if (skill) add(skill, real);
-		else if (toolName === "bash") for (const inside of index.below(real)) add(inside, inside.dir);
+		else if (via === "bash") for (const inside of index.below(real)) add(inside, inside.dir);
 	}
 	return [...hits.values()];
 }
@@ -202,6 +198,8 @@ export interface SideDoorGuard {
 interface SideDoorCall {
 	readonly via: SideDoor;
 	readonly input: Record<string, unknown>;
+	/** What it would write (writeTargets), worked out once for every check. */
+	readonly targets: readonly string[];
 	readonly cwd: string;
 	readonly settings: SelfSkillsSettings;
 }
@@ -229,7 +227,8 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				const reason = unguardedShellBlock(event.toolName, settings);
 				return reason === undefined ? undefined : { block: true, reason };
 			}
-			const call = { via: event.toolName, input: event.input, cwd: ctx.cwd, settings };
+			const targets = writeTargets(event.toolName, event.input, ctx.cwd);
+			const call = { via: event.toolName, input: event.input, targets, cwd: ctx.cwd, settings };
 			const verdict = judgeCall(deps, call, index);
 			if (verdict.watch) pending.set(event.toolCallId, verdict.watch);
 			// Last, so every check read the command the model wrote.
@@ -277,7 +276,7 @@ function noteUse(deps: SideDoorDeps, index: () => SkillIndex, input: Record<stri
 function judgeCall(deps: SideDoorDeps, call: SideDoorCall, index: () => SkillIndex): Verdict {
 	const approving = selfApprovalBlock(deps, call);
 	if (approving) return { block: approving };
-	const hits = findSkillHits(call.via, call.input, call.cwd, index());
+	const hits = findSkillHits(call.via, call.targets, index());
 	// A skill file first: its refusal names the skill_manage call that changes it.
 	const skillBlock = blockSkills(deps, call, hits) ?? (hits.length > 0 ? riskyContent(deps.fs, call) : undefined);
 	if (skillBlock) return { block: skillBlock };
@@ -332,7 +331,7 @@ function guardProtectedBash(deps: SideDoorDeps, call: SideDoorCall, set: Protect
 	// A write into a place, or over a folder holding one (`rm -rf ~/.pi`); the working folder itself
 	// is where an unresolved glob or archive lands, and the places inside it are hidden names.
 	const cwdReal = resolveReal(call.cwd);
-	for (const target of findBashWrites(command, call.cwd)) {
+	for (const target of call.targets) {
 		const real = resolveReal(target);
 		const holds = (p: ProtectedPlace) => real !== cwdReal && isWithin(real, p.real);
 		const place = matched.find((p) => isWithin(p.real, real) || holds(p));
