@@ -25,6 +25,7 @@ import { realFs } from "../../src/base/fs-ops.ts";
 import { createSessionState } from "../../src/pipeline/session-state.ts";
 import { createSideDoorGuard } from "../../src/guard/side-doors.ts";
 import { findBashWrites, findSelfApproval } from "../../src/guard/bash-writes.ts";
+import { normalizeForScan, PATTERNS, RISK_CATEGORIES, scanText } from "../../src/checks/risk-scan.ts";
 import { buildInjectedBlock } from "../../src/face/prompt.ts";
 import {
 	executeSkillManage,
@@ -39,6 +40,7 @@ import { piInstall, runPiPrint } from "../support/pi-cli.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { skillBackupDir } from "../support/backups.ts";
 import { createTempEnv } from "../support/temp-env.ts";
+import { cpuMs, shapeUnits, toMiB } from "../support/hostile.ts";
 import { createBenchEnv, expectOk, MARK_A, writeSkill, type BenchEnv } from "./fixtures.ts";
 import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
 
@@ -649,6 +651,50 @@ function benchMatcher(): void {
 	});
 }
 
+/** The risk scan on 1 MiB of each category's hostile shape: its worst single pattern, and the whole scan. */
+function benchRiskScan(): void {
+	heading("risk scan: CPU on 1 MiB of hostile text, worst pattern and whole scan (SPEC Limits: ~100 ms)");
+	let pattern = { ms: 0, what: "" };
+	let whole = { ms: 0, what: "" };
+	for (const category of RISK_CATEGORIES) {
+		for (const unit of shapeUnits(category)) {
+			const text = toMiB(unit);
+			const normalized = normalizeForScan(text);
+			for (const [index, regex] of PATTERNS[category].entries()) {
+				const ms = summarize(
+					Array.from({ length: reps(3, 2) }, () =>
+						cpuMs(() => {
+							regex.lastIndex = 0;
+							let count = 0;
+							for (const _ of normalized.matchAll(regex)) if (++count >= 200) break;
+						}),
+					),
+				).median;
+				if (ms > pattern.ms) pattern = { ms, what: `${category} pattern ${index}` };
+			}
+			const ms = summarize(Array.from({ length: reps(3, 2) }, () => cpuMs(() => scanText(text)))).median;
+			if (ms > whole.ms) whole = { ms, what: category };
+		}
+	}
+	console.log(
+		`worst pattern: ${pattern.what} ${pattern.ms.toFixed(1)} ms; whole scan: ${whole.what} ${whole.ms.toFixed(1)} ms`,
+	);
+	rows.push(
+		{
+			figure: "risk scan, worst pattern on 1 MiB",
+			value: `${pattern.ms.toFixed(1)} ms`,
+			goal: "≤ 50 ms",
+			met: pattern.ms <= 50,
+		},
+		{
+			figure: "risk scan, whole scan of 1 MiB",
+			value: `${whole.ms.toFixed(1)} ms`,
+			goal: "≤ 100 ms",
+			met: whole.ms <= 100,
+		},
+	);
+}
+
 async function main(): Promise<void> {
 	const started = Date.now();
 	console.log(`pi-selfskills bench — node ${process.version}, BENCH_SCALE=${process.env.BENCH_SCALE ?? "1"}`);
@@ -663,6 +709,7 @@ async function main(): Promise<void> {
 	if (wants("startup")) await benchStartup();
 	if (wants("sidedoors")) await benchSideDoors();
 	if (wants("matcher")) benchMatcher();
+	if (wants("riskscan")) benchRiskScan();
 	heading(`summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 	printTable(rows);
 }

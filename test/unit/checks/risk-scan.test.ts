@@ -12,6 +12,7 @@ import {
 	scanText,
 	type RiskCategory,
 } from "../../../src/checks/risk-scan.ts";
+import { cpuMs, shapeUnits, toMiB } from "../../support/hostile.ts";
 
 const CORPUS = "/work/shared/corpus/real-skills";
 
@@ -159,27 +160,12 @@ describe("the risk scan", function () {
 		expect(scanChange(before, copied).map((f) => f.line)).to.deep.equal([100 + 1 + 8]);
 	});
 
-	it("stays fast on 1 MiB of hostile text for every category: no pattern backtracks", function () {
+	it("stays linear on 1 MiB of hostile text for every category: no pattern backtracks", function () {
 		this.timeout(60_000);
-		const shapes: Record<RiskCategory, string> = {
-			"pipe-to-shell": "curl wget bash <( $( ",
-			secrets: "cat ~/.ssh cp ~/.ssh echo $token ",
-			exfiltration: "curl -d @ send files to | curl ",
-			override: "ignore all the previous do not tell without ",
-			control: "sed -i echo > use the edit tool to skill.md ",
-			destructive: "rm -rf -r -f git push dd of= ",
-			obfuscation: "base64 -d eval( 'aaaaaaaaaaaaaaaa ",
-		};
-		// CPU time, not wall time: the machine running the tests may be shared.
-		const cpuMs = (run: () => unknown) => {
-			const start = process.cpuUsage();
-			run();
-			const used = process.cpuUsage(start);
-			return (used.user + used.system) / 1000;
-		};
+		// A pattern that backtracks takes seconds to minutes here; the figures are the bench's ("riskscan").
 		for (const category of RISK_CATEGORIES) {
-			for (const unit of [shapes[category], `${shapes[category]}\n`, `${shapes[category]}|\n`]) {
-				const text = unit.repeat(Math.ceil(1_048_576 / unit.length)).slice(0, 1_048_576);
+			for (const unit of shapeUnits(category)) {
+				const text = toMiB(unit);
 				const normalized = normalizeForScan(text);
 				for (const [index, pattern] of PATTERNS[category].entries()) {
 					const ms = cpuMs(() => {
@@ -187,10 +173,10 @@ describe("the risk scan", function () {
 						let count = 0;
 						for (const _ of normalized.matchAll(pattern)) if (++count >= 200) break;
 					});
-					expect(ms, `${category} pattern ${index}: ${ms.toFixed(0)} ms`).to.be.below(50);
+					expect(ms, `${category} pattern ${index}: ${ms.toFixed(0)} ms`).to.be.below(1000);
 				}
 				const ms = cpuMs(() => scanText(text));
-				expect(ms, `${category}, the whole scan: ${ms.toFixed(0)} ms`).to.be.below(500);
+				expect(ms, `${category}, the whole scan: ${ms.toFixed(0)} ms`).to.be.below(3000);
 			}
 		}
 	});
