@@ -220,13 +220,10 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 				noteUse(deps, index, event.input, ctx.cwd);
 				return undefined;
 			}
-			const unguarded = UNGUARDED_SHELLS.has(event.toolName);
-			if (!isSideDoor(event.toolName) && !unguarded) return undefined;
+			if (UNGUARDED_SHELLS.has(event.toolName))
+				return unguardedShellBlock(event.toolName, loadPolicy(ctx, deps.agentDir()).report.settings);
+			if (!isSideDoor(event.toolName)) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
-			if (!isSideDoor(event.toolName)) {
-				const reason = unguardedShellBlock(event.toolName, settings);
-				return reason === undefined ? undefined : { block: true, reason };
-			}
 			const targets = writeTargets(event.toolName, event.input, ctx.cwd);
 			const call = { via: event.toolName, input: event.input, targets, cwd: ctx.cwd, settings };
 			const verdict = judgeCall(deps, call, index);
@@ -425,13 +422,16 @@ function auditRecord(seen: Pending, time: string, change: LandedChange): ChangeR
 const UNGUARDED_SHELLS = new Set(["powershell"]);
 
 /** While a control is on, a shell the guard cannot hold to the protected set does not run at all. */
-function unguardedShellBlock(toolName: string, settings: SelfSkillsSettings): string | undefined {
+function unguardedShellBlock(
+	toolName: string,
+	settings: SelfSkillsSettings,
+): { block: true; reason: string } | undefined {
 	if (!controlIsOn(settings)) return undefined;
-	return (
+	const reason =
 		`selfskills: pi's ${toolName} tool is neither sandboxed nor checked by this package, so it may not run ` +
 		`while the person's review is on (${describeControl(settings)}). Run the command with bash instead; ` +
-		"to change a skill use skill_manage (read, then patch, write or create)."
-	);
+		"to change a skill use skill_manage (read, then patch, write or create).";
+	return { block: true, reason };
 }
 
 /** Which of the person's controls is on, in words. */
