@@ -848,14 +848,14 @@ const CODE_WRITES: readonly RegExp[] = [
 	// Path('p').write_text(…), Path('p').unlink()
 	new RegExp(
 		String.raw`\bPath\s*\(\s*${LITERAL}\s*\)\s*\.\s*` +
-			String.raw`(?:write_text|write_bytes|touch|unlink|mkdir|rmdir|rename|replace|` +
+			"(?:write_text|write_bytes|touch|unlink|mkdir|rmdir|rename|replace|" +
 			String.raw`symlink_to|hardlink_to|chmod|open\s*\(\s*['"][^'"\n]{0,8}[wax+])`,
 		"g",
 	),
 	// A call whose first argument is a written path.
 	new RegExp(
 		String.raw`(?:\b(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|rmSync|rmdirSync|` +
-			String.raw`unlinkSync|mkdirSync|truncateSync|chmodSync|utimesSync|makedirs|removedirs|rmtree|rm_rf|rm_r|` +
+			"unlinkSync|mkdirSync|truncateSync|chmodSync|utimesSync|makedirs|removedirs|rmtree|rm_rf|rm_r|" +
 			String.raw`mkdir_p|unlink|rmdir|mkdir|truncate|touch)|\b(?:os|fs|FileUtils|File|IO|shutil)\s*\.\s*` +
 			String.raw`(?:remove|rm|write|binwrite|chmod|delete))\s*\(\s*${LITERAL}`,
 		"g",
@@ -863,7 +863,7 @@ const CODE_WRITES: readonly RegExp[] = [
 	// A call with a source and a destination: both count (a move removes the source, a link points in).
 	new RegExp(
 		String.raw`(?:\b(?:copyFileSync|copyFile|cpSync|renameSync|rename|copy2|copyfile|copytree|symlinkSync|` +
-			String.raw`symlink|linkSync|ln_s|cp_r)|` +
+			"symlink|linkSync|ln_s|cp_r)|" +
 			String.raw`\b(?:os|fs|FileUtils|File|shutil)\s*\.\s*(?:replace|move|copy|cp|mv|link))` +
 			String.raw`\s*\(\s*${LITERAL}\s*,\s*${LITERAL}`,
 		"g",

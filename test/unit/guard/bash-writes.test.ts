@@ -242,8 +242,8 @@ describe("findBashWrites", function () {
 			"find a -exec rm {} ; ",
 			"cd a; ",
 			"pi -p /selfskills approve ",
-			"{a,b}".repeat(800) + " ",
-			'python3 -c "open' + " ".repeat(60_000) + '"; ',
+			`${"{a,b}".repeat(800)} `,
+			`python3 -c "open${" ".repeat(60_000)}"; `,
 		];
 		for (const unit of shapes) {
 			it(`reads a megabyte of ${JSON.stringify(unit.slice(0, 20))} in bounded time`, function () {
