@@ -31,20 +31,12 @@ import {
 import { countChanges } from "../store/audit.ts";
 import { shownDiff, shownName } from "../checks/agent-text.ts";
 import { digestMismatch, isRefusal, type Refusal } from "../base/errors.ts";
-import type { FsOps } from "../base/fs-ops.ts";
 import { pendingJournals } from "../store/journal.ts";
 import { bashStatusLine, type SandboxProbe } from "../guard/sandbox.ts";
 import { runMutations } from "../pipeline/mutate.ts";
-import type { SessionState } from "../pipeline/session-state.ts";
+import type { SessionDeps } from "../pipeline/session-state.ts";
 import { findSkill, resolveFileTarget } from "../policy/target.ts";
-import {
-	findProposal,
-	finishInterrupted,
-	landApproval,
-	previewApproval,
-	rejectProposal,
-	type ReviewDeps,
-} from "./review.ts";
+import { findProposal, finishInterrupted, landApproval, previewApproval, rejectProposal } from "./review.ts";
 import { exportProposal, exportText, formatGitStatus } from "./export.ts";
 import {
 	controlIsOn,
@@ -66,7 +58,6 @@ import {
 } from "../policy/trust.ts";
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
-import type { MutationEffects } from "../pipeline/types.ts";
 import { doctorReport } from "./doctor.ts";
 
 export const COMMAND_NAME = "selfskills";
@@ -112,11 +103,7 @@ export interface OutputMessage {
 	readonly details: OutputDetails;
 }
 
-export interface CommandDeps {
-	readonly agentDir: () => string;
-	readonly fs: FsOps;
-	readonly state: SessionState;
-	readonly effects: MutationEffects;
+export interface CommandDeps extends SessionDeps {
 	/** pi.sendMessage; without it (a test's deps) outputs fall back to notify. */
 	readonly send?: (message: OutputMessage) => void;
 	/** Skill names seen by the last discovery, for completions. */
@@ -437,10 +424,6 @@ function wordsOf(args: readonly string[]): string | undefined {
 /** "patch of deploy-checks": what a proposal changes, as the agent named it (escaped). */
 const subjectOf = (p: Proposal) => `${shownName(p.action)} of ${p.skills.map(shownName).join(", ")}`;
 
-function reviewDeps(deps: CommandDeps): ReviewDeps {
-	return { agentDir: deps.agentDir, fs: deps.fs, state: deps.state, effects: deps.effects };
-}
-
 function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
 	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
 	const agentDir = deps.agentDir();
@@ -453,13 +436,13 @@ function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
  */
 async function show(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills show <id> (ids: /selfskills pending)", "warning");
-	const proposal = findProposal(reviewDeps(deps), args[0]);
+	const proposal = findProposal(deps, args[0]);
 	if (isRefusal(proposal)) {
 		const decision =
 			proposal.code === "unknown_proposal" ? readDecision(deps.fs, deps.agentDir(), args[0]) : undefined;
 		return decision ? output(ctx, decidedText(decision)) : refused(ctx, proposal);
 	}
-	const preview = await previewApproval(reviewDeps(deps), ctx, proposal);
+	const preview = await previewApproval(deps, ctx, proposal);
 	output(ctx, proposalText(proposal, isRefusal(preview) ? { refusal: preview } : preview));
 }
 
@@ -468,9 +451,9 @@ const DIGEST_FLAG = "--yes=";
 
 async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills approve <id> (ids: /selfskills pending)", "warning");
-	const proposal = findProposal(reviewDeps(deps), args[0]);
+	const proposal = findProposal(deps, args[0]);
 	if (isRefusal(proposal)) return refused(ctx, proposal);
-	const preview = await previewApproval(reviewDeps(deps), ctx, proposal);
+	const preview = await previewApproval(deps, ctx, proposal);
 	if (isRefusal(preview)) return refused(ctx, preview);
 	const { replayedOn } = preview;
 	if (ctx.hasUI) {
@@ -485,7 +468,7 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 		if (given !== preview.digest) return refused(ctx, digestMismatch(proposal.id, given, preview.digest));
 	}
 	const words = wordsOf(args.slice(1));
-	const done = await landApproval(reviewDeps(deps), preview, words);
+	const done = await landApproval(deps, preview, words);
 	if (isRefusal(done)) return refused(ctx, done);
 	const changes = (done.details.changes ?? []) as Array<{ file?: string; backup?: string | null }>;
 	const backups = changes.filter((c) => c.backup).map((c) => `${c.file} -> ${c.backup}`);
@@ -500,14 +483,14 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 async function exportCommand(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	const id = args.find((a) => !a.startsWith("--"));
 	if (!id) return output(ctx, "usage: /selfskills export <id> [--branch] (ids: /selfskills pending)", "warning");
-	const done = await exportProposal(reviewDeps(deps), ctx, id, { branch: args.includes("--branch") });
+	const done = await exportProposal(deps, ctx, id, { branch: args.includes("--branch") });
 	if (isRefusal(done)) return refused(ctx, done);
 	output(ctx, exportText(id, done));
 }
 
 async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills reject <id> [reason] (ids: /selfskills pending)", "warning");
-	const proposal = findProposal(reviewDeps(deps), args[0]);
+	const proposal = findProposal(deps, args[0]);
 	if (isRefusal(proposal)) return refused(ctx, proposal);
 	let words = wordsOf(args.slice(1));
 	if (ctx.hasUI) {
@@ -528,7 +511,7 @@ async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 			"warning",
 		);
 	}
-	rejectProposal(reviewDeps(deps), proposal, words);
+	rejectProposal(deps, proposal, words);
 	output(
 		ctx,
 		`rejected ${proposal.id} (${subjectOf(proposal)})${words ? `: "${words}"` : ""}; ` +

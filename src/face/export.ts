@@ -6,7 +6,8 @@
 
 import { join } from "node:path";
 import type { SkillManageArgs } from "./arguments.ts";
-import { findProposal, type ReviewDeps } from "./review.ts";
+import { findProposal } from "./review.ts";
+import type { SessionDeps } from "../pipeline/session-state.ts";
 import { prepareCall } from "./prepare.ts";
 import { createCallContext } from "../pipeline/call-context.ts";
 import type { TrustContext } from "../policy/trust.ts";
@@ -91,7 +92,7 @@ function headLedger(view: FileView): ReadLedger {
 
 /** The proposal's ops planned on HEAD's files, merged to one change per file; stale where they no longer apply. */
 async function planOnHead(
-	deps: ReviewDeps,
+	deps: SessionDeps,
 	ctx: TrustContext,
 	proposal: Proposal,
 	view: FileView,
@@ -155,7 +156,7 @@ export function exportsDir(agentDir: string): string {
  * a patch file of it or the branch `selfskills/<id>` pointing at it.
  */
 export async function exportProposal(
-	deps: ReviewDeps,
+	deps: SessionDeps,
 	ctx: TrustContext,
 	id: string,
 	options: { readonly branch: boolean },
@@ -184,7 +185,7 @@ export async function exportProposal(
 }
 
 async function exportToRepo(
-	deps: ReviewDeps,
+	deps: SessionDeps,
 	proposal: Proposal,
 	top: string,
 	files: ReadonlyArray<{ rel: string; change: FileChange; mode: number | undefined }>,

@@ -27,18 +27,11 @@ import {
 	type ProposalTarget,
 } from "../store/proposals.ts";
 import type { ReadLedger } from "../store/read-ledger.ts";
-import type { SessionState } from "../pipeline/session-state.ts";
+import type { SessionDeps } from "../pipeline/session-state.ts";
 import type { TrustContext } from "../policy/trust.ts";
 import { tryHash } from "../base/fs-reads.ts";
 import { sha256 } from "../base/hash.ts";
-import type { MutationEffects, MutationResult } from "../pipeline/types.ts";
-
-export interface ReviewDeps {
-	readonly agentDir: () => string;
-	readonly fs: FsOps;
-	readonly state: SessionState;
-	readonly effects: MutationEffects;
-}
+import type { MutationResult } from "../pipeline/types.ts";
 
 /**
  * Finishes what a killed process left, in order: a half-written commit is put back first (its files
@@ -57,7 +50,7 @@ export function finishInterrupted(fs: FsOps, agentDir: string): string[] {
  * The pending proposal `id` (after finishing what a killed approval left); unknown_proposal, or
  * invalid_proposal for a file this package did not write (a field of the wrong type).
  */
-export function findProposal(deps: ReviewDeps, id: string): Proposal | Refusal {
+export function findProposal(deps: SessionDeps, id: string): Proposal | Refusal {
 	deps.state.recoveries.push(...finishInterrupted(deps.fs, deps.agentDir()));
 	const found = inspectProposal(deps.fs, deps.agentDir(), id);
 	if (found === undefined)
@@ -101,7 +94,7 @@ function personLedger(fs: FsOps): ReadLedger {
  * The call's context in the proposal's own project: its trust from pi when the person reviews it
  * there, else from selfskills.trustedProjects.
  */
-async function reviewContext(deps: ReviewDeps, ctx: TrustContext, proposal: Proposal): Promise<CallContext> {
+async function reviewContext(deps: SessionDeps, ctx: TrustContext, proposal: Proposal): Promise<CallContext> {
 	const trustCtx = ctx.cwd === proposal.cwd ? ctx : { cwd: proposal.cwd };
 	return createCallContext({
 		ctx: trustCtx,
@@ -127,7 +120,7 @@ export interface ApprovalPreview {
 
 /** Plans the proposal again on the files as they are now; stale when a changed file cannot take it. */
 export async function previewApproval(
-	deps: ReviewDeps,
+	deps: SessionDeps,
 	ctx: TrustContext,
 	proposal: Proposal,
 ): Promise<ApprovalPreview | Refusal> {
@@ -219,7 +212,7 @@ export async function previewApproval(
  * or undone by the sweep), committed only if the plan is still the previewed one, then decided.
  */
 export async function landApproval(
-	deps: ReviewDeps,
+	deps: SessionDeps,
 	preview: ApprovalPreview,
 	words: string | undefined,
 ): Promise<MutationResult | Refusal> {
@@ -250,6 +243,6 @@ export async function landApproval(
 	return result;
 }
 
-export function rejectProposal(deps: ReviewDeps, proposal: Proposal, words: string | undefined): void {
+export function rejectProposal(deps: SessionDeps, proposal: Proposal, words: string | undefined): void {
 	decideProposal(deps.fs, deps.agentDir(), proposal, "rejected", words);
 }

@@ -20,13 +20,12 @@ import {
 import { clipText, decodeText, READ_CHAR_LIMIT, RESULT_CHAR_LIMIT } from "../checks/content-guard.ts";
 import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
-import type { FsOps } from "../base/fs-ops.ts";
 import { runMutations } from "../pipeline/mutate.ts";
 import { prepareCall } from "./prepare.ts";
 import { renderSkillCall, renderSkillResult } from "./render.ts";
-import type { SessionState } from "../pipeline/session-state.ts";
+import type { SessionDeps } from "../pipeline/session-state.ts";
 import { sha256 } from "../base/hash.ts";
-import type { AskRequest, MutationEffects, RunOptions } from "../pipeline/types.ts";
+import type { AskRequest, RunOptions } from "../pipeline/types.ts";
 
 export const TOOL_NAME = "skill_manage";
 
@@ -82,13 +81,6 @@ export const PROMPT_GUIDELINES = [
 	"Use skill_manage to fix a skill only when it proved wrong in this task.",
 	"Before skill_manage patch, skill_manage read the skill and copy old_string exactly from it.",
 ];
-
-export interface ToolDeps {
-	readonly agentDir: () => string;
-	readonly fs: FsOps;
-	readonly state: SessionState;
-	readonly effects: MutationEffects;
-}
 
 type Dispatch = ActionResult | Refusal;
 
@@ -174,7 +166,7 @@ function refusedArguments(args: unknown): { raw: unknown } | undefined {
 
 /** `policy`: trust and settings the caller read for this call already (none: read here). */
 export async function executeSkillManage(
-	deps: ToolDeps,
+	deps: SessionDeps,
 	rawArgs: unknown,
 	ctx: ExtensionContext,
 	signal?: AbortSignal,
@@ -201,7 +193,7 @@ export async function executeSkillManage(
 }
 
 export function createSkillManageTool(
-	deps: ToolDeps,
+	deps: SessionDeps,
 ): ToolDefinition<typeof skillManageSchema, Record<string, unknown>> {
 	return {
 		name: TOOL_NAME,

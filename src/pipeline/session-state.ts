@@ -3,7 +3,9 @@
 // loaded (from before_agent_start), so `--skill` skills show up in `list` as read-only.
 
 import { createDiscoveryCache, type DiscoveryCache } from "../policy/discovery-cache.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { createReadLedger, type ReadLedger } from "../store/read-ledger.ts";
+import type { MutationEffects } from "./types.ts";
 
 export interface ChangedSkill {
 	readonly name: string;
@@ -24,6 +26,14 @@ export interface SessionState {
 	recoveries: string[];
 	/** Skills the person allowed for the rest of the session when asked (approval "ask"). */
 	readonly allowedSkills: Set<string>;
+}
+
+/** What the tool, /selfskills and a proposal's review run on: pi's agent folder, the filesystem, this session. */
+export interface SessionDeps {
+	readonly agentDir: () => string;
+	readonly fs: FsOps;
+	readonly state: SessionState;
+	readonly effects: MutationEffects;
 }
 
 export function createSessionState(): SessionState {

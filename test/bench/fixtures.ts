@@ -5,8 +5,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { realFs } from "../../src/base/fs-ops.ts";
-import { createSessionState } from "../../src/pipeline/session-state.ts";
-import { executeSkillManage, type ToolDeps } from "../../src/face/tool.ts";
+import { createSessionState, type SessionDeps } from "../../src/pipeline/session-state.ts";
+import { executeSkillManage } from "../../src/face/tool.ts";
 import type { SkillManageArgs } from "../../src/face/arguments.ts";
 import { handPiSkillFiles } from "../support/harness.ts";
 import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
@@ -40,7 +40,7 @@ export function writeSkill(root: string, name: string, bytes = 600): string {
 export interface BenchEnv {
 	readonly env: TempEnv;
 	readonly ctx: ExtensionContext;
-	readonly deps: ToolDeps;
+	readonly deps: SessionDeps;
 	/** Every root the tree uses: agent skills, project .pi/skills, .agents/skills, local package skills. */
 	readonly roots: readonly string[];
 	call(args: SkillManageArgs): Promise<{ text: string; details: Record<string, unknown> }>;
@@ -69,7 +69,7 @@ export function createBenchEnv(settings: Record<string, unknown> = {}): BenchEnv
 		join(pkg, "skills"),
 	];
 	for (const root of roots) mkdirSync(root, { recursive: true });
-	const deps: ToolDeps = {
+	const deps: SessionDeps = {
 		agentDir: () => env.agentDir,
 		fs: realFs,
 		state: createSessionState(),

@@ -13,12 +13,11 @@ import { type FsOps, realFs } from "../../src/base/fs-ops.ts";
 import { recoverJournals } from "../../src/store/journal.ts";
 import { getJournalDir, getProposalsDir } from "../../src/base/paths.ts";
 import { readProposal, sweepProposals, takeDecisions, type Decision } from "../../src/store/proposals.ts";
-import { findProposal, landApproval, previewApproval, rejectProposal, type ReviewDeps } from "../../src/face/review.ts";
-import { createSessionState } from "../../src/pipeline/session-state.ts";
+import { findProposal, landApproval, previewApproval, rejectProposal } from "../../src/face/review.ts";
 import { auditLines } from "../support/backups.ts";
 import { skillText, walkFiles, writeFile, writeSkill } from "../support/fixtures.ts";
 import { changesDisk, faultyFs, type FsCall } from "../support/faulty-fs.ts";
-import { createHarness, expectOk, textOf } from "../support/harness.ts";
+import { createHarness, expectOk, textOf, sessionDeps } from "../support/harness.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 
 export const CHILD = join(REPO_ROOT, "test", "crash", "approval-child.ts");
@@ -226,20 +225,13 @@ function approvedAuditLines(c: ApprovalCase): ChangeRecord[] {
 /** Where a review acts: the agent dir, the project the proposal was filed from, the proposal's id. */
 type ReviewTarget = Pick<ApprovalCase, "agentDir" | "projectDir" | "id">;
 
-const reviewDeps = (c: ReviewTarget, fs: FsOps): ReviewDeps => ({
-	agentDir: () => c.agentDir,
-	fs,
-	state: createSessionState(),
-	effects: { onLanded() {} },
-});
-
 /** Approves (or rejects) `c`'s proposal in this process, as /selfskills does; throws what the fs throws. */
 export async function review(
 	c: ReviewTarget,
 	verdict: Verdict,
 	fs: FsOps = realFs,
 ): Promise<{ ok: boolean; code?: string }> {
-	const deps = reviewDeps(c, fs);
+	const deps = sessionDeps(c.agentDir, fs);
 	const proposal = findProposal(deps, c.id);
 	if (isRefusal(proposal)) return { ok: false, code: proposal.code };
 	if (verdict === "reject") {

@@ -8,15 +8,21 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { ArgumentError, normalizeArguments } from "../../src/face/arguments.ts";
 import { formatCall, formatResult } from "../../src/face/render.ts";
-import { createSessionState } from "../../src/pipeline/session-state.ts";
 import { createSkillManageTool } from "../../src/face/tool.ts";
-import { realFs } from "../../src/base/fs-ops.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { call } from "../support/faux-script.ts";
 import { fingerprint, skillText, writeSkill } from "../support/fixtures.ts";
-import { createHarness, expectOk, expectRefused, expectSameTree, textOf, type Harness } from "../support/harness.ts";
+import {
+	createHarness,
+	expectOk,
+	expectRefused,
+	expectSameTree,
+	textOf,
+	type Harness,
+	sessionDeps,
+} from "../support/harness.ts";
 
 const MIB = 1024 * 1024;
 
@@ -96,12 +102,7 @@ describe("hardening: bad input", function () {
 		}
 		// The tool's own prepareArguments applies the same checks; the refusal comes back from execute
 		// (a throw there would reach the model through pi with empty details).
-		const defined = createSkillManageTool({
-			agentDir: () => env.agentDir,
-			fs: realFs,
-			state: createSessionState(),
-			effects: { onLanded() {} },
-		});
+		const defined = createSkillManageTool(sessionDeps(env.agentDir));
 		const prepared = defined.prepareArguments?.({ action: "patch", skill: "deploy", old_string: 5 });
 		const refused = await defined.execute("call-1", prepared as never, undefined, undefined, {
 			cwd: env.projectDir,

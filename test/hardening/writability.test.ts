@@ -15,7 +15,6 @@ import { discoverSkills } from "../../src/policy/discovery.ts";
 import { realFs, type FsOps } from "../../src/base/fs-ops.ts";
 import { checkWritable } from "../../src/pipeline/gates.ts";
 import { getLockDir } from "../../src/base/locks.ts";
-import { createSessionState } from "../../src/pipeline/session-state.ts";
 import { loadSettings } from "../../src/policy/settings.ts";
 import type { FileTarget } from "../../src/policy/target.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
@@ -29,6 +28,7 @@ import {
 	type Harness,
 	type Result,
 	textOf,
+	sessionDeps,
 } from "../support/harness.ts";
 
 /** realFs, except that access() refuses EACCES for the listed folders (as for a non-root user without w on them). */
@@ -88,13 +88,7 @@ describe("hardening: what this user may write", function () {
 		});
 
 		it("is read-only in /selfskills status too, with the same reason", async function () {
-			const deps: CommandDeps = {
-				agentDir: () => env.agentDir,
-				fs: deniedFs([skillDir]),
-				state: createSessionState(),
-				effects: { onLanded() {} },
-				knownSkills: [],
-			};
+			const deps: CommandDeps = { ...sessionDeps(env.agentDir, deniedFs([skillDir])), knownSkills: [] };
 			const status = await formatStatus(deps, { cwd: env.projectDir } as unknown as ExtensionCommandContext);
 			expect(status).to.include(`deploy: read-only (folder not writable by you: ${skillDir})`);
 			expect(status).to.not.match(/deploy: patchable/);

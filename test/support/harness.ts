@@ -11,9 +11,14 @@ import { ArgumentError, normalizeArguments } from "../../src/face/arguments.ts";
 import type { ChangeRecord } from "../../src/store/audit.ts";
 import { discoverSkills } from "../../src/policy/discovery.ts";
 import { type FsOps, realFs } from "../../src/base/fs-ops.ts";
-import { createSessionState, type SessionState } from "../../src/pipeline/session-state.ts";
+import { createSessionState, type SessionDeps, type SessionState } from "../../src/pipeline/session-state.ts";
 import { loadSettings } from "../../src/policy/settings.ts";
-import { executeSkillManage, type ToolDeps } from "../../src/face/tool.ts";
+import { executeSkillManage } from "../../src/face/tool.ts";
+
+/** A new session over `agentDir` whose landings go nowhere: what /selfskills and a review run on. */
+export function sessionDeps(agentDir: string, fs: FsOps = realFs): SessionDeps {
+	return { agentDir: () => agentDir, fs, state: createSessionState(), effects: { onLanded() {} } };
+}
 
 /** The tool's result, with its text, ok flag and code read out for short assertions. */
 export type Result = AgentToolResult<Record<string, unknown>> & {
@@ -81,7 +86,7 @@ export function createHarness(
 		fs,
 		// Arguments go through the tool's own normalisation, as pi's prepareArguments would.
 		call: async (args, cwd = env.projectDir) => {
-			const deps: ToolDeps = {
+			const deps: SessionDeps = {
 				agentDir: () => env.agentDir,
 				fs: harness.fs,
 				state,

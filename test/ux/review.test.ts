@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { allowSessionLabel, DENY } from "../../src/face/ask.ts";
 import { completeArguments, type CommandDeps } from "../../src/face/command.ts";
-import { createSessionState } from "../../src/pipeline/session-state.ts";
 import { listProposals } from "../../src/store/proposals.ts";
 import { realFs } from "../../src/base/fs-ops.ts";
+import { sessionDeps } from "../support/harness.ts";
 import { auditLines } from "../support/backups.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 import { call } from "../support/faux-script.ts";
@@ -194,13 +194,7 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 				selfskills: { approval: "propose", pinned: ["deploy-*"] },
 			}),
 		);
-		const deps: CommandDeps = {
-			agentDir: () => env.agentDir,
-			fs: realFs,
-			state: createSessionState(),
-			effects: { onLanded() {} },
-			knownSkills: [],
-		};
+		const deps: CommandDeps = { ...sessionDeps(env.agentDir), knownSkills: [] };
 		expect(await completeArguments(deps, "ap")).to.deep.equal([{ value: "approve ", label: "approve" }]);
 		for (const sub of ["show", "approve"])
 			expect(await completeArguments(deps, `${sub} p-`)).to.deep.equal([{ value: `${sub} ${id}`, label: id }]);

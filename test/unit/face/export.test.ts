@@ -8,12 +8,11 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { realFs } from "../../../src/base/fs-ops.ts";
 import { exportProposal, formatGitStatus } from "../../../src/face/export.ts";
-import { findProposal, landApproval, previewApproval, type ReviewDeps } from "../../../src/face/review.ts";
-import { createSessionState } from "../../../src/pipeline/session-state.ts";
+import { findProposal, landApproval, previewApproval } from "../../../src/face/review.ts";
 import { listProposals } from "../../../src/store/proposals.ts";
 import { DEPLOY_SKILL, writeFile, writeSkill } from "../../support/fixtures.ts";
 import { commitCount, git, gitSettings, initRepo, lastCommitFiles, repoState } from "../../support/git-repo.ts";
-import { createHarness, expectOk, type Harness } from "../../support/harness.ts";
+import { createHarness, expectOk, type Harness, sessionDeps } from "../../support/harness.ts";
 import { useTempEnv, type TempEnv } from "../../support/temp-env.ts";
 
 describe("export (src/face/export.ts)", function () {
@@ -21,12 +20,7 @@ describe("export (src/face/export.ts)", function () {
 	let env: TempEnv;
 	let repo: string;
 	let h: Harness;
-	const deps = (): ReviewDeps => ({
-		agentDir: () => env.agentDir,
-		fs: realFs,
-		state: createSessionState(),
-		effects: { onLanded() {} },
-	});
+	const deps = () => sessionDeps(env.agentDir);
 
 	beforeEach(function () {
 		env = getEnv();

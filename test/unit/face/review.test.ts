@@ -6,10 +6,9 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { realFs } from "../../../src/base/fs-ops.ts";
 import { listProposals } from "../../../src/store/proposals.ts";
-import { findProposal, previewApproval, type ReviewDeps } from "../../../src/face/review.ts";
-import { createSessionState } from "../../../src/pipeline/session-state.ts";
+import { findProposal, previewApproval } from "../../../src/face/review.ts";
 import { writeJson, writeSkill } from "../../support/fixtures.ts";
-import { createHarness, expectOk } from "../../support/harness.ts";
+import { createHarness, expectOk, sessionDeps } from "../../support/harness.ts";
 import { useTempEnv, type TempEnv } from "../../support/temp-env.ts";
 
 describe("review (src/face/review.ts)", function () {
@@ -17,12 +16,7 @@ describe("review (src/face/review.ts)", function () {
 	let env: TempEnv;
 	const approval = (mode: string) =>
 		writeJson(join(env.agentDir, "settings.json"), { selfskills: { approval: mode } });
-	const deps = (): ReviewDeps => ({
-		agentDir: () => env.agentDir,
-		fs: realFs,
-		state: createSessionState(),
-		effects: { onLanded() {} },
-	});
+	const deps = () => sessionDeps(env.agentDir);
 
 	beforeEach(function () {
 		env = getEnv();
