@@ -118,6 +118,67 @@ export interface ApprovalPreview {
 	readonly replayedOn: readonly string[];
 }
 
+const shownTargets = (targets: readonly ProposalTarget[]) => targets.map((t) => `${t.skill}/${t.file}`);
+
+/**
+ * Why the proposal cannot be replayed on the files that `changed` since it was made, before it is
+ * planned again; undefined when it can be.
+ */
+function unreplayable(
+	fs: FsOps,
+	proposal: Proposal,
+	changed: readonly ProposalTarget[],
+	prepared: readonly PreparedMutation[],
+): Refusal | undefined {
+	// A changed file that holds the proposed bytes took the change since (made again by hand, say): a
+	// replay would apply it a second time wherever the new text still holds the old (`a` -> `ab`).
+	const taken = changed.filter((t) => t.after !== null && tryHash(fs, t.path) === t.after);
+	if (taken.length > 0) {
+		return refusals.proposalStale(
+			proposal.id,
+			shownTargets(taken),
+			"it already holds the proposed change (made since the proposal), so approving would apply it twice",
+		);
+	}
+	// Only an exact-text op (patch) can be replayed on new text; a write, delete or restore would land
+	// over bytes the person never saw proposed.
+	const notReplayable = changed.filter((t) => prepared.some((p) => p.action !== "patch" && p.paths.includes(t.path)));
+	if (notReplayable.length > 0) {
+		return refusals.proposalStale(
+			proposal.id,
+			shownTargets(notReplayable),
+			"it changed since the proposal, and only a patch can be replayed on a changed file",
+		);
+	}
+	return undefined;
+}
+
+/**
+ * Where no file changed, the change must be the proposed one to the byte (a restore without a backup
+ * id, say, would now pick a newer backup): the person approves what was proposed, not something else.
+ */
+function drifted(
+	proposal: Proposal,
+	changed: readonly ProposalTarget[],
+	targets: readonly ProposalTarget[],
+): Refusal | undefined {
+	const replayed = new Set(changed.map((t) => t.path));
+	const off =
+		targets.length !== proposal.targets.length
+			? targets
+			: targets.filter(
+					(t) =>
+						!replayed.has(t.path) &&
+						!proposal.targets.some((p) => p.path === t.path && p.before === t.before && p.after === t.after),
+				);
+	if (off.length === 0) return undefined;
+	return refusals.proposalStale(
+		proposal.id,
+		shownTargets(off),
+		"the change it would make now is not the one proposed (a restore would now put back another backup, say)",
+	);
+}
+
 /** Plans the proposal again on the files as they are now; stale when a changed file cannot take it. */
 export async function previewApproval(
 	deps: SessionDeps,
@@ -129,69 +190,26 @@ export async function previewApproval(
 	const callCtx = await reviewContext(deps, ctx, proposal);
 	const prepared = prepareCall(callCtx, call);
 	const changed = changedSince(deps.fs, proposal);
-	const shown = changed.map((t) => `${t.skill}/${t.file}`);
+	const shown = shownTargets(changed);
+	// A refusal where a file changed is the proposal gone stale, with the reason it gives.
+	const stale = (refusal: Refusal, why: string) =>
+		changed.length > 0 ? refusals.proposalStale(proposal.id, shown, why) : refusal;
 	if ("code" in prepared)
-		return changed.length > 0
-			? refusals.proposalStale(
-					proposal.id,
-					shown,
-					`it changed since the proposal, and the call no longer resolves (${prepared.code})`,
-				)
-			: prepared;
-	// A changed file that holds the proposed bytes took the change since (made again by hand, say): a
-	// replay would apply it a second time wherever the new text still holds the old (`a` -> `ab`).
-	const taken = changed.filter((t) => t.after !== null && tryHash(deps.fs, t.path) === t.after);
-	if (taken.length > 0) {
-		return refusals.proposalStale(
-			proposal.id,
-			taken.map((t) => `${t.skill}/${t.file}`),
-			"it already holds the proposed change (made since the proposal), so approving would apply it twice",
-		);
-	}
-	// Only an exact-text op (patch) can be replayed on new text; a write, delete or restore would land
-	// over bytes the person never saw proposed.
-	const notReplayable = changed.filter((t) => prepared.some((p) => p.action !== "patch" && p.paths.includes(t.path)));
-	if (notReplayable.length > 0) {
-		return refusals.proposalStale(
-			proposal.id,
-			notReplayable.map((t) => `${t.skill}/${t.file}`),
-			"it changed since the proposal, and only a patch can be replayed on a changed file",
-		);
-	}
+		return stale(prepared, `it changed since the proposal, and the call no longer resolves (${prepared.code})`);
+	const cannot = unreplayable(deps.fs, proposal, changed, prepared);
+	if (cannot) return cannot;
 	const preview = await runMutations(callCtx, prepared, {
 		dryRun: true,
 		batch: proposal.action === "operations",
 		effects: deps.effects,
 	});
 	if (refusals.isRefusal(preview)) {
-		return changed.length > 0
-			? refusals.proposalStale(
-					proposal.id,
-					shown,
-					"it changed since the proposal, and the change does not apply to the new text " +
-						`(${preview.code}: ${preview.reason})`,
-				)
-			: preview;
+		const why = "it changed since the proposal, and the change does not apply to the new text";
+		return stale(preview, `${why} (${preview.code}: ${preview.reason})`);
 	}
 	const targets = (preview.details.targets ?? []) as ProposalTarget[];
-	// Where no file changed, the change must be the proposed one to the byte (a restore without a backup
-	// id, say, would now pick a newer backup): the person approves what was proposed, not something else.
-	const replayed = new Set(changed.map((t) => t.path));
-	const drifted =
-		targets.length !== proposal.targets.length
-			? targets
-			: targets.filter(
-					(t) =>
-						!replayed.has(t.path) &&
-						!proposal.targets.some((p) => p.path === t.path && p.before === t.before && p.after === t.after),
-				);
-	if (drifted.length > 0) {
-		return refusals.proposalStale(
-			proposal.id,
-			drifted.map((t) => `${t.skill}/${t.file}`),
-			"the change it would make now is not the one proposed (a restore would now put back another backup, say)",
-		);
-	}
+	const off = drifted(proposal, changed, targets);
+	if (off) return off;
 	const diff = String(preview.details.diff ?? "");
 	// Scanned again now: the findings of the change as it would land are shown above its diff.
 	const findings = findingsBlock(preview.details.findings as Proposal["findings"]);
