@@ -342,6 +342,31 @@ async function decideAndRun(
 	return again;
 }
 
+/**
+ * What a landing leaves in the session and the agent folder: the discovery cache follows it, the
+ * read ledger learns the new bytes, and the audit log, the created skills and the events get theirs.
+ */
+function recordLanding(
+	ctx: CallContext,
+	planned: Planned,
+	prepared: readonly PreparedMutation[],
+	landed: readonly LandedChange[],
+	options: RunOptions,
+): { landedOps: ReturnType<typeof operationRecords>; auditError: Error | undefined } {
+	ctx.discoveryCache?.noteLanded(landed);
+	// The agent knows what it wrote; bytes it has not seen (a restore) make the file unread again.
+	const unseen = new Set(planned.changes.filter((c) => c.unseen).map((c) => c.absPath));
+	for (const change of landed) {
+		if (change.newHash === null || unseen.has(change.absPath)) ctx.ledger.forget(change.absPath);
+		else ctx.ledger.record(change.absPath, change.newHash);
+	}
+	const landedOps = operationRecords(ctx, planned, prepared, landed, options);
+	const records = landedOps.map((l) => l.record);
+	const auditError = appendAudit(ctx.fs, ctx.agentDir, records) ?? recordCreates(ctx, planned.plans);
+	for (const { record, change } of landedOps) options.effects.onLanded(record, change);
+	return { landedOps, auditError };
+}
+
 /** Commits the plan and records the landing (ledger, cache, audit, created skills, events); returns what came of it. */
 async function commitPlanned(
 	ctx: CallContext,
@@ -374,21 +399,7 @@ async function commitPlanned(
 			files: planned.changes.length,
 		};
 	}
-	ctx.discoveryCache?.noteLanded(outcome.landed);
-	// The agent knows what it wrote; bytes it has not seen (a restore) make the file unread again.
-	const unseen = new Set(planned.changes.filter((c) => c.unseen).map((c) => c.absPath));
-	for (const change of outcome.landed) {
-		if (change.newHash === null || unseen.has(change.absPath)) ctx.ledger.forget(change.absPath);
-		else ctx.ledger.record(change.absPath, change.newHash);
-	}
-	const landedOps = operationRecords(ctx, planned, prepared, outcome.landed, options);
-	const auditError =
-		appendAudit(
-			ctx.fs,
-			ctx.agentDir,
-			landedOps.map((l) => l.record),
-		) ?? recordCreates(ctx, planned.plans);
-	for (const { record, change } of landedOps) options.effects.onLanded(record, change);
+	const { landedOps, auditError } = recordLanding(ctx, planned, prepared, outcome.landed, options);
 	const mark = options.decided?.mark;
 	const gitReports = git
 		? await git(
