@@ -327,6 +327,33 @@ async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 /** `--yes`: the explicit confirmation print mode needs, where nobody can be asked. */
 const CONFIRM_FLAG = "--yes";
 
+interface Confirmation {
+	readonly title: string;
+	readonly question: string;
+	/** Said where nobody can be asked, before "Nothing changed"; none: nothing. */
+	readonly said?: string;
+	/** How to confirm in print mode: "To confirm, run: /selfskills … --yes". */
+	readonly rerun: string;
+	/** Said when the person declines; none: "nothing changed". */
+	readonly declined?: string;
+}
+
+/**
+ * Whether the person confirmed: the dialog where there is a UI, else `--yes` among `args`. When
+ * not, says so (where nobody can be asked, with the command that confirms) and changes nothing.
+ */
+async function confirmed(ctx: ExtensionCommandContext, args: readonly string[], c: Confirmation): Promise<boolean> {
+	if (ctx.hasUI) {
+		if (await ctx.ui.confirm(c.title, c.question)) return true;
+		output(ctx, c.declined ?? "nothing changed");
+		return false;
+	}
+	if (args.includes(CONFIRM_FLAG)) return true;
+	const said = c.said === undefined ? "" : `${c.said}\n`;
+	output(ctx, `${said}Nothing changed: without a UI nobody can be asked. ${c.rerun}`, "warning");
+	return false;
+}
+
 /**
  * Trust or untrust the project pi runs in. Takes no path: the project is the one whose skills this
  * session's agent writes, and the person sees that root named in the question. Untrust names each
@@ -369,17 +396,9 @@ async function trust(
 			".pi/skills and .agents/skills folders of it and of every folder below it become writable by the agent."
 		: `Stop trusting ${root}? ${coveringText(root, covering)} The agent can then no longer change the ` +
 			".pi/skills and .agents/skills of any project under the removed entries.";
-	if (ctx.hasUI) {
-		const title = trusted ? "Trust this project?" : "Stop trusting this project?";
-		if (!(await ctx.ui.confirm(title, question))) return output(ctx, "nothing changed");
-	} else if (!args.includes(CONFIRM_FLAG)) {
-		return output(
-			ctx,
-			`${question}\nNothing changed: without a UI nobody can be asked. ` +
-				`To confirm, run: /selfskills ${sub} ${CONFIRM_FLAG}`,
-			"warning",
-		);
-	}
+	const title = trusted ? "Trust this project?" : "Stop trusting this project?";
+	const rerun = `To confirm, run: /selfskills ${sub} ${CONFIRM_FLAG}`;
+	if (!(await confirmed(ctx, args, { title, question, said: question, rerun }))) return;
 	const list = setListedTrust(deps.agentDir(), root, trusted, deps.fs);
 	output(
 		ctx,
@@ -492,25 +511,15 @@ async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 	if (!args[0]) return output(ctx, "usage: /selfskills reject <id> [reason] (ids: /selfskills pending)", "warning");
 	const proposal = findProposal(deps, args[0]);
 	if (isRefusal(proposal)) return refused(ctx, proposal);
+	const asked = await confirmed(ctx, args, {
+		title: `Reject proposal ${proposal.id}?`,
+		question: `${subjectOf(proposal)}; the agent is told, with your reason.`,
+		rerun: `To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`,
+		declined: `nothing changed; ${proposal.id} is still pending`,
+	});
+	if (!asked) return;
 	let words = wordsOf(args.slice(1));
-	if (ctx.hasUI) {
-		if (
-			!(await ctx.ui.confirm(
-				`Reject proposal ${proposal.id}?`,
-				`${subjectOf(proposal)}; the agent is told, with your reason.`,
-			))
-		) {
-			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
-		}
-		words ??= (await ctx.ui.input("Why? The agent reads this (optional)", ""))?.trim() || undefined;
-	} else if (!args.includes(CONFIRM_FLAG)) {
-		return output(
-			ctx,
-			"Nothing changed: without a UI nobody can be asked. " +
-				`To reject ${proposal.id}, run: /selfskills reject ${proposal.id} [reason] ${CONFIRM_FLAG}`,
-			"warning",
-		);
-	}
+	if (ctx.hasUI) words ??= (await ctx.ui.input("Why? The agent reads this (optional)", ""))?.trim() || undefined;
 	rejectProposal(deps, proposal, words);
 	output(
 		ctx,
@@ -562,22 +571,13 @@ async function pin(
 	const effect = pinned
 		? `The agent may then read ${entry} but never change it.${none}`
 		: `The agent may then change ${entry} again (within its writable folders and approval mode).`;
-	if (ctx.hasUI) {
-		if (
-			!(await ctx.ui.confirm(
-				`${pinned ? "Pin" : "Unpin"} ${entry}?`,
-				`${effect} This edits selfskills.pinned in ${getGlobalSettingsPath(deps.agentDir())}.`,
-			))
-		)
-			return output(ctx, "nothing changed");
-	} else if (!args.includes(CONFIRM_FLAG)) {
-		return output(
-			ctx,
-			`${effect}\nNothing changed: without a UI nobody can be asked. ` +
-				`To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`,
-			"warning",
-		);
-	}
+	const asked = await confirmed(ctx, args, {
+		title: `${pinned ? "Pin" : "Unpin"} ${entry}?`,
+		question: `${effect} This edits selfskills.pinned in ${getGlobalSettingsPath(deps.agentDir())}.`,
+		said: effect,
+		rerun: `To confirm, run: /selfskills ${verb} ${entry} ${CONFIRM_FLAG}`,
+	});
+	if (!asked) return;
 	const list = setGlobalPin(deps.agentDir(), entry, pinned, deps.fs);
 	const still = pinned
 		? undefined
