@@ -66,8 +66,14 @@ export function preparePatch(ctx: CallContext, args: PatchArgs): PreparedMutatio
 	};
 }
 
-/** The text before and after the replacement, or too_large when the result would pass the limit (sized unbuilt). */
-function replaced(before: string, args: PatchArgs, path: string): { before: string; after: string } | Refusal {
+/** A patch's file text before and after the replacement. */
+interface Edit {
+	readonly before: string;
+	readonly after: string;
+}
+
+/** The edit, or too_large when the result would pass the limit (sized unbuilt). */
+function replaced(before: string, args: PatchArgs, path: string): Edit | Refusal {
 	const replaceAll = args.replace_all === true;
 	const size = replacedSize(before, args.old_string, args.new_string, replaceAll);
 	if (size > MAX_FILE_BYTES) return refusals.tooLarge(path, size, MAX_FILE_BYTES);
@@ -86,6 +92,8 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 	// pi's loader's answer on the new SKILL.md text: asked once, when a gate first needs it.
 	let asked: SkillCheck | undefined;
 	const check = (after: string): SkillCheck => (asked ??= checkSkillContent(after, dirName));
+	// A gate on the replacement, refused with its own refusal where the replacement could not be had.
+	const onEdit = (gate: (e: Edit) => Refusal | undefined) => () => ("code" in edit ? edit : gate(edit));
 	const refused = runGates(GATE_ORDER.patch, {
 		old_string: () => undefined, // checked in preparePatch, before the lookup
 		...readGates(ctx, target, input),
@@ -98,46 +106,38 @@ function planPatch(ctx: CallContext, args: PatchArgs, target: FileTarget, input:
 				: undefined,
 		text: () => (typeof text === "string" ? checkIsText("new_string", args.new_string) : text),
 		unique: () => (typeof text === "string" ? checkUnique(text, args.old_string, replaceAll, target.absPath) : text),
-		size: () => ("code" in edit ? edit : undefined),
-		unsafe: () => ("code" in edit ? edit : checkUnsafe("new_string", edit.after, edit.before)),
-		spec: () =>
-			"code" in edit
-				? edit
-				: target.isSkillFile
-					? checkSpec(target.absPath, edit.before, edit.after, dirName)
-					: undefined,
-		valid: () =>
-			"code" in edit
-				? edit
-				: target.isSkillFile
-					? checkValid({
-							before: edit.before,
-							after: edit.after,
-							check: check(edit.after),
-							dirName,
-							path: target.absPath,
-							otherNames: collidingNames(ctx, target, check(edit.after).name),
-							previousDescription: () => descriptionOf(edit.before),
-						})
-					: undefined,
-		// A new name or description is what the model picks a skill by: it must not read like another skill's.
-		similar: () => {
-			if ("code" in edit || !target.isSkillFile) return "code" in edit ? edit : undefined;
-			if (!cardChanged(edit.before, edit.after, dirName)) return undefined;
-			const name = check(edit.after).name ?? loadedNameOf(edit.after, dirName);
-			const description = descriptionOf(edit.after) ?? "";
-			return checkSimilar(ctx, { name, description }, [target.skill.name, ...(args.distinct_from ?? [])]);
-		},
-		risk: () =>
-			"code" in edit
-				? edit
-				: checkRisk(ctx, input, {
-						skill: target.skill.name,
-						file: target.relPath,
+		size: onEdit(() => undefined),
+		unsafe: onEdit((e) => checkUnsafe("new_string", e.after, e.before)),
+		spec: onEdit((e) => (target.isSkillFile ? checkSpec(target.absPath, e.before, e.after, dirName) : undefined)),
+		valid: onEdit((e) =>
+			target.isSkillFile
+				? checkValid({
+						before: e.before,
+						after: e.after,
+						check: check(e.after),
+						dirName,
 						path: target.absPath,
-						before: edit.before,
-						after: edit.after,
-					}),
+						otherNames: collidingNames(ctx, target, check(e.after).name),
+						previousDescription: () => descriptionOf(e.before),
+					})
+				: undefined,
+		),
+		// A new name or description is what the model picks a skill by: it must not read like another skill's.
+		similar: onEdit((e) => {
+			if (!target.isSkillFile || !cardChanged(e.before, e.after, dirName)) return undefined;
+			const name = check(e.after).name ?? loadedNameOf(e.after, dirName);
+			const description = descriptionOf(e.after) ?? "";
+			return checkSimilar(ctx, { name, description }, [target.skill.name, ...(args.distinct_from ?? [])]);
+		}),
+		risk: onEdit((e) =>
+			checkRisk(ctx, input, {
+				skill: target.skill.name,
+				file: target.relPath,
+				path: target.absPath,
+				before: e.before,
+				after: e.after,
+			}),
+		),
 	});
 	if (refused) return refused;
 	if ("code" in edit) return edit;
