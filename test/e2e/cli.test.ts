@@ -17,17 +17,14 @@ function toolResultText(message: unknown): string {
 describe(`skill_manage under the real pi CLI (pi ${getPiLine()})`, function () {
 	const getEnv = useTempEnv();
 
-	it(
-		"is installed with `pi install`, " + "registers skill_manage and /selfskills, and ships the selfskills skill",
-		async function () {
-			const env = getEnv();
-			await piInstall(env, REPO_ROOT);
-			const commands = await getRpcCommands(env);
-			const names = commands.map((c) => c.name);
-			expect(names).to.include("selfskills");
-			expect(names).to.include("skill:selfskills");
-		},
-	);
+	it("is installed with `pi install` and brings the /selfskills command and the selfskills skill", async function () {
+		const env = getEnv();
+		await piInstall(env, REPO_ROOT);
+		const commands = await getRpcCommands(env);
+		const names = commands.map((c) => c.name);
+		expect(names).to.include("selfskills");
+		expect(names).to.include("skill:selfskills");
+	});
 
 	it("walks list, read, patch and create in print mode, with the rules block on every model call", async function () {
 		const env = getEnv();

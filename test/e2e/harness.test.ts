@@ -44,17 +44,14 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 	});
 
 	describe("in-process session", function () {
-		it(
-			"installs the package into settings.packages as a " + "path relative to the agent dir, like `pi install`",
-			async function () {
-				const env = getEnv();
-				piSession = await createPiSession({ env, packageDir: MINI_DIR });
-				const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
-					packages: string[];
-				};
-				expect(settings.packages).to.deep.equal([relative(env.agentDir, MINI_DIR)]);
-			},
-		);
+		it("lists the package in settings.packages relative to the agent dir, like `pi install`", async function () {
+			const env = getEnv();
+			piSession = await createPiSession({ env, packageDir: MINI_DIR });
+			const settings = JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
+				packages: string[];
+			};
+			expect(settings.packages).to.deep.equal([relative(env.agentDir, MINI_DIR)]);
+		});
 
 		it("loads the package's tool, command and skill through pi's resource loader", async function () {
 			piSession = await createPiSession({ env: getEnv(), packageDir: MINI_DIR });
@@ -118,19 +115,16 @@ describe(`test harness on pi ${getPiLine()}`, function () {
 	});
 
 	describe("real pi CLI", function () {
-		it(
-			"`pi install` + print mode: " + "the package's tool reaches the model and the run prints the answer",
-			async function () {
-				const env = getEnv();
-				await piInstall(env, MINI_DIR);
-				const result = await runPiPrint({ env, prompt: "echo please", steps: [ECHO, { text: "created it" }] });
-				expect(result.exitCode, result.stderr).to.equal(0);
-				expect(result.stdout.trim()).to.equal("created it");
-				expect(result.calls).to.have.length(2);
-				expect(result.calls[0]?.toolNames).to.include("harness_echo");
-				expect(result.calls[1]?.lastMessage).to.include({ role: "toolResult", toolName: "harness_echo" });
-			},
-		);
+		it("`pi install` + print mode: the package's tool reaches the model; pi prints the answer", async function () {
+			const env = getEnv();
+			await piInstall(env, MINI_DIR);
+			const result = await runPiPrint({ env, prompt: "echo please", steps: [ECHO, { text: "created it" }] });
+			expect(result.exitCode, result.stderr).to.equal(0);
+			expect(result.stdout.trim()).to.equal("created it");
+			expect(result.calls).to.have.length(2);
+			expect(result.calls[0]?.toolNames).to.include("harness_echo");
+			expect(result.calls[1]?.lastMessage).to.include({ role: "toolResult", toolName: "harness_echo" });
+		});
 
 		it("RPC get_commands lists the package's command and skill", async function () {
 			const env = getEnv();

@@ -35,43 +35,40 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 	}
 
 	describe('"backup" (the default)', function () {
-		it(
-			"backs an edit up first, audits it with via, " + "and a skill_manage patch on the old read is stale",
-			async function () {
-				const env = getEnv();
-				const { skillFile } = await start(env);
-				const run = await pi!.run("fix it", [
-					call({ action: "read", skill: "deploy-checks" }),
-					edit(skillFile, "Run npm build.", "Run npm run build."),
-					call({
-						action: "patch",
-						skill: "deploy-checks",
-						old_string: "health page",
-						new_string: "/healthz page",
-					}),
-					call({ action: "history", skill: "deploy-checks" }),
-					{ text: "done" },
-				]);
-				const [, edited, patched, history] = run.toolResults;
-				expect(edited.isError, edited.text).to.equal(false);
-				expect(readFileSync(skillFile, "utf8")).to.contain("Run npm run build.");
-				expect(patched.isError).to.equal(true);
-				expect(patched.text).to.match(/^stale: /);
-				const lines = auditLines(env.agentDir);
-				expect(lines).to.have.length(1);
-				expect(lines[0]).to.include({ action: "edit", via: "edit", skill: "deploy-checks", file: "SKILL.md" });
-				expect(history.text).to.contain(String(lines[0].backup));
-				const backupDir = readdirSync(join(env.agentDir, "selfskills", "backups")).find((d) =>
-					d.startsWith("deploy-checks"),
-				);
-				const stored = readdirSync(join(env.agentDir, "selfskills", "backups", String(backupDir), "SKILL.md"));
-				expect(
-					stored.map((f) =>
-						readFileSync(join(env.agentDir, "selfskills", "backups", String(backupDir), "SKILL.md", f), "utf8"),
-					),
-				).to.include(DEPLOY_SKILL);
-			},
-		);
+		it("backs an edit up, audits it with via, and a skill_manage patch on the old read is stale", async function () {
+			const env = getEnv();
+			const { skillFile } = await start(env);
+			const run = await pi!.run("fix it", [
+				call({ action: "read", skill: "deploy-checks" }),
+				edit(skillFile, "Run npm build.", "Run npm run build."),
+				call({
+					action: "patch",
+					skill: "deploy-checks",
+					old_string: "health page",
+					new_string: "/healthz page",
+				}),
+				call({ action: "history", skill: "deploy-checks" }),
+				{ text: "done" },
+			]);
+			const [, edited, patched, history] = run.toolResults;
+			expect(edited.isError, edited.text).to.equal(false);
+			expect(readFileSync(skillFile, "utf8")).to.contain("Run npm run build.");
+			expect(patched.isError).to.equal(true);
+			expect(patched.text).to.match(/^stale: /);
+			const lines = auditLines(env.agentDir);
+			expect(lines).to.have.length(1);
+			expect(lines[0]).to.include({ action: "edit", via: "edit", skill: "deploy-checks", file: "SKILL.md" });
+			expect(history.text).to.contain(String(lines[0].backup));
+			const backupDir = readdirSync(join(env.agentDir, "selfskills", "backups")).find((d) =>
+				d.startsWith("deploy-checks"),
+			);
+			const stored = readdirSync(join(env.agentDir, "selfskills", "backups", String(backupDir), "SKILL.md"));
+			expect(
+				stored.map((f) =>
+					readFileSync(join(env.agentDir, "selfskills", "backups", String(backupDir), "SKILL.md", f), "utf8"),
+				),
+			).to.include(DEPLOY_SKILL);
+		});
 
 		it("warns with the exact restore call when an edit breaks the skill, and the restore works", async function () {
 			const env = getEnv();
@@ -94,67 +91,59 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		});
 
-		it(
-			"audits a new bundled file from write and a bash sed -i through a symlinked folder; reads and outside " +
-				"files are left alone",
-			async function () {
-				const env = getEnv();
-				const { skillFile, outside } = await start(env);
-				symlinkSync(join(env.agentDir, "skills"), join(env.projectDir, "my-skills"));
-				const run = await pi!.run("work", [
-					tool("write", { path: "my-skills/deploy-checks/references/api.md", content: "# API\n" }),
-					tool("bash", { command: "sed -i 's/health page/status page/' my-skills/deploy-checks/SKILL.md" }),
-					tool("bash", { command: "cat my-skills/deploy-checks/SKILL.md && grep -rn build my-skills/" }),
-					tool("write", { path: outside, content: "changed notes\n" }),
-					{ text: "done" },
-				]);
-				for (const r of run.toolResults) expect(r.isError, r.text).to.equal(false);
-				expect(readFileSync(skillFile, "utf8")).to.contain("status page");
-				const lines = auditLines(env.agentDir);
-				expect(lines.map((l) => [l.via, l.file, l.oldHash === null])).to.deep.equal([
-					["write", "references/api.md", true],
-					["bash", "SKILL.md", false],
-				]);
-				expect(readFileSync(outside, "utf8")).to.equal("changed notes\n");
-				// The change was followed like a landed one (the same path emits selfskills:changed): the
-				// next prompt names it.
-				const next = await pi!.run("next", [{ text: "ok" }]);
-				expect(next.calls[0].systemPrompt).to.contain("- deploy-checks (bash)");
-			},
-		);
+		it("audits a write and a bash sed -i through a symlinked folder, not reads or other files", async function () {
+			const env = getEnv();
+			const { skillFile, outside } = await start(env);
+			symlinkSync(join(env.agentDir, "skills"), join(env.projectDir, "my-skills"));
+			const run = await pi!.run("work", [
+				tool("write", { path: "my-skills/deploy-checks/references/api.md", content: "# API\n" }),
+				tool("bash", { command: "sed -i 's/health page/status page/' my-skills/deploy-checks/SKILL.md" }),
+				tool("bash", { command: "cat my-skills/deploy-checks/SKILL.md && grep -rn build my-skills/" }),
+				tool("write", { path: outside, content: "changed notes\n" }),
+				{ text: "done" },
+			]);
+			for (const r of run.toolResults) expect(r.isError, r.text).to.equal(false);
+			expect(readFileSync(skillFile, "utf8")).to.contain("status page");
+			const lines = auditLines(env.agentDir);
+			expect(lines.map((l) => [l.via, l.file, l.oldHash === null])).to.deep.equal([
+				["write", "references/api.md", true],
+				["bash", "SKILL.md", false],
+			]);
+			expect(readFileSync(outside, "utf8")).to.equal("changed notes\n");
+			// The change was followed like a landed one (the same path emits selfskills:changed): the
+			// next prompt names it.
+			const next = await pi!.run("next", [{ text: "ok" }]);
+			expect(next.calls[0].systemPrompt).to.contain("- deploy-checks (bash)");
+		});
 	});
 
 	describe('"block"', function () {
-		it(
-			"blocks edit, write and writing bash on skill files with what to do instead; reads and other files go " +
-				"through",
-			async function () {
-				const env = getEnv();
-				const { skillFile, outside } = await start(env, { guardBuiltins: "block" });
-				symlinkSync(join(env.agentDir, "skills", "deploy-checks"), join(env.projectDir, "dc"));
-				const run = await pi!.run("try", [
-					edit(skillFile, "Run npm build.", "Run make."),
-					tool("write", { path: "dc/scripts/run.sh", content: "echo hi\n" }),
-					tool("bash", { command: `echo '- step' >> ${skillFile}` }),
-					tool("bash", { command: "rm -rf dc/" }),
-					tool("read", { path: skillFile }),
-					tool("bash", { command: "cat dc/SKILL.md | head -3" }),
-					tool("edit", { path: outside, edits: [{ oldText: "project notes", newText: "other notes" }] }),
-					{ text: "done" },
-				]);
-				const [e, w, b1, b2, read, cat, other] = run.toolResults;
-				for (const blocked of [e, w, b1, b2]) {
-					expect(blocked.isError, blocked.text).to.equal(true);
-					expect(blocked.text).to.contain('skill "deploy-checks"');
-					expect(blocked.text).to.contain('skill_manage instead: {"action":"read","skill":"deploy-checks"}');
-				}
-				expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
-				expect(existsSync(join(env.agentDir, "skills", "deploy-checks", "scripts"))).to.equal(false);
-				for (const ok of [read, cat, other]) expect(ok.isError, ok.text).to.equal(false);
-				expect(readFileSync(outside, "utf8")).to.equal("other notes\n");
-				expect(auditLines(env.agentDir)).to.deep.equal([]);
-			},
-		);
+		it("blocks edit, write and writing bash on skill files only, pointing to skill_manage", async function () {
+			const env = getEnv();
+			const { skillFile, outside } = await start(env, { guardBuiltins: "block" });
+			symlinkSync(join(env.agentDir, "skills", "deploy-checks"), join(env.projectDir, "dc"));
+			const run = await pi!.run("try", [
+				edit(skillFile, "Run npm build.", "Run make."),
+				tool("write", { path: "dc/scripts/run.sh", content: "echo hi\n" }),
+				tool("bash", { command: `echo '- step' >> ${skillFile}` }),
+				tool("bash", { command: "rm -rf dc/" }),
+				tool("read", { path: skillFile }),
+				tool("bash", { command: "cat dc/SKILL.md | head -3" }),
+				tool("edit", { path: outside, edits: [{ oldText: "project notes", newText: "other notes" }] }),
+				{ text: "done" },
+			]);
+			const [e, w, b1, b2, read, cat, other] = run.toolResults;
+			for (const blocked of [e, w, b1, b2]) {
+				expect(blocked.isError, blocked.text).to.equal(true);
+				expect(blocked.text).to.contain('skill "deploy-checks"');
+				expect(blocked.text).to.contain('skill_manage instead: {"action":"read","skill":"deploy-checks"}');
+			}
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+			expect(existsSync(join(env.agentDir, "skills", "deploy-checks", "scripts"))).to.equal(false);
+			for (const ok of [read, cat, other]) expect(ok.isError, ok.text).to.equal(false);
+			expect(readFileSync(outside, "utf8")).to.equal("other notes\n");
+			expect(auditLines(env.agentDir)).to.deep.equal([]);
+		});
 
 		it("resolves paths as pi does: a leading @, ~, and a symlinked folder on the way", async function () {
 			const env = getEnv();
@@ -191,67 +180,57 @@ describe(`pi's own edit, write and bash on skill files (pi ${getPiLine()})`, fun
 		});
 	});
 
-	it(
-		"follows the origin of approval { own, others }: a skill the package created is own, a person's skill is " +
-			"others, across sessions",
-		async function () {
-			const env = getEnv();
-			const { skillFile } = await start(env);
-			const created = await pi!.run("make", [
-				call({
-					action: "create",
-					name: "release-notes",
-					description: "Use when writing release notes. Gives the format.",
-					body: "# Release notes\n\n1. List the changes.\n",
-				}),
-				{ text: "ok" },
-			]);
-			expect(created.toolResults[0].isError, created.toolResults[0].text).to.equal(false);
-			pi!.dispose();
-			// A new session (pi restarted) with approval for own skills: the record of what the package
-			// created is on disk.
-			pi = await createPiSession({
-				env,
-				packageDir: REPO_ROOT,
-				settings: { selfskills: { approval: { own: "propose", others: "auto" } } },
-			});
-			const own = join(env.agentDir, "skills", "release-notes", "SKILL.md");
-			const run = await pi.run("edit both", [
-				edit(own, "List the changes.", "List every change."),
-				edit(skillFile, "Run npm build.", "Run make."),
-				{ text: "done" },
-			]);
-			const [ownEdit, personsEdit] = run.toolResults;
-			expect(ownEdit.isError, ownEdit.text).to.equal(true);
-			expect(ownEdit.text).to.contain('selfskills.approval: "propose"');
-			expect(readFileSync(own, "utf8")).to.contain("List the changes.");
-			// Approval for own skills is a control: the whole protected set, the person's skill too, is out
-			// of reach of pi's edit (SPEC "Control that holds"); skill_manage still lands it at once.
-			expect(personsEdit.isError, personsEdit.text).to.equal(true);
-			expect(personsEdit.text).to.match(
-				/^selfskills: this edit call would change .* while the person's review is on/,
-			);
-			expect(readFileSync(skillFile, "utf8")).to.contain("Run npm build.");
-		},
-	);
+	it("tells the package's skills from a person's across sessions under { own: propose }", async function () {
+		const env = getEnv();
+		const { skillFile } = await start(env);
+		const created = await pi!.run("make", [
+			call({
+				action: "create",
+				name: "release-notes",
+				description: "Use when writing release notes. Gives the format.",
+				body: "# Release notes\n\n1. List the changes.\n",
+			}),
+			{ text: "ok" },
+		]);
+		expect(created.toolResults[0].isError, created.toolResults[0].text).to.equal(false);
+		pi!.dispose();
+		// A new session (pi restarted) with approval for own skills: the record of what the package
+		// created is on disk.
+		pi = await createPiSession({
+			env,
+			packageDir: REPO_ROOT,
+			settings: { selfskills: { approval: { own: "propose", others: "auto" } } },
+		});
+		const own = join(env.agentDir, "skills", "release-notes", "SKILL.md");
+		const run = await pi.run("edit both", [
+			edit(own, "List the changes.", "List every change."),
+			edit(skillFile, "Run npm build.", "Run make."),
+			{ text: "done" },
+		]);
+		const [ownEdit, personsEdit] = run.toolResults;
+		expect(ownEdit.isError, ownEdit.text).to.equal(true);
+		expect(ownEdit.text).to.contain('selfskills.approval: "propose"');
+		expect(readFileSync(own, "utf8")).to.contain("List the changes.");
+		// Approval for own skills is a control: the whole protected set, the person's skill too, is out
+		// of reach of pi's edit (SPEC "Control that holds"); skill_manage still lands it at once.
+		expect(personsEdit.isError, personsEdit.text).to.equal(true);
+		expect(personsEdit.text).to.match(/^selfskills: this edit call would change .* while the person's review is on/);
+		expect(readFileSync(skillFile, "utf8")).to.contain("Run npm build.");
+	});
 
-	it(
-		"counts a use each time pi's read loads a SKILL.md or skill_manage reads a skill, and nothing for other " +
-			"files",
-		async function () {
-			const env = getEnv();
-			const { skillFile, outside } = await start(env);
-			await pi!.run("use it", [
-				tool("read", { path: skillFile }),
-				call({ action: "read", skill: "deploy-checks" }),
-				tool("read", { path: outside }),
-				{ text: "ok" },
-			]);
-			const usage = readUsage(realFs, env.agentDir);
-			expect([...usage.keys()]).to.deep.equal(["deploy-checks"]);
-			expect(usage.get("deploy-checks")?.count).to.equal(2);
-		},
-	);
+	it("counts a use for each read of a SKILL.md by pi or skill_manage, and none for other files", async function () {
+		const env = getEnv();
+		const { skillFile, outside } = await start(env);
+		await pi!.run("use it", [
+			tool("read", { path: skillFile }),
+			call({ action: "read", skill: "deploy-checks" }),
+			tool("read", { path: outside }),
+			{ text: "ok" },
+		]);
+		const usage = readUsage(realFs, env.agentDir);
+		expect([...usage.keys()]).to.deep.equal(["deploy-checks"]);
+		expect(usage.get("deploy-checks")?.count).to.equal(2);
+	});
 
 	it('"off" leaves the call alone: no backup, no audit line', async function () {
 		const env = getEnv();

@@ -32,29 +32,26 @@ describe("hardening: concurrent writers", function () {
 		file = writeSkill(join(env.agentDir, "skills"), "shared", BASE);
 	});
 
-	it(
-		"lands every one of 24 parallel patches of one file " + "from one session (the ledger follows each landing)",
-		async function () {
-			const tool = createHarness(env);
-			expectOk(await tool.call({ action: "read", skill: "shared" }));
-			const results = await Promise.all(
-				Array.from({ length: 24 }, (_, i) =>
-					tool.call({
-						action: "patch",
-						skill: "shared",
-						old_string: "<!-- end -->",
-						new_string: `- p${i}\n<!-- end -->`,
-					}),
-				),
-			);
-			const ok = results.filter((r) => r.details.ok === true).length;
-			const lines = landedLines(readFileSync(file, "utf8"));
-			const codes = [...new Set(results.filter((r) => !r.details.ok).map((r) => r.details.code))].join(",");
-			console.log(`      in-process, one session: ${ok}/24 landed, ${24 - ok} refused (${codes || "-"})`);
-			expect(lines.sort()).to.deep.equal(results.flatMap((r, i) => (r.details.ok ? [`- p${i}`] : [])).sort());
-			expect(ok).to.equal(24);
-		},
-	);
+	it("lands all 24 parallel patches of one file from one session (the ledger follows each)", async function () {
+		const tool = createHarness(env);
+		expectOk(await tool.call({ action: "read", skill: "shared" }));
+		const results = await Promise.all(
+			Array.from({ length: 24 }, (_, i) =>
+				tool.call({
+					action: "patch",
+					skill: "shared",
+					old_string: "<!-- end -->",
+					new_string: `- p${i}\n<!-- end -->`,
+				}),
+			),
+		);
+		const ok = results.filter((r) => r.details.ok === true).length;
+		const lines = landedLines(readFileSync(file, "utf8"));
+		const codes = [...new Set(results.filter((r) => !r.details.ok).map((r) => r.details.code))].join(",");
+		console.log(`      in-process, one session: ${ok}/24 landed, ${24 - ok} refused (${codes || "-"})`);
+		expect(lines.sort()).to.deep.equal(results.flatMap((r, i) => (r.details.ok ? [`- p${i}`] : [])).sort());
+		expect(ok).to.equal(24);
+	});
 
 	it("lets exactly one of 12 sessions that read the same bytes land; the 11 others get stale", async function () {
 		const sessions = Array.from({ length: 12 }, () => createHarness(env));

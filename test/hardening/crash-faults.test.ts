@@ -113,55 +113,50 @@ describe("hardening: crashes and faults", function () {
 
 	describe("injected faults", function () {
 		for (const takeover of [false, true]) {
-			it(
-				`aborts the write when its lock is ${takeover ? "taken over by another process" : "removed"} ` +
-					"mid-write",
-				async function () {
-					for (const scenario of SCENARIOS) {
-						const env = await prepareEnv(scenario);
-						try {
-							let armed = false;
-							let stolen = 0;
-							const locks = getLockDir();
-							let lastOpen = "";
-							const fs = faultyFs({
-								open: ({ args }) => {
-									lastOpen = String(args[0]);
-								},
-								// Taken away while the target's temp file is synced, after the backup was taken.
-								fsync: () => {
-									// A delete syncs only its backup.
-									const targetTemp =
-										lastOpen.startsWith(join(env.agentDir, "skills")) || scenario.next === null;
-									if (!armed || !targetTemp || stolen > 0) return undefined;
-									for (const name of readdirSync(locks)) {
-										rmSync(join(locks, name), { recursive: true, force: true });
-										if (takeover) mkdirSync(join(locks, name));
-										stolen++;
-									}
-									return undefined;
-								},
-							});
-							const tool = createHarness(env, fs);
-							for (const read of scenario.reads) expectOk(await tool.call(read));
-							armed = true;
-							const r = await tool.call(scenario.action);
-							expect(stolen, scenario.name).to.be.greaterThan(0);
-							expect(r.details.code, `${scenario.name}: ${textOf(r)}`).to.equal("conflict");
-							expect(textOf(r)).to.match(/lock was lost/);
-							expect(checkOldOrNew(env, scenario, `${scenario.name} lock lost`)).to.equal("old");
-							expect(
-								sharedBackups(env),
-								`${scenario.name}: a backup still linked to the file left in place`,
-							).to.deep.equal([]);
-							expect(tempFiles(env)).to.deep.equal([]);
-							totals.faults++;
-						} finally {
-							env.cleanup();
-						}
+			it(`aborts the write when its lock is ${takeover ? "taken over" : "removed"} mid-write`, async function () {
+				for (const scenario of SCENARIOS) {
+					const env = await prepareEnv(scenario);
+					try {
+						let armed = false;
+						let stolen = 0;
+						const locks = getLockDir();
+						let lastOpen = "";
+						const fs = faultyFs({
+							open: ({ args }) => {
+								lastOpen = String(args[0]);
+							},
+							// Taken away while the target's temp file is synced, after the backup was taken.
+							fsync: () => {
+								// A delete syncs only its backup.
+								const targetTemp = lastOpen.startsWith(join(env.agentDir, "skills")) || scenario.next === null;
+								if (!armed || !targetTemp || stolen > 0) return undefined;
+								for (const name of readdirSync(locks)) {
+									rmSync(join(locks, name), { recursive: true, force: true });
+									if (takeover) mkdirSync(join(locks, name));
+									stolen++;
+								}
+								return undefined;
+							},
+						});
+						const tool = createHarness(env, fs);
+						for (const read of scenario.reads) expectOk(await tool.call(read));
+						armed = true;
+						const r = await tool.call(scenario.action);
+						expect(stolen, scenario.name).to.be.greaterThan(0);
+						expect(r.details.code, `${scenario.name}: ${textOf(r)}`).to.equal("conflict");
+						expect(textOf(r)).to.match(/lock was lost/);
+						expect(checkOldOrNew(env, scenario, `${scenario.name} lock lost`)).to.equal("old");
+						expect(
+							sharedBackups(env),
+							`${scenario.name}: a backup still linked to the file left in place`,
+						).to.deep.equal([]);
+						expect(tempFiles(env)).to.deep.equal([]);
+						totals.faults++;
+					} finally {
+						env.cleanup();
 					}
-				},
-			);
+				}
+			});
 		}
 	});
 });

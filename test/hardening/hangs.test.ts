@@ -50,43 +50,40 @@ describe("hardening: hangs", function () {
 			server = undefined;
 		});
 
-		it(
-			"is never opened: list answers, read, patch, write, " + "delete and a batch refuse at once with bad_file_path",
-			async function () {
-				this.timeout(20_000);
-				const fifos = [join(dir, "p.md"), join(dir, "references", "q.md")];
-				mkdirSync(join(dir, "references"));
-				execFileSync("mkfifo", fifos);
-				writers = fifos.map(unblocker);
-				const started = Date.now();
-				// The discovery cache stamps every .md of a skill folder, and hashes one that changed just now.
-				const list = await tool.call({ action: "list" });
-				expectOk(list);
-				expect(textOf(list)).to.contain("deploy");
-				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				for (const args of [
-					{ action: "read", skill: "deploy", file: "p.md" },
-					{ action: "read", skill: "deploy", file: "references/q.md" },
-					{ action: "patch", skill: "deploy", file: "p.md", old_string: "a", new_string: "b" },
-					{ action: "write", skill: "deploy", file: "p.md", content: "text\n" },
-					{ action: "delete", skill: "deploy", file: "p.md" },
-					{
-						action: "operations",
-						operations: [{ action: "write", skill: "deploy", file: "p.md", content: "x\n" }],
-					},
-				]) {
-					const r = await tool.call(args);
-					expectRefused(r, "bad_file_path");
-					expect(textOf(r), JSON.stringify(args)).to.contain("FIFO");
-				}
-				// A whole-skill delete is refused up front, naming the pipes, before any snapshot is taken.
-				const whole = await tool.call({ action: "delete", skill: "deploy" });
-				expectRefused(whole, "bad_file_path");
-				expect(textOf(whole)).to.contain("p.md, references/q.md").and.contain("FIFO");
-				expect(existsSync(join(dir, "SKILL.md"))).to.equal(true);
-				expect(Date.now() - started, "took so long that something waited on the pipe").to.be.below(10_000);
-			},
-		);
+		it("is never opened: list answers, and every action on it refuses at once with bad_file_path", async function () {
+			this.timeout(20_000);
+			const fifos = [join(dir, "p.md"), join(dir, "references", "q.md")];
+			mkdirSync(join(dir, "references"));
+			execFileSync("mkfifo", fifos);
+			writers = fifos.map(unblocker);
+			const started = Date.now();
+			// The discovery cache stamps every .md of a skill folder, and hashes one that changed just now.
+			const list = await tool.call({ action: "list" });
+			expectOk(list);
+			expect(textOf(list)).to.contain("deploy");
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			for (const args of [
+				{ action: "read", skill: "deploy", file: "p.md" },
+				{ action: "read", skill: "deploy", file: "references/q.md" },
+				{ action: "patch", skill: "deploy", file: "p.md", old_string: "a", new_string: "b" },
+				{ action: "write", skill: "deploy", file: "p.md", content: "text\n" },
+				{ action: "delete", skill: "deploy", file: "p.md" },
+				{
+					action: "operations",
+					operations: [{ action: "write", skill: "deploy", file: "p.md", content: "x\n" }],
+				},
+			]) {
+				const r = await tool.call(args);
+				expectRefused(r, "bad_file_path");
+				expect(textOf(r), JSON.stringify(args)).to.contain("FIFO");
+			}
+			// A whole-skill delete is refused up front, naming the pipes, before any snapshot is taken.
+			const whole = await tool.call({ action: "delete", skill: "deploy" });
+			expectRefused(whole, "bad_file_path");
+			expect(textOf(whole)).to.contain("p.md, references/q.md").and.contain("FIFO");
+			expect(existsSync(join(dir, "SKILL.md"))).to.equal(true);
+			expect(Date.now() - started, "took so long that something waited on the pipe").to.be.below(10_000);
+		});
 
 		it("refuses a socket and a device the same way", async function () {
 			server = createServer();
@@ -111,22 +108,18 @@ describe("hardening: hangs", function () {
 			);
 		});
 
-		it(
-			"readRegularFile throws NotRegularFileError (ENOTREG) for a pipe and reads a regular file through a " +
-				"symlink",
-			function () {
-				const fifo = join(env.root, "pipe");
-				execFileSync("mkfifo", [fifo]);
-				writers = [unblocker(fifo)];
-				expect(() => readRegularFile(fifo))
-					.to.throw(NotRegularFileError)
-					.with.property("code", "ENOTREG");
-				expect(() => readRegularFile(env.root))
-					.to.throw(NotRegularFileError)
-					.with.property("kind", "a folder");
-				expect(readRegularFile(join(dir, "SKILL.md")).toString()).to.equal(skillText("deploy"));
-			},
-		);
+		it("readRegularFile reads a file but refuses a pipe (ENOTREG) or a folder with NotRegularFileError", function () {
+			const fifo = join(env.root, "pipe");
+			execFileSync("mkfifo", [fifo]);
+			writers = [unblocker(fifo)];
+			expect(() => readRegularFile(fifo))
+				.to.throw(NotRegularFileError)
+				.with.property("code", "ENOTREG");
+			expect(() => readRegularFile(env.root))
+				.to.throw(NotRegularFileError)
+				.with.property("kind", "a folder");
+			expect(readRegularFile(join(dir, "SKILL.md")).toString()).to.equal(skillText("deploy"));
+		});
 	});
 
 	describe("arguments whose handling could grow faster than their size", function () {
@@ -148,28 +141,25 @@ describe("hardening: hangs", function () {
 			return result;
 		}
 
-		it(
-			"answers a 256 KiB and a 1 MiB old_string that is " + "not found with not_found and the closest lines",
-			async function () {
-				this.timeout(30_000);
-				const lines = Array.from(
-					{ length: 200 },
-					(_, i) => `${i}. Run step ${i} of the deploy, then check the page for errors.`,
+		it("answers a 256 KiB or 1 MiB missing old_string with not_found and the closest lines", async function () {
+			this.timeout(30_000);
+			const lines = Array.from(
+				{ length: 200 },
+				(_, i) => `${i}. Run step ${i} of the deploy, then check the page for errors.`,
+			);
+			writeSkill(join(env.agentDir, "skills"), "deploy", skillText("deploy", `${lines.join("\n")}\n`));
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			for (const size of [256 * 1024, MIB]) {
+				const words = "Run the deploy step and check the page for errors twice ";
+				const oldString = words.repeat(Math.ceil(size / words.length)).slice(0, size);
+				const { ms, result } = await cpuOf(() =>
+					tool.call({ action: "patch", skill: "deploy", old_string: oldString, new_string: "x" }),
 				);
-				writeSkill(join(env.agentDir, "skills"), "deploy", skillText("deploy", `${lines.join("\n")}\n`));
-				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				for (const size of [256 * 1024, MIB]) {
-					const words = "Run the deploy step and check the page for errors twice ";
-					const oldString = words.repeat(Math.ceil(size / words.length)).slice(0, size);
-					const { ms, result } = await cpuOf(() =>
-						tool.call({ action: "patch", skill: "deploy", old_string: oldString, new_string: "x" }),
-					);
-					expectRefused(result, "not_found");
-					expect(textOf(result)).to.contain("Closest lines:");
-					expect(ms, `${size} bytes of old_string took ${ms} ms of CPU`).to.be.below(BOUND_MS);
-				}
-			},
-		);
+				expectRefused(result, "not_found");
+				expect(textOf(result)).to.contain("Closest lines:");
+				expect(ms, `${size} bytes of old_string took ${ms} ms of CPU`).to.be.below(BOUND_MS);
+			}
+		});
 
 		it("answers an old_string that makes V8's indexOf quadratic, against a 1 MiB file", async function () {
 			this.timeout(60_000);
@@ -181,26 +171,22 @@ describe("hardening: hangs", function () {
 			);
 		});
 
-		it(
-			"answers old_strings of up to 250 characters (the engine's own search) " +
-				"of the worst shapes, against 1 MiB",
-			async function () {
-				this.timeout(60_000);
-				await readBundled("big.md", `${"a".repeat(MIB - 1)}\n`);
-				for (const [before, after] of [
-					[60, 3],
-					[96, 159],
-					[192, 7],
-					[249, 0],
-					[18, 231],
-				]) {
-					await expectBoundedRefusal(
-						{ file: "big.md", old_string: `${"a".repeat(before)}b${"a".repeat(after)}`, new_string: "x" },
-						"not_found",
-					);
-				}
-			},
-		);
+		it("answers worst-shape old_strings of up to 250 characters (the engine's search) in 1 MiB", async function () {
+			this.timeout(60_000);
+			await readBundled("big.md", `${"a".repeat(MIB - 1)}\n`);
+			for (const [before, after] of [
+				[60, 3],
+				[96, 159],
+				[192, 7],
+				[249, 0],
+				[18, 231],
+			]) {
+				await expectBoundedRefusal(
+					{ file: "big.md", old_string: `${"a".repeat(before)}b${"a".repeat(after)}`, new_string: "x" },
+					"not_found",
+				);
+			}
+		});
 
 		it("counts many matches and lists a few of their lines", async function () {
 			this.timeout(30_000);

@@ -147,27 +147,24 @@ describe("hardening: the path jail", function () {
 		expect(readdirSync(join(skillsRoot, "deploy"))).to.deep.equal(["SKILL.md"]);
 	});
 
-	it(
-		"finds skills by path only among discovered skills: " + "outside folders, the root and NUL are unknown",
-		async function () {
-			for (const path of [
-				join(outside, "foreign"),
-				join(outside, "foreign", "SKILL.md"),
-				skillsRoot,
-				env.agentDir,
-				"/",
-				"../outside/foreign",
-				`${skillsRoot}/deploy\0`,
-				"@/etc",
-			]) {
-				expectRefused(await tool.call({ action: "read", path }), "unknown_skill");
-				expectRefused(await tool.call({ action: "delete", path }), "unknown_skill");
-			}
-			for (const skill of ["../outside/foreign", "deploy/..", "Deploy", "DEPLOY", "deploy\0", "deploy/SKILL.md"]) {
-				expectRefused(await tool.call({ action: "read", skill }), "unknown_skill");
-			}
-		},
-	);
+	it("finds a path only among discovered skills: outside folders, the root and NUL are unknown", async function () {
+		for (const path of [
+			join(outside, "foreign"),
+			join(outside, "foreign", "SKILL.md"),
+			skillsRoot,
+			env.agentDir,
+			"/",
+			"../outside/foreign",
+			`${skillsRoot}/deploy\0`,
+			"@/etc",
+		]) {
+			expectRefused(await tool.call({ action: "read", path }), "unknown_skill");
+			expectRefused(await tool.call({ action: "delete", path }), "unknown_skill");
+		}
+		for (const skill of ["../outside/foreign", "deploy/..", "Deploy", "DEPLOY", "deploy\0", "deploy/SKILL.md"]) {
+			expectRefused(await tool.call({ action: "read", skill }), "unknown_skill");
+		}
+	});
 
 	it("refuses a leaf symlink to a file outside, for read, write, patch and delete", async function () {
 		mkdirSync(join(skillsRoot, "deploy", "references"));

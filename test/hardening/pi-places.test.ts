@@ -104,33 +104,30 @@ describe("hardening: pi's own folders are never writable", function () {
 		expectSameTree(before, fingerprint(extensions), "pi's extensions folder");
 	});
 
-	it(
-		"a local package inside the agent folder or a " + "project's .pi folder keeps its skills read-only",
-		async function () {
-			trustProject();
-			const inAgent = join(extensions, "pkg");
-			const inDotPi = join(env.projectDir, ".pi", "extensions", "pkg2");
-			for (const [dir, name] of [
-				[inAgent, "pkg-skill"],
-				[inDotPi, "pkg2-skill"],
-			] as const) {
-				writeJson(join(dir, "package.json"), { name: name.replace("-skill", ""), pi: { skills: ["./skills"] } });
-				writeSkill(join(dir, "skills"), name);
-			}
-			writeJson(join(env.agentDir, "settings.json"), {
-				packages: [inAgent, inDotPi],
-				selfskills: { trustedProjects: [env.projectDir] },
+	it("keeps read-only the skills of a local package in the agent folder or a project's .pi folder", async function () {
+		trustProject();
+		const inAgent = join(extensions, "pkg");
+		const inDotPi = join(env.projectDir, ".pi", "extensions", "pkg2");
+		for (const [dir, name] of [
+			[inAgent, "pkg-skill"],
+			[inDotPi, "pkg2-skill"],
+		] as const) {
+			writeJson(join(dir, "package.json"), { name: name.replace("-skill", ""), pi: { skills: ["./skills"] } });
+			writeSkill(join(dir, "skills"), name);
+		}
+		writeJson(join(env.agentDir, "settings.json"), {
+			packages: [inAgent, inDotPi],
+			selfskills: { trustedProjects: [env.projectDir] },
+		});
+		for (const name of ["pkg-skill", "pkg2-skill"]) {
+			expectOk(await tool.call({ action: "read", skill: name }));
+			const refused = await tool.call({
+				action: "patch",
+				skill: name,
+				old_string: "Run the build",
+				new_string: "Run the tests",
 			});
-			for (const name of ["pkg-skill", "pkg2-skill"]) {
-				expectOk(await tool.call({ action: "read", skill: name }));
-				const refused = await tool.call({
-					action: "patch",
-					skill: name,
-					old_string: "Run the build",
-					new_string: "Run the tests",
-				});
-				expectRefused(refused, "not_writable");
-			}
-		},
-	);
+			expectRefused(refused, "not_writable");
+		}
+	});
 });

@@ -51,25 +51,21 @@ describe("hardening: delete and restore", function () {
 			["delete a file", { action: "delete", skill: "deploy", file: "references/notes.md" }],
 			["delete the skill again", { action: "delete", skill: "deploy" }],
 		] as const) {
-			it(
-				`refuses an op after the whole-skill delete (${label}) with deleted_in_batch, naming the delete, ` +
-					"and writes nothing",
-				async function () {
-					expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
-					const before = readFileSync(skillFile, "utf8");
-					const r = await tool.call({
-						action: "operations",
-						operations: [{ action: "delete", skill: "deploy" }, later],
-					});
-					expectRefused(r, "deleted_in_batch");
-					expect(r.details.operation).to.equal(1);
-					expect(textOf(r))
-						.to.match(/operations\[1\] failed, nothing was written/)
-						.and.match(/operations\[0\]/);
-					expect(readFileSync(skillFile, "utf8")).to.equal(before);
-					expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
-				},
-			);
+			it(`refuses op 1 (${label}) with deleted_in_batch naming the delete, and writes nothing`, async function () {
+				expectOk(await tool.call({ action: "read", skill: "deploy", file: "references/notes.md" }));
+				const before = readFileSync(skillFile, "utf8");
+				const r = await tool.call({
+					action: "operations",
+					operations: [{ action: "delete", skill: "deploy" }, later],
+				});
+				expectRefused(r, "deleted_in_batch");
+				expect(r.details.operation).to.equal(1);
+				expect(textOf(r))
+					.to.match(/operations\[1\] failed, nothing was written/)
+					.and.match(/operations\[0\]/);
+				expect(readFileSync(skillFile, "utf8")).to.equal(before);
+				expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
+			});
 		}
 
 		it("deletes a file the batch wrote before the skill's delete too; restore brings it all back", async function () {
@@ -106,31 +102,28 @@ describe("hardening: delete and restore", function () {
 			await expectLoadsOrGone();
 		});
 
-		it(
-			"rolls the delete back when the folder cannot be " + "removed entirely (a file appeared in it mid-commit)",
-			async function () {
-				const planted = join(dir, "late.md");
-				tool = createHarness(
-					env,
-					faultyFs({
-						unlink: ({ args }) => {
-							if (args[0] === skillFile && !existsSync(planted))
-								writeFileSync(planted, "written by another program\n");
-							return undefined;
-						},
-					}),
-				);
-				expectOk(await tool.call({ action: "read", skill: "deploy" }));
-				const before = readFileSync(skillFile, "utf8");
-				const r = await tool.call({ action: "delete", skill: "deploy" });
-				expect(r.details.ok, textOf(r)).to.equal(false);
-				expect(textOf(r)).to.contain("late.md");
-				expect(readFileSync(skillFile, "utf8")).to.equal(before);
-				expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
-				expect(readFileSync(planted, "utf8")).to.equal("written by another program\n");
-				await expectLoadsOrGone();
-			},
-		);
+		it("rolls the delete back if the folder cannot be removed (a file appeared in it mid-commit)", async function () {
+			const planted = join(dir, "late.md");
+			tool = createHarness(
+				env,
+				faultyFs({
+					unlink: ({ args }) => {
+						if (args[0] === skillFile && !existsSync(planted))
+							writeFileSync(planted, "written by another program\n");
+						return undefined;
+					},
+				}),
+			);
+			expectOk(await tool.call({ action: "read", skill: "deploy" }));
+			const before = readFileSync(skillFile, "utf8");
+			const r = await tool.call({ action: "delete", skill: "deploy" });
+			expect(r.details.ok, textOf(r)).to.equal(false);
+			expect(textOf(r)).to.contain("late.md");
+			expect(readFileSync(skillFile, "utf8")).to.equal(before);
+			expect(readFileSync(join(dir, "references", "notes.md"), "utf8")).to.equal("notes\n");
+			expect(readFileSync(planted, "utf8")).to.equal("written by another program\n");
+			await expectLoadsOrGone();
+		});
 	});
 
 	it("rolls a bundled-file write back when its skill no longer loads after it (SKILL.md removed)", async function () {
@@ -180,26 +173,22 @@ describe("hardening: delete and restore", function () {
 			["a private file", Buffer.from("token\n"), 0o600],
 		];
 		for (const [label, bytes, mode] of cases) {
-			it(
-				`brings back ${label} byte for byte, mode ${mode.toString(8)}, after a file delete and after a ` +
-					"whole-skill delete",
-				async function () {
-					const file = join(dir, "assets", "item.bin");
-					mkdirSync(join(dir, "assets"));
-					writeFileSync(file, bytes);
-					chmodSync(file, mode);
-					expectOk(await tool.call({ action: "delete", skill: "deploy", file: "assets/item.bin" }));
-					expect(existsSync(file)).to.equal(false);
-					expectOk(await tool.call({ action: "restore", skill: "deploy", file: "assets/item.bin" }));
-					expect(readFileSync(file).equals(bytes), "same bytes").to.equal(true);
-					expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
-					expectOk(await tool.call({ action: "read", skill: "deploy" }));
-					expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-					expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-					expect(readFileSync(file).equals(bytes), "same bytes after the snapshot").to.equal(true);
-					expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
-				},
-			);
+			it(`restores ${label} byte for byte, with its mode, after a file or whole-skill delete`, async function () {
+				const file = join(dir, "assets", "item.bin");
+				mkdirSync(join(dir, "assets"));
+				writeFileSync(file, bytes);
+				chmodSync(file, mode);
+				expectOk(await tool.call({ action: "delete", skill: "deploy", file: "assets/item.bin" }));
+				expect(existsSync(file)).to.equal(false);
+				expectOk(await tool.call({ action: "restore", skill: "deploy", file: "assets/item.bin" }));
+				expect(readFileSync(file).equals(bytes), "same bytes").to.equal(true);
+				expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
+				expectOk(await tool.call({ action: "read", skill: "deploy" }));
+				expectOk(await tool.call({ action: "delete", skill: "deploy" }));
+				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+				expect(readFileSync(file).equals(bytes), "same bytes after the snapshot").to.equal(true);
+				expect(modeOf(file).toString(8)).to.equal(mode.toString(8));
+			});
 		}
 
 		it("puts the recorded mode back over an existing file (a private script restored as 0755)", async function () {
@@ -286,32 +275,29 @@ describe("hardening: delete and restore", function () {
 	});
 
 	describe("repair data that leads somewhere", function () {
-		it(
-			"after delete, create and restore, " + "restores the deleted SKILL.md from its snapshot, as history lists it",
-			async function () {
-				const original = readFileSync(skillFile, "utf8");
-				expectOk(await tool.call({ action: "delete", skill: "deploy" }));
-				expectOk(
-					await tool.call({
-						action: "create",
-						name: "deploy",
-						description: "Use when deploying again.",
-						body: "New body.",
-					}),
-				);
-				const history = await tool.call({ action: "history", skill: "deploy" });
-				const snapshot = (history.details.snapshots as Array<{ id: string }>)[0].id;
-				expect(textOf(history)).to.contain(snapshot);
-				const restored = await tool.call({ action: "restore", skill: "deploy" });
-				expectOk(restored);
-				expect(readFileSync(skillFile, "utf8")).to.equal(original);
-				// The created version was backed up first: restoring it by id works, and so does naming the snapshot.
-				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-				expect(readFileSync(skillFile, "utf8")).to.contain("New body.");
-				expectOk(await tool.call({ action: "restore", skill: "deploy", backup: `__deleted__/${snapshot}` }));
-				expect(readFileSync(skillFile, "utf8")).to.equal(original);
-			},
-		);
+		it("restores a deleted SKILL.md from the snapshot history lists, after it was created anew", async function () {
+			const original = readFileSync(skillFile, "utf8");
+			expectOk(await tool.call({ action: "delete", skill: "deploy" }));
+			expectOk(
+				await tool.call({
+					action: "create",
+					name: "deploy",
+					description: "Use when deploying again.",
+					body: "New body.",
+				}),
+			);
+			const history = await tool.call({ action: "history", skill: "deploy" });
+			const snapshot = (history.details.snapshots as Array<{ id: string }>)[0].id;
+			expect(textOf(history)).to.contain(snapshot);
+			const restored = await tool.call({ action: "restore", skill: "deploy" });
+			expectOk(restored);
+			expect(readFileSync(skillFile, "utf8")).to.equal(original);
+			// The created version was backed up first: restoring it by id works, and so does naming the snapshot.
+			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+			expect(readFileSync(skillFile, "utf8")).to.contain("New body.");
+			expectOk(await tool.call({ action: "restore", skill: "deploy", backup: `__deleted__/${snapshot}` }));
+			expect(readFileSync(skillFile, "utf8")).to.equal(original);
+		});
 
 		for (const [label, ops] of [
 			[
@@ -371,21 +357,18 @@ describe("hardening: delete and restore", function () {
 			expect(textOf(r)).to.contain('{"action":"history","skill":"deploy"}');
 		});
 
-		it(
-			"refuses a restore of a backup the file already " + "holds with no_change and names one that differs",
-			async function () {
-				expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
-				expectOk(await tool.call({ action: "restore", skill: "deploy" }));
-				const history = await tool.call({ action: "history", skill: "deploy" });
-				const ids = (history.details.backups as Array<{ id: string; hash: string }>).map((b) => b.id);
-				expect(ids).to.have.length(2);
-				// ids[1] holds what the file holds now (the original); ids[0] the patched text.
-				const r: Result = await tool.call({ action: "restore", skill: "deploy", backup: ids[1] });
-				expectRefused(r, "no_change");
-				expect(textOf(r)).to.not.contain("new_string");
-				expect(textOf(r)).to.contain(ids[0]);
-				expect(textOf(history)).to.contain(`"backup":"${ids[0]}"`);
-			},
-		);
+		it("refuses a restore to the backup the file holds with no_change, naming one that differs", async function () {
+			expectOk(await tool.call(patchDeploy("Run the build.", "Run npm ci.")));
+			expectOk(await tool.call({ action: "restore", skill: "deploy" }));
+			const history = await tool.call({ action: "history", skill: "deploy" });
+			const ids = (history.details.backups as Array<{ id: string; hash: string }>).map((b) => b.id);
+			expect(ids).to.have.length(2);
+			// ids[1] holds what the file holds now (the original); ids[0] the patched text.
+			const r: Result = await tool.call({ action: "restore", skill: "deploy", backup: ids[1] });
+			expectRefused(r, "no_change");
+			expect(textOf(r)).to.not.contain("new_string");
+			expect(textOf(r)).to.contain(ids[0]);
+			expect(textOf(history)).to.contain(`"backup":"${ids[0]}"`);
+		});
 	});
 });

@@ -271,42 +271,38 @@ describe("hardening: the backup store", function () {
 	describe("through the tool", function () {
 		const getEnv = useTempEnv({ prefix: "selfskills-store-" });
 
-		it(
-			"keeps the backups of two skills whose names map to one safe name apart: a restore never brings the " +
-				"other's text, a prune never takes the other's only backup",
-			async function () {
-				const env = getEnv();
-				writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { backupCap: 1 } }));
-				const root = join(env.agentDir, "skills");
-				const spaced = writeSkill(root, "a b");
-				const underscored = writeSkill(root, "a_b");
-				const tool = createHarness(env);
-				const listed = await tool.call({ action: "list" });
-				expect(textOf(listed), "pi loads both").to.contain("a b").and.to.contain("a_b");
-				expectOk(await tool.call({ action: "read", path: spaced }));
+		it("keeps the backups of two skills with one safe name apart, through restore and prune", async function () {
+			const env = getEnv();
+			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { backupCap: 1 } }));
+			const root = join(env.agentDir, "skills");
+			const spaced = writeSkill(root, "a b");
+			const underscored = writeSkill(root, "a_b");
+			const tool = createHarness(env);
+			const listed = await tool.call({ action: "list" });
+			expect(textOf(listed), "pi loads both").to.contain("a b").and.to.contain("a_b");
+			expectOk(await tool.call({ action: "read", path: spaced }));
+			expectOk(
+				await tool.call({
+					action: "patch",
+					path: spaced,
+					old_string: "Run the build.",
+					new_string: "Run the spaced build.",
+				}),
+			);
+			expectOk(await tool.call({ action: "read", path: underscored }));
+			for (const n of [1, 2, 3]) {
 				expectOk(
 					await tool.call({
 						action: "patch",
-						path: spaced,
-						old_string: "Run the build.",
-						new_string: "Run the spaced build.",
+						path: underscored,
+						old_string: n === 1 ? "Run the build." : `Run build ${n - 1}.`,
+						new_string: `Run build ${n}.`,
 					}),
 				);
-				expectOk(await tool.call({ action: "read", path: underscored }));
-				for (const n of [1, 2, 3]) {
-					expectOk(
-						await tool.call({
-							action: "patch",
-							path: underscored,
-							old_string: n === 1 ? "Run the build." : `Run build ${n - 1}.`,
-							new_string: `Run build ${n}.`,
-						}),
-					);
-				}
-				expectOk(await tool.call({ action: "restore", path: spaced }));
-				expect(readFileSync(spaced, "utf8")).to.equal(skillText("a b"));
-			},
-		);
+			}
+			expectOk(await tool.call({ action: "restore", path: spaced }));
+			expect(readFileSync(spaced, "utf8")).to.equal(skillText("a b"));
+		});
 
 		it("keeps every folder of the store 0700 and every file 0600, older looser ones included", async function () {
 			const env = getEnv();

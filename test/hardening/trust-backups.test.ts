@@ -66,48 +66,45 @@ describe("hardening: trust, protected files and content", function () {
 		expectSameTree(outsideBefore, fingerprint(outside), "the package the project named");
 	});
 
-	it(
-		"refuses writes into selfskills/ (backups, audit, locks) " + "and the global settings, however they are reached",
-		async function () {
-			// skillsDir and a local package both pointed at agentDir itself.
-			writeJson(join(env.agentDir, "settings.json"), {
-				packages: [env.agentDir],
-				selfskills: { skillsDir: env.agentDir },
-			});
-			const self = join(env.agentDir, "selfskills");
-			const takeOver = { action: "create", name: "selfskills", description: "Use when taking over.", body: "Body." };
-			// A skillsDir that holds pi's own folder is never a root: create falls back to <agentDir>/skills.
-			const first = await tool.call(takeOver);
-			expectOk(first);
-			expect(existsSync(join(env.agentDir, "skills", "selfskills", "SKILL.md"))).to.equal(true);
-			expect(existsSync(join(self, "SKILL.md"))).to.equal(false);
-			mkdirSync(join(self, "backups"), { recursive: true });
-			writeFileSync(join(self, "audit.jsonl"), "");
-			expectRefused(await tool.call(takeOver), "exists");
-			// A skill folder inside selfskills/ and one symlinked into it.
-			writeSkill(join(self, "backups"), "hidden");
-			mkdirSync(join(self, "plant"));
-			writeFileSync(join(self, "plant", "SKILL.md"), skillText("plant"));
-			symlinkSync(join(self, "plant"), join(env.agentDir, "skills", "plant"));
-			const before = fingerprint(self);
-			const settingsBefore = readFileSync(join(env.agentDir, "settings.json"), "utf8");
-			for (const skill of ["plant", "hidden"]) {
-				const list = await tool.call({ action: "list", skill });
-				if (!new RegExp(`${skill} —`).test(textOf(list))) continue;
-				expectOk(await tool.call({ action: "read", skill }));
-				for (const args of [
-					{ action: "patch", skill, old_string: "Run the build", new_string: "Run rm" },
-					{ action: "write", skill, file: "references/x.md", content: "x\n" },
-					{ action: "delete", skill },
-				]) {
-					const r = await tool.call(args);
-					expect(r.details.code, `${skill} ${args.action}: ${textOf(r)}`).to.equal("not_writable");
-				}
+	it("refuses writes into selfskills/ (backups, audit, locks) or global settings, however reached", async function () {
+		// skillsDir and a local package both pointed at agentDir itself.
+		writeJson(join(env.agentDir, "settings.json"), {
+			packages: [env.agentDir],
+			selfskills: { skillsDir: env.agentDir },
+		});
+		const self = join(env.agentDir, "selfskills");
+		const takeOver = { action: "create", name: "selfskills", description: "Use when taking over.", body: "Body." };
+		// A skillsDir that holds pi's own folder is never a root: create falls back to <agentDir>/skills.
+		const first = await tool.call(takeOver);
+		expectOk(first);
+		expect(existsSync(join(env.agentDir, "skills", "selfskills", "SKILL.md"))).to.equal(true);
+		expect(existsSync(join(self, "SKILL.md"))).to.equal(false);
+		mkdirSync(join(self, "backups"), { recursive: true });
+		writeFileSync(join(self, "audit.jsonl"), "");
+		expectRefused(await tool.call(takeOver), "exists");
+		// A skill folder inside selfskills/ and one symlinked into it.
+		writeSkill(join(self, "backups"), "hidden");
+		mkdirSync(join(self, "plant"));
+		writeFileSync(join(self, "plant", "SKILL.md"), skillText("plant"));
+		symlinkSync(join(self, "plant"), join(env.agentDir, "skills", "plant"));
+		const before = fingerprint(self);
+		const settingsBefore = readFileSync(join(env.agentDir, "settings.json"), "utf8");
+		for (const skill of ["plant", "hidden"]) {
+			const list = await tool.call({ action: "list", skill });
+			if (!new RegExp(`${skill} —`).test(textOf(list))) continue;
+			expectOk(await tool.call({ action: "read", skill }));
+			for (const args of [
+				{ action: "patch", skill, old_string: "Run the build", new_string: "Run rm" },
+				{ action: "write", skill, file: "references/x.md", content: "x\n" },
+				{ action: "delete", skill },
+			]) {
+				const r = await tool.call(args);
+				expect(r.details.code, `${skill} ${args.action}: ${textOf(r)}`).to.equal("not_writable");
 			}
-			expectSameTree(before, fingerprint(self), "selfskills/");
-			expect(readFileSync(join(env.agentDir, "settings.json"), "utf8")).to.equal(settingsBefore);
-		},
-	);
+		}
+		expectSameTree(before, fingerprint(self), "selfskills/");
+		expect(readFileSync(join(env.agentDir, "settings.json"), "utf8")).to.equal(settingsBefore);
+	});
 
 	it("refuses tag characters, bidi overrides and zero-width runs in patch, write and create", async function () {
 		expectOk(await tool.call({ action: "read", skill: "deploy" }));

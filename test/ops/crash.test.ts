@@ -119,16 +119,13 @@ describe("operations: SIGKILL at every disk-changing call of a multi-file commit
 		);
 	});
 
-	it(
-		"ends all-old at every kill point of a commit " + "whose fourth write fails and is being rolled back",
-		async function () {
-			const { results } = await sweep("rollback", ["beta/SKILL.md"]);
-			expect(results.every((r) => r.side === "old")).to.equal(true);
-			expect(
-				results.some((r) => r.restored > 0),
-				"some kill points fell inside the rollback",
-			).to.equal(true);
-			console.log(`      ${results.length} kill points from the failed rename through the rollback: all all-old`);
-		},
-	);
+	it("ends all-old at every kill point of a commit whose fourth write fails and is rolled back", async function () {
+		const { results } = await sweep("rollback", ["beta/SKILL.md"]);
+		expect(results.every((r) => r.side === "old")).to.equal(true);
+		expect(
+			results.some((r) => r.restored > 0),
+			"some kill points fell inside the rollback",
+		).to.equal(true);
+		console.log(`      ${results.length} kill points from the failed rename through the rollback: all all-old`);
+	});
 });

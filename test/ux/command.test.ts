@@ -74,39 +74,35 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 	afterEach(() => pi?.dispose());
 
 	describe("with a UI", function () {
-		it(
-			"reports enabled, inject, trust, skills dir, writable roots, skills patchable/read-only, backups, " +
-				"settings problems and unfinished journals",
-			async function () {
-				const env = getEnv();
-				({ pi } = await editedSession(env, { settings: { selfskills: { backupCap: "lots" } } }));
-				const journalDir = join(env.agentDir, "selfskills", "journal");
-				mkdirSync(journalDir, { recursive: true });
-				writeFileSync(
-					join(journalDir, "1-999999-0.json"),
-					JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [] }),
-				);
-				await pi.runCommand("/selfskills");
-				const status = last(pi);
-				expect(status).to.contain("selfskills: enabled true, inject true");
-				expect(status).to.match(
-					isPi16()
-						? /project .*: (trusted|untrusted) \(pi's own trust\)/
-						: /project .*: untrusted \(selfskills\.trustedProjects\)/,
-				);
-				expect(status).to.contain(`skills dir (create): ${join(env.agentDir, "skills")}`);
-				expect(status).to.match(
-					new RegExp(`writable roots:\\n  ${join(env.agentDir, "skills")} \\(agent-skills, skills-dir\\)`),
-				);
-				expect(status.split(`${join(env.agentDir, "skills")} (`).length - 1, "a folder is listed once").to.equal(1);
-				expect(status).to.match(/skills: 3 found, 2 patchable, 1 read-only/);
-				expect(status).to.match(/ {2}deploy-checks: patchable/);
-				expect(status).to.match(/ {2}shared-notes: read-only \(.+\)/);
-				expect(status).to.match(/backups: 2 file\(s\), \d+ bytes in /);
-				expect(status).to.match(/settings problems:\n {2}.*backupCap/);
-				expect(status).to.contain("unfinished batch journal(s): 1-999999-0.json");
-			},
-		);
+		it("reports enabled, inject, trust, roots, skills, backups, settings problems and journals", async function () {
+			const env = getEnv();
+			({ pi } = await editedSession(env, { settings: { selfskills: { backupCap: "lots" } } }));
+			const journalDir = join(env.agentDir, "selfskills", "journal");
+			mkdirSync(journalDir, { recursive: true });
+			writeFileSync(
+				join(journalDir, "1-999999-0.json"),
+				JSON.stringify({ pid: 999999, startedAt: new Date().toISOString(), entries: [] }),
+			);
+			await pi.runCommand("/selfskills");
+			const status = last(pi);
+			expect(status).to.contain("selfskills: enabled true, inject true");
+			expect(status).to.match(
+				isPi16()
+					? /project .*: (trusted|untrusted) \(pi's own trust\)/
+					: /project .*: untrusted \(selfskills\.trustedProjects\)/,
+			);
+			expect(status).to.contain(`skills dir (create): ${join(env.agentDir, "skills")}`);
+			expect(status).to.match(
+				new RegExp(`writable roots:\\n  ${join(env.agentDir, "skills")} \\(agent-skills, skills-dir\\)`),
+			);
+			expect(status.split(`${join(env.agentDir, "skills")} (`).length - 1, "a folder is listed once").to.equal(1);
+			expect(status).to.match(/skills: 3 found, 2 patchable, 1 read-only/);
+			expect(status).to.match(/ {2}deploy-checks: patchable/);
+			expect(status).to.match(/ {2}shared-notes: read-only \(.+\)/);
+			expect(status).to.match(/backups: 2 file\(s\), \d+ bytes in /);
+			expect(status).to.match(/settings problems:\n {2}.*backupCap/);
+			expect(status).to.contain("unfinished batch journal(s): 1-999999-0.json");
+		});
 
 		it("shows history, and restores the latest backup after showing its diff and getting a yes", async function () {
 			const env = getEnv();
@@ -147,30 +143,27 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		});
 
-		it(
-			"trusts and untrusts the project after confirmation (pi 0.73), " + "or defers to pi's own trust (pi 1.6)",
-			async function () {
-				const env = getEnv();
-				pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: { confirm: true } });
-				await pi.runCommand("/selfskills trust");
-				const settings = () =>
-					JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
-						selfskills?: { trustedProjects?: string[] };
-					};
-				if (isPi16()) {
-					expect(last(pi)).to.match(/This pi decides project trust itself/);
-					expect(last(pi), "names pi 1.6's own command").to.contain("pi's own /trust command");
-					expect(settings().selfskills?.trustedProjects).to.equal(undefined);
-					return;
-				}
-				expect(last(pi)).to.contain(`trusted: ${env.projectDir}`);
-				expect(settings().selfskills?.trustedProjects).to.deep.equal([env.projectDir]);
-				await pi.runCommand("/selfskills");
-				expect(last(pi)).to.contain(`project ${env.projectDir}: trusted`);
-				await pi.runCommand("/selfskills untrust");
-				expect(settings().selfskills?.trustedProjects).to.deep.equal([]);
-			},
-		);
+		it("trusts and untrusts after confirmation (pi 0.73), or defers to pi's own trust (pi 1.6)", async function () {
+			const env = getEnv();
+			pi = await createPiSession({ env, packageDir: REPO_ROOT, ui: { confirm: true } });
+			await pi.runCommand("/selfskills trust");
+			const settings = () =>
+				JSON.parse(readFileSync(join(env.agentDir, "settings.json"), "utf8")) as {
+					selfskills?: { trustedProjects?: string[] };
+				};
+			if (isPi16()) {
+				expect(last(pi)).to.match(/This pi decides project trust itself/);
+				expect(last(pi), "names pi 1.6's own command").to.contain("pi's own /trust command");
+				expect(settings().selfskills?.trustedProjects).to.equal(undefined);
+				return;
+			}
+			expect(last(pi)).to.contain(`trusted: ${env.projectDir}`);
+			expect(settings().selfskills?.trustedProjects).to.deep.equal([env.projectDir]);
+			await pi.runCommand("/selfskills");
+			expect(last(pi)).to.contain(`project ${env.projectDir}: trusted`);
+			await pi.runCommand("/selfskills untrust");
+			expect(settings().selfskills?.trustedProjects).to.deep.equal([]);
+		});
 
 		it("changes no trust when the user says no", async function () {
 			const env = getEnv();
@@ -221,60 +214,56 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(await complete("restore deploy-checks 2")).to.have.length(ids.length);
 			expect(await complete("nonsense ")).to.deep.equal([]);
 		});
-		it(
-			"keeps every output in the conversation as a panel of its own, out of the model's context, and tells " +
-				"the model of a restore the human made",
-			async function () {
-				const env = getEnv();
-				const { pi: session } = await editedSession(env, { ui: { confirm: true } });
-				pi = session;
-				await pi.runCommand("/selfskills");
-				await pi.runCommand("/selfskills history deploy-checks");
-				const listed = backupIds(env);
-				await pi.runCommand("/selfskills restore deploy-checks");
-				const outputs = commandOutputs(pi);
-				expect(outputs, "no output replaces another").to.have.length(3);
-				expect(outputs[0]).to.match(/^selfskills: enabled true/);
-				expect(outputs[1]).to.match(/^2 backup\(s\) of deploy-checks/);
-				expect(outputs[2]).to.match(/^restore landed/);
-				expect(pi.notifications, "nothing goes to the status line").to.deep.equal([]);
+		it("shows each output as its own panel, hidden from the model, which is told of a restore", async function () {
+			const env = getEnv();
+			const { pi: session } = await editedSession(env, { ui: { confirm: true } });
+			pi = session;
+			await pi.runCommand("/selfskills");
+			await pi.runCommand("/selfskills history deploy-checks");
+			const listed = backupIds(env);
+			await pi.runCommand("/selfskills restore deploy-checks");
+			const outputs = commandOutputs(pi);
+			expect(outputs, "no output replaces another").to.have.length(3);
+			expect(outputs[0]).to.match(/^selfskills: enabled true/);
+			expect(outputs[1]).to.match(/^2 backup\(s\) of deploy-checks/);
+			expect(outputs[2]).to.match(/^restore landed/);
+			expect(pi.notifications, "nothing goes to the status line").to.deep.equal([]);
 
-				// pi's renderer for them: a panel titled with the command line, then the whole text
-				const renderer = pi.session.extensionRunner.getMessageRenderer(OUTPUT_MESSAGE_TYPE);
-				const history = pi.session.messages.filter(
-					(m) => m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE,
-				)[1];
-				if (!renderer || history?.role !== "custom") throw new Error("no renderer or no history message");
-				const shown = (renderer(history, { expanded: false }, PLAIN_THEME)?.render(120) ?? []).map((line) =>
-					line.trim(),
-				);
-				expect(shown).to.include("/selfskills history deploy-checks");
-				for (const id of listed)
-					expect(
-						shown.some((line) => line.startsWith(id)),
-						shown.join("\n"),
-					).to.equal(true);
+			// pi's renderer for them: a panel titled with the command line, then the whole text
+			const renderer = pi.session.extensionRunner.getMessageRenderer(OUTPUT_MESSAGE_TYPE);
+			const history = pi.session.messages.filter(
+				(m) => m.role === "custom" && m.customType === OUTPUT_MESSAGE_TYPE,
+			)[1];
+			if (!renderer || history?.role !== "custom") throw new Error("no renderer or no history message");
+			const shown = (renderer(history, { expanded: false }, PLAIN_THEME)?.render(120) ?? []).map((line) =>
+				line.trim(),
+			);
+			expect(shown).to.include("/selfskills history deploy-checks");
+			for (const id of listed)
+				expect(
+					shown.some((line) => line.startsWith(id)),
+					shown.join("\n"),
+				).to.equal(true);
 
-				// what the next model call is sent (pi's context handlers, then its conversion)
-				const agent = pi.session.agent;
-				const sent = JSON.stringify(
-					await agent.convertToLlm(
-						agent.transformContext ? await agent.transformContext(pi.session.messages) : pi.session.messages,
-					),
-				);
-				expect(sent).to.not.contain("selfskills: enabled true");
-				expect(sent).to.not.contain("backup(s) of deploy-checks");
-				expect(sent).to.not.contain("restore landed");
-				expect(sent).to.contain("The user restored deploy-checks/SKILL.md to backup");
+			// what the next model call is sent (pi's context handlers, then its conversion)
+			const agent = pi.session.agent;
+			const sent = JSON.stringify(
+				await agent.convertToLlm(
+					agent.transformContext ? await agent.transformContext(pi.session.messages) : pi.session.messages,
+				),
+			);
+			expect(sent).to.not.contain("selfskills: enabled true");
+			expect(sent).to.not.contain("backup(s) of deploy-checks");
+			expect(sent).to.not.contain("restore landed");
+			expect(sent).to.contain("The user restored deploy-checks/SKILL.md to backup");
 
-				// the restored text is not one the model read: a patch from memory must read first
-				const patch = await pi.run("patch it", [
-					call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health check" }),
-					{ text: "ok" },
-				]);
-				expect(patch.toolResults[0]?.text).to.match(/^not_read:/);
-			},
-		);
+			// the restored text is not one the model read: a patch from memory must read first
+			const patch = await pi.run("patch it", [
+				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health check" }),
+				{ text: "ok" },
+			]);
+			expect(patch.toolResults[0]?.text).to.match(/^not_read:/);
+		});
 
 		it("speaks slash commands to the human and tool calls to the model", async function () {
 			const env = getEnv();
@@ -310,63 +299,57 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
 		});
 
-		it(
-			"Tab after a subcommand or a skill name goes on " + "to the next argument (pi's own autocomplete)",
-			async function () {
-				const env = getEnv();
-				({ pi } = await editedSession(env));
-				const command = pi.session.extensionRunner.getCommand("selfskills");
-				const provider = new CombinedAutocompleteProvider(
-					[{ name: "selfskills", getArgumentCompletions: command?.getArgumentCompletions }],
-					env.projectDir,
-				);
-				const signal = new AbortController().signal;
-				/** One Tab: pi's first suggestion applied to the line, or undefined when it offers none. */
-				const tab = async (line: string, pick = 0): Promise<string | undefined> => {
-					const found = await provider.getSuggestions([line], 0, line.length, { signal });
-					const item = found?.items[pick];
-					return found && item
-						? provider.applyCompletion([line], 0, line.length, item, found.prefix).lines[0]
-						: undefined;
-				};
-				expect(await tab("/selfskills hi")).to.equal("/selfskills history ");
-				expect(await tab("/selfskills history "), "a second Tab offers the skills").to.be.a("string");
-				expect(await tab("/selfskills history dep")).to.equal("/selfskills history deploy-checks ");
-				const ids = backupIds(env);
-				expect(await tab("/selfskills restore deploy-checks "), "then the backup ids, newest first").to.equal(
-					`/selfskills restore deploy-checks ${ids.at(-1)}`,
-				);
-				expect(await tab("/selfskills tr")).to.equal("/selfskills trust");
-			},
-		);
+		it("Tab after a subcommand or a skill name goes to the next argument (pi's autocomplete)", async function () {
+			const env = getEnv();
+			({ pi } = await editedSession(env));
+			const command = pi.session.extensionRunner.getCommand("selfskills");
+			const provider = new CombinedAutocompleteProvider(
+				[{ name: "selfskills", getArgumentCompletions: command?.getArgumentCompletions }],
+				env.projectDir,
+			);
+			const signal = new AbortController().signal;
+			/** One Tab: pi's first suggestion applied to the line, or undefined when it offers none. */
+			const tab = async (line: string, pick = 0): Promise<string | undefined> => {
+				const found = await provider.getSuggestions([line], 0, line.length, { signal });
+				const item = found?.items[pick];
+				return found && item
+					? provider.applyCompletion([line], 0, line.length, item, found.prefix).lines[0]
+					: undefined;
+			};
+			expect(await tab("/selfskills hi")).to.equal("/selfskills history ");
+			expect(await tab("/selfskills history "), "a second Tab offers the skills").to.be.a("string");
+			expect(await tab("/selfskills history dep")).to.equal("/selfskills history deploy-checks ");
+			const ids = backupIds(env);
+			expect(await tab("/selfskills restore deploy-checks "), "then the backup ids, newest first").to.equal(
+				`/selfskills restore deploy-checks ${ids.at(-1)}`,
+			);
+			expect(await tab("/selfskills tr")).to.equal("/selfskills trust");
+		});
 
-		it(
-			"warns once at start-up, in one line, " + "when the settings have problems, and not when they have none",
-			async function () {
-				const env = getEnv();
-				pi = await createPiSession({
-					env,
-					packageDir: REPO_ROOT,
-					settings: { selfskills: { backupCap: "lots", inject: "yes" } },
-				});
-				const warnings = () => pi?.notifications.filter((n) => n.type === "warning") ?? [];
-				expect(warnings()).to.have.length(1);
-				expect(warnings()[0].message).to.match(
-					new RegExp(
-						/^selfskills: settings problem: \S+settings\.json: /.source +
-							/selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. /.source +
-							/\/selfskills lists them\.$/.source,
-					),
-				);
-				await pi.run("hello", [{ text: "hi" }]);
-				await pi.runCommand("/selfskills");
-				expect(warnings(), "once per session").to.have.length(1);
-				pi.dispose();
-				writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { backupCap: 5 } }));
-				pi = await createPiSession({ env });
-				expect(pi.notifications).to.deep.equal([]);
-			},
-		);
+		it("warns once at start-up, in one line, when the settings have problems, and only then", async function () {
+			const env = getEnv();
+			pi = await createPiSession({
+				env,
+				packageDir: REPO_ROOT,
+				settings: { selfskills: { backupCap: "lots", inject: "yes" } },
+			});
+			const warnings = () => pi?.notifications.filter((n) => n.type === "warning") ?? [];
+			expect(warnings()).to.have.length(1);
+			expect(warnings()[0].message).to.match(
+				new RegExp(
+					/^selfskills: settings problem: \S+settings\.json: /.source +
+						/selfskills\.backupCap must be an integer from 1 to 1000; default used \(and 1 more\)\. /.source +
+						/\/selfskills lists them\.$/.source,
+				),
+			);
+			await pi.run("hello", [{ text: "hi" }]);
+			await pi.runCommand("/selfskills");
+			expect(warnings(), "once per session").to.have.length(1);
+			pi.dispose();
+			writeFileSync(join(env.agentDir, "settings.json"), JSON.stringify({ selfskills: { backupCap: 5 } }));
+			pi = await createPiSession({ env });
+			expect(pi.notifications).to.deep.equal([]);
+		});
 	});
 
 	it("completes the bundled files that have backups, then that file's own backup ids", async function () {
@@ -396,34 +379,30 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 
 	describe("without a UI", function () {
 		this.timeout(150000);
-		it(
-			"prints status and history, shows the diff but restores nothing without a backup id, and restores a " +
-				"named one without asking",
-			async function () {
-				const env = getEnv();
-				const { pi: session, skillFile } = await editedSession(env, { ui: false });
-				pi = session;
-				const status = await captureStderr(() => session.runCommand("/selfskills"));
-				expect(status).to.contain("selfskills: enabled true, inject true");
-				const history = await captureStderr(() => session.runCommand("/selfskills history deploy-checks"));
-				expect(history).to.match(/2 backup\(s\) of deploy-checks/);
-				const preview = await captureStderr(() => session.runCommand("/selfskills restore deploy-checks"));
-				const newest = backupIds(env).at(-1) ?? "";
-				expect(preview).to.contain(
-					`Would restore deploy-checks/SKILL.md to backup ${newest}, the newest that differs from it now.`,
-				);
-				expect(preview).to.contain("+2. Check the health page.");
-				expect(preview).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
-				expect(preview).to.contain(`/selfskills restore deploy-checks SKILL.md ${newest}`);
-				expect(preview).to.not.match(TOOL_CALL_SYNTAX);
-				expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
-				const named = await captureStderr(() =>
-					session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]}`),
-				);
-				expect(named).to.match(/^restore landed/);
-				expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
-			},
-		);
+		it("prints status and history, previews a restore without a backup id, restores a named one", async function () {
+			const env = getEnv();
+			const { pi: session, skillFile } = await editedSession(env, { ui: false });
+			pi = session;
+			const status = await captureStderr(() => session.runCommand("/selfskills"));
+			expect(status).to.contain("selfskills: enabled true, inject true");
+			const history = await captureStderr(() => session.runCommand("/selfskills history deploy-checks"));
+			expect(history).to.match(/2 backup\(s\) of deploy-checks/);
+			const preview = await captureStderr(() => session.runCommand("/selfskills restore deploy-checks"));
+			const newest = backupIds(env).at(-1) ?? "";
+			expect(preview).to.contain(
+				`Would restore deploy-checks/SKILL.md to backup ${newest}, the newest that differs from it now.`,
+			);
+			expect(preview).to.contain("+2. Check the health page.");
+			expect(preview).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
+			expect(preview).to.contain(`/selfskills restore deploy-checks SKILL.md ${newest}`);
+			expect(preview).to.not.match(TOOL_CALL_SYNTAX);
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			const named = await captureStderr(() =>
+				session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]}`),
+			);
+			expect(named).to.match(/^restore landed/);
+			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
+		});
 
 		it("prints the start-up settings warning as one line of stderr", async function () {
 			const env = getEnv();

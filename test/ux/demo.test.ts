@@ -59,39 +59,35 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		);
 	});
 
-	it(
-		"shows each tool call and the exact result text: a failing documented command, the real one, a refusal " +
-			"and its repair, a routine saved, a step added",
-		function () {
-			const out = demo.stdout;
-			const steps = [
-				[
-					'→ skill_manage {"action":"list","skill":"deploy"}',
-					"deploy-checks — Use when deploying the web app to staging.",
-				],
-				['→ skill_manage {"action":"read","skill":"deploy-checks"}', "1. Build with `npm build`."],
-				['→ bash {"command":"npm build"}', '← ERROR (isError: true)\n    │ Unknown command: "build"'],
-				['→ bash {"command":"npm run build"}', "← ok"],
-				[
-					'→ skill_manage {"action":"patch","skill":"deploy-checks",' +
-						'"old_string":"npm build","new_string":"npm run build"}',
-					"← ERROR (isError: true)\n    │ not_unique: old_string occurs 2 times",
-				],
-				['"replace_all":true}', "← ok\n    │ patch landed: 1 file(s) changed in deploy-checks."],
-				['→ skill_manage {"action":"create","name":"staging-smoke-test"', "create landed"],
-				['→ bash {"command":"npm run smoke:staging"}', "3 of 3 passed"],
-				['→ skill_manage {"action":"patch","skill":"deploy-checks","old_string":"# Deploy checks', "patch landed"],
-			];
-			let from = 0;
-			for (const [callText, resultText] of steps) {
-				const at = out.indexOf(callText, from);
-				expect(at, `call ${callText} after offset ${from}`).to.be.greaterThan(-1);
-				expect(out.indexOf(resultText, at), `result ${resultText}`).to.be.greaterThan(at);
-				from = at + callText.length;
-			}
-			expect(out).to.contain("pi lists the new skill after /reload");
-		},
-	);
+	it("shows each tool call and its exact result, from the failing documented command to the added step", function () {
+		const out = demo.stdout;
+		const steps = [
+			[
+				'→ skill_manage {"action":"list","skill":"deploy"}',
+				"deploy-checks — Use when deploying the web app to staging.",
+			],
+			['→ skill_manage {"action":"read","skill":"deploy-checks"}', "1. Build with `npm build`."],
+			['→ bash {"command":"npm build"}', '← ERROR (isError: true)\n    │ Unknown command: "build"'],
+			['→ bash {"command":"npm run build"}', "← ok"],
+			[
+				'→ skill_manage {"action":"patch","skill":"deploy-checks",' +
+					'"old_string":"npm build","new_string":"npm run build"}',
+				"← ERROR (isError: true)\n    │ not_unique: old_string occurs 2 times",
+			],
+			['"replace_all":true}', "← ok\n    │ patch landed: 1 file(s) changed in deploy-checks."],
+			['→ skill_manage {"action":"create","name":"staging-smoke-test"', "create landed"],
+			['→ bash {"command":"npm run smoke:staging"}', "3 of 3 passed"],
+			['→ skill_manage {"action":"patch","skill":"deploy-checks","old_string":"# Deploy checks', "patch landed"],
+		];
+		let from = 0;
+		for (const [callText, resultText] of steps) {
+			const at = out.indexOf(callText, from);
+			expect(at, `call ${callText} after offset ${from}`).to.be.greaterThan(-1);
+			expect(out.indexOf(resultText, at), `result ${resultText}`).to.be.greaterThan(at);
+			from = at + callText.length;
+		}
+		expect(out).to.contain("pi lists the new skill after /reload");
+	});
 
 	it("has the agent change its skill only for what it verified or was told, and never undo its own work", function () {
 		const out = demo.stdout;
@@ -106,55 +102,48 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		).to.have.length(3);
 	});
 
-	it(
-		"shows the standing rules on every call and the new " + "skill named before any reload, then read by the model",
-		function () {
-			expect(demo.stdout).to.match(/carried the standing rules: (\d+) of \1 calls/);
-			expect(demo.stdout).to.match(
-				new RegExp(
-					/- staging-smoke-test \(create\): Use after every staging deploy.* — /.source +
-						/\S+\/agent\/skills\/staging-smoke-test\/SKILL\.md/.source,
-				),
-			);
-			expect(demo.stdout).to.match(
-				/→ read \{"path":"\S+staging-smoke-test\/SKILL\.md"\}\n {2}← ok\n {4}│ ---\n {4}│ name: staging-smoke-test/,
-			);
-		},
-	);
+	it("shows the rules on every call, and the new skill named before any reload, then read by the model", function () {
+		expect(demo.stdout).to.match(/carried the standing rules: (\d+) of \1 calls/);
+		expect(demo.stdout).to.match(
+			new RegExp(
+				/- staging-smoke-test \(create\): Use after every staging deploy.* — /.source +
+					/\S+\/agent\/skills\/staging-smoke-test\/SKILL\.md/.source,
+			),
+		);
+		expect(demo.stdout).to.match(
+			/→ read \{"path":"\S+staging-smoke-test\/SKILL\.md"\}\n {2}← ok\n {4}│ ---\n {4}│ name: staging-smoke-test/,
+		);
+	});
 
-	it(
-		"shows the human reviewing with /selfskills and undoing the newest change on purpose, with the command " +
-			"history gave them",
-		function () {
-			const out = demo.stdout;
-			expect(out).to.match(/\n\/selfskills\n {4}selfskills: enabled true, inject true/);
-			expect(out).to.match(/backups: \d+ file\(s\), \d+ bytes/);
-			expect(out).to.match(/\/selfskills history deploy-checks\n {4}2 backup\(s\) of deploy-checks\/SKILL\.md/);
-			const restore = new RegExp(
-				/Restore one \(you see the change and confirm first\): /.source +
-					/\/selfskills restore deploy-checks SKILL\.md (\S+)/.source,
-			).exec(out);
-			expect(restore, "history names the restore command").to.not.equal(null);
-			const id = restore?.[1] ?? "";
-			expect(out).to.contain(
-				"\n/selfskills restore deploy-checks\n" +
-					`    Would restore deploy-checks/SKILL.md to backup ${id}, the newest that differs from it now.`,
-			);
-			expect(out).to.contain("-Deploy staging from the `release` branch.");
-			expect(out).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
-			expect(out).to.contain(
-				`\n/selfskills restore deploy-checks SKILL.md ${id}\n` +
-					`    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`,
-			);
-			expect(out).to.match(
-				/The version it replaced is backup \S+; \/selfskills restore deploy-checks SKILL\.md \S+ puts it back\./,
-			);
-			const after = out.slice(out.indexOf("deploy-checks on disk now"), out.indexOf("━━ a new pi process"));
-			expect(after, "the build fix stays").to.contain("1. Build with `npm run build`.");
-			expect(after, "the release-branch step is gone").to.not.contain("`release` branch");
-			expect(after, "not the original broken skill").to.not.contain("`npm build`");
-		},
-	);
+	it("shows the human reviewing with /selfskills and undoing the newest change with history's command", function () {
+		const out = demo.stdout;
+		expect(out).to.match(/\n\/selfskills\n {4}selfskills: enabled true, inject true/);
+		expect(out).to.match(/backups: \d+ file\(s\), \d+ bytes/);
+		expect(out).to.match(/\/selfskills history deploy-checks\n {4}2 backup\(s\) of deploy-checks\/SKILL\.md/);
+		const restore = new RegExp(
+			/Restore one \(you see the change and confirm first\): /.source +
+				/\/selfskills restore deploy-checks SKILL\.md (\S+)/.source,
+		).exec(out);
+		expect(restore, "history names the restore command").to.not.equal(null);
+		const id = restore?.[1] ?? "";
+		expect(out).to.contain(
+			"\n/selfskills restore deploy-checks\n" +
+				`    Would restore deploy-checks/SKILL.md to backup ${id}, the newest that differs from it now.`,
+		);
+		expect(out).to.contain("-Deploy staging from the `release` branch.");
+		expect(out).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
+		expect(out).to.contain(
+			`\n/selfskills restore deploy-checks SKILL.md ${id}\n` +
+				`    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`,
+		);
+		expect(out).to.match(
+			/The version it replaced is backup \S+; \/selfskills restore deploy-checks SKILL\.md \S+ puts it back\./,
+		);
+		const after = out.slice(out.indexOf("deploy-checks on disk now"), out.indexOf("━━ a new pi process"));
+		expect(after, "the build fix stays").to.contain("1. Build with `npm run build`.");
+		expect(after, "the release-branch step is gone").to.not.contain("`release` branch");
+		expect(after, "not the original broken skill").to.not.contain("`npm build`");
+	});
 
 	it("shows pi listing the created skill itself in a fresh process", function () {
 		expect(demo.stdout).to.match(

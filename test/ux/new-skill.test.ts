@@ -20,33 +20,30 @@ describe(`a created skill is visible at once (pi ${getPiLine()})`, function () {
 	let pi: PiSession | undefined;
 	afterEach(() => pi?.dispose());
 
-	it(
-		"is named in the next prompt's block, the result points at /reload, " + "and after /reload pi lists it itself",
-		async function () {
-			const env = getEnv();
-			const path = join(env.agentDir, "skills", "staging-rollback", "SKILL.md");
-			pi = await createPiSession({ env, packageDir: REPO_ROOT });
-			const first = await pi.run("keep the rollback as a skill", [create, { text: "saved" }]);
-			const [created] = first.toolResults;
-			expect(created.isError, created.text).to.equal(false);
-			expect(created.text).to.contain("/reload");
-			expect(first.calls[0].systemPrompt, "not before it exists").not.to.contain("staging-rollback");
+	it("is named in the next prompt, its result points at /reload, and pi lists it after /reload", async function () {
+		const env = getEnv();
+		const path = join(env.agentDir, "skills", "staging-rollback", "SKILL.md");
+		pi = await createPiSession({ env, packageDir: REPO_ROOT });
+		const first = await pi.run("keep the rollback as a skill", [create, { text: "saved" }]);
+		const [created] = first.toolResults;
+		expect(created.isError, created.text).to.equal(false);
+		expect(created.text).to.contain("/reload");
+		expect(first.calls[0].systemPrompt, "not before it exists").not.to.contain("staging-rollback");
 
-			const next = await pi.run("roll back staging", [{ text: "ok" }]);
-			const prompt = next.calls[0].systemPrompt;
-			const block = prompt.slice(prompt.indexOf("<selfskills-changed>"), prompt.indexOf("</selfskills-changed>"));
-			expect(block).to.contain(`- staging-rollback (create): ${DESCRIPTION} — ${path}`);
-			expect(prompt, "pi's own list is the startup snapshot").not.to.contain("<name>staging-rollback</name>");
+		const next = await pi.run("roll back staging", [{ text: "ok" }]);
+		const prompt = next.calls[0].systemPrompt;
+		const block = prompt.slice(prompt.indexOf("<selfskills-changed>"), prompt.indexOf("</selfskills-changed>"));
+		expect(block).to.contain(`- staging-rollback (create): ${DESCRIPTION} — ${path}`);
+		expect(prompt, "pi's own list is the startup snapshot").not.to.contain("<name>staging-rollback</name>");
 
-			await pi.session.reload();
-			const afterReload = await pi.run("roll back staging", [{ text: "ok" }]);
-			const reloaded = afterReload.calls[0].systemPrompt;
-			expect(reloaded).to.contain("<name>staging-rollback</name>");
-			expect(reloaded).to.contain(`<location>${path}</location>`);
-			expect(reloaded, "a reload starts a fresh selfskills session; pi's list takes over").not.to.contain(
-				"<selfskills-changed>",
-			);
-			expect(reloaded).to.contain("<selfskills-rules>");
-		},
-	);
+		await pi.session.reload();
+		const afterReload = await pi.run("roll back staging", [{ text: "ok" }]);
+		const reloaded = afterReload.calls[0].systemPrompt;
+		expect(reloaded).to.contain("<name>staging-rollback</name>");
+		expect(reloaded).to.contain(`<location>${path}</location>`);
+		expect(reloaded, "a reload starts a fresh selfskills session; pi's list takes over").not.to.contain(
+			"<selfskills-changed>",
+		);
+		expect(reloaded).to.contain("<selfskills-rules>");
+	});
 });

@@ -32,25 +32,21 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 	let pi: PiSession | undefined;
 	afterEach(() => pi?.dispose());
 
-	it(
-		`injects the standing-rules block (${STANDING_RULES.length} chars, ~${tokens(STANDING_RULES.length)} ` +
-			"tokens) into every model call of every prompt",
-		async function () {
-			pi = await createPiSession({ env: getEnv(), packageDir: REPO_ROOT });
-			const first = await pi.run("one", [call({ action: "list" }), { text: "ok" }]);
-			const second = await pi.run("two", [{ text: "ok" }]);
-			const calls = [...first.calls, ...second.calls];
-			expect(calls).to.have.length(3);
-			for (const c of calls) {
-				expect(c.systemPrompt).to.contain(STANDING_RULES);
-				expect(
-					c.systemPrompt.split("<selfskills-rules>").length - 1,
-					"the block is appended once, not once per prompt",
-				).to.equal(1);
-				expect(c.toolNames).to.include("skill_manage");
-			}
-		},
-	);
+	it(`injects the ${STANDING_RULES.length}-char standing-rules block once into every model call`, async function () {
+		pi = await createPiSession({ env: getEnv(), packageDir: REPO_ROOT });
+		const first = await pi.run("one", [call({ action: "list" }), { text: "ok" }]);
+		const second = await pi.run("two", [{ text: "ok" }]);
+		const calls = [...first.calls, ...second.calls];
+		expect(calls).to.have.length(3);
+		for (const c of calls) {
+			expect(c.systemPrompt).to.contain(STANDING_RULES);
+			expect(
+				c.systemPrompt.split("<selfskills-rules>").length - 1,
+				"the block is appended once, not once per prompt",
+			).to.equal(1);
+			expect(c.toolNames).to.include("skill_manage");
+		}
+	});
 
 	it("leaves the block out with inject: false, and keeps the tool", async function () {
 		pi = await createPiSession({ env: getEnv(), packageDir: REPO_ROOT, settings: { selfskills: { inject: false } } });
@@ -93,67 +89,60 @@ describe(`the per-prompt footprint (pi ${getPiLine()})`, function () {
 		expect(STANDING_RULES.length, "the block stays short").to.be.below(1000);
 	});
 
-	it(
-		"writes its prompt texts the pi way: every guideline names skill_manage, the snippet is one line, actions " +
-			"are a StringEnum",
-		async function () {
-			pi = await createPiSession({ env: getEnv(), packageDir: REPO_ROOT });
-			const tool = pi.session.getToolDefinition("skill_manage");
-			if (!tool) throw new Error("skill_manage is not registered");
-			expect(tool.promptSnippet).to.be.a("string").and.not.to.contain("\n");
-			expect(tool.promptGuidelines).to.be.an("array").that.is.not.empty;
-			for (const guideline of tool.promptGuidelines ?? []) expect(guideline).to.contain("skill_manage");
-			const schema = tool.parameters as unknown as {
-				properties: Record<string, { type?: string; enum?: string[]; anyOf?: unknown }>;
-				required?: string[];
-			};
-			expect(schema.properties.action.type).to.equal("string");
-			expect(schema.properties.action.enum).to.deep.equal([
-				"list",
-				"read",
-				"patch",
-				"create",
-				"write",
-				"delete",
-				"restore",
-				"history",
-				"operations",
-			]);
-			expect(schema.properties.action.anyOf, "StringEnum, not a union of literals").to.equal(undefined);
-			expect(schema.required).to.deep.equal(["action"]);
-			const run = await pi.run("one", [{ text: "ok" }]);
-			expect(run.calls[0].systemPrompt).to.contain(`- skill_manage: ${tool.promptSnippet}`);
-			for (const guideline of tool.promptGuidelines ?? []) expect(run.calls[0].systemPrompt).to.contain(guideline);
-		},
-	);
+	it("meets pi's conventions: one-line snippet, guidelines naming skill_manage, StringEnum action", async function () {
+		pi = await createPiSession({ env: getEnv(), packageDir: REPO_ROOT });
+		const tool = pi.session.getToolDefinition("skill_manage");
+		if (!tool) throw new Error("skill_manage is not registered");
+		expect(tool.promptSnippet).to.be.a("string").and.not.to.contain("\n");
+		expect(tool.promptGuidelines).to.be.an("array").that.is.not.empty;
+		for (const guideline of tool.promptGuidelines ?? []) expect(guideline).to.contain("skill_manage");
+		const schema = tool.parameters as unknown as {
+			properties: Record<string, { type?: string; enum?: string[]; anyOf?: unknown }>;
+			required?: string[];
+		};
+		expect(schema.properties.action.type).to.equal("string");
+		expect(schema.properties.action.enum).to.deep.equal([
+			"list",
+			"read",
+			"patch",
+			"create",
+			"write",
+			"delete",
+			"restore",
+			"history",
+			"operations",
+		]);
+		expect(schema.properties.action.anyOf, "StringEnum, not a union of literals").to.equal(undefined);
+		expect(schema.required).to.deep.equal(["action"]);
+		const run = await pi.run("one", [{ text: "ok" }]);
+		expect(run.calls[0].systemPrompt).to.contain(`- skill_manage: ${tool.promptSnippet}`);
+		for (const guideline of tool.promptGuidelines ?? []) expect(run.calls[0].systemPrompt).to.contain(guideline);
+	});
 
-	it(
-		"maps file_path, old_text/new_text and a stringified " + "operations array through pi's prepareArguments",
-		async function () {
-			const env = getEnv();
-			const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
-			pi = await createPiSession({ env, packageDir: REPO_ROOT });
-			const run = await pi.run("fix it", [
-				call({ action: "read", file_path: skillFile }),
-				call({ action: "patch", skill: "deploy-checks", old_text: "npm build", new_text: "npm run build" }),
-				call({
-					action: "operations",
-					operations: JSON.stringify([
-						{ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" },
-					]),
-				}),
-				call({ action: "frobnicate" }),
-				{ text: "done" },
-			]);
-			const [read, patched, batch, unknown] = run.toolResults;
-			expect(read.isError, read.text).to.equal(false);
-			expect(read.text).to.contain("1. Run npm build.");
-			expect(patched.isError, patched.text).to.equal(false);
-			expect(batch.isError, batch.text).to.equal(false);
-			expect(readFileSync(skillFile, "utf8")).to.contain("1. Run npm run build.\n2. Check the health endpoint.");
-			expect(unknown.isError).to.equal(true);
-			expect(unknown.text).to.match(/invalid_arguments|Validation failed/);
-			expect(unknown.text).to.contain("list, read, patch");
-		},
-	);
+	it("maps file_path, old_text/new_text and a stringified operations array (prepareArguments)", async function () {
+		const env = getEnv();
+		const skillFile = writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
+		pi = await createPiSession({ env, packageDir: REPO_ROOT });
+		const run = await pi.run("fix it", [
+			call({ action: "read", file_path: skillFile }),
+			call({ action: "patch", skill: "deploy-checks", old_text: "npm build", new_text: "npm run build" }),
+			call({
+				action: "operations",
+				operations: JSON.stringify([
+					{ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health endpoint" },
+				]),
+			}),
+			call({ action: "frobnicate" }),
+			{ text: "done" },
+		]);
+		const [read, patched, batch, unknown] = run.toolResults;
+		expect(read.isError, read.text).to.equal(false);
+		expect(read.text).to.contain("1. Run npm build.");
+		expect(patched.isError, patched.text).to.equal(false);
+		expect(batch.isError, batch.text).to.equal(false);
+		expect(readFileSync(skillFile, "utf8")).to.contain("1. Run npm run build.\n2. Check the health endpoint.");
+		expect(unknown.isError).to.equal(true);
+		expect(unknown.text).to.match(/invalid_arguments|Validation failed/);
+		expect(unknown.text).to.contain("list, read, patch");
+	});
 });

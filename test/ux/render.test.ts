@@ -56,19 +56,16 @@ describe("rendering skill_manage in the TUI", function () {
 			);
 		});
 
-		it(
-			"shows the new name for create, a path when no skill is named, " + "the op count of a batch and a dry run",
-			function () {
-				expect(formatCall({ action: "create", name: "staging-rollback" }, theme)).to.contain(
-					"<accent>create</accent> <muted>staging-rollback</muted>",
-				);
-				expect(formatCall({ action: "read", path: "/s/x/SKILL.md" }, theme)).to.contain(
-					"<muted>/s/x/SKILL.md</muted>",
-				);
-				const batch = formatCall({ action: "operations", operations: [{}, {}, {}], dry_run: true }, theme);
-				expect(batch).to.contain("<dim>3 op(s)</dim>").and.to.contain("<warning>(dry run)</warning>");
-			},
-		);
+		it("shows the new name for create, a path when no skill is named, a batch's op count and dry run", function () {
+			expect(formatCall({ action: "create", name: "staging-rollback" }, theme)).to.contain(
+				"<accent>create</accent> <muted>staging-rollback</muted>",
+			);
+			expect(formatCall({ action: "read", path: "/s/x/SKILL.md" }, theme)).to.contain(
+				"<muted>/s/x/SKILL.md</muted>",
+			);
+			const batch = formatCall({ action: "operations", operations: [{}, {}, {}], dry_run: true }, theme);
+			expect(batch).to.contain("<dim>3 op(s)</dim>").and.to.contain("<warning>(dry run)</warning>");
+		});
 
 		it("still renders when the model left the action out", function () {
 			expect(formatCall({}, theme)).to.contain("<accent>?</accent>");

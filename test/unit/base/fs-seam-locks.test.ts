@@ -91,14 +91,11 @@ describe("locks through an injected FsOps", function () {
 		expect(hadRecord).to.equal(false);
 	});
 
-	it(
-		"keys a path whose realpath fails by its resolved path (queueKey) " + "or its folder's real path (the lock)",
-		function () {
-			const fs = faultyFs({ realpath: (call) => (call.args[0] === target ? errno("EACCES") : undefined) });
-			expect(queueKey(target, fs)).to.equal(target);
-			expect(getLockPath(target, { ...options, fs })).to.equal(getLockPath(target, options));
-		},
-	);
+	it("keys a path whose realpath fails by its resolved path (queueKey) or its folder's real path (lock)", function () {
+		const fs = faultyFs({ realpath: (call) => (call.args[0] === target ? errno("EACCES") : undefined) });
+		expect(queueKey(target, fs)).to.equal(target);
+		expect(getLockPath(target, { ...options, fs })).to.equal(getLockPath(target, options));
+	});
 
 	it("takes over a dead holder's lock by renaming it away through the fs", async function () {
 		const lockPath = await plantDeadHolder(target, options);

@@ -11,22 +11,19 @@ import { useTempEnv } from "../../support/temp-env.ts";
 describe("paths through an injected FsOps", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-fs-seam-paths-" });
 
-	it(
-		"resolveReal: a realpath that fails (EACCES) " + "on an existing link climbs to its folder and appends the rest",
-		function () {
-			const env = getEnv();
-			mkdirSync(join(env.projectDir, "real"));
-			const link = join(env.projectDir, "alias");
-			symlinkSync(join(env.projectDir, "real"), link);
-			const fs = faultyFs({
-				realpath: (call) => (call.args[0] === link ? errno("EACCES", "permission denied") : undefined),
-			});
-			expect(resolveReal(join(link, "SKILL.md"))).to.equal(join(env.projectDir, "real", "SKILL.md"));
-			// Through the fs: the link is unresolvable, so the path keeps its name below the real folder.
-			expect(resolveReal(join(link, "SKILL.md"), fs)).to.equal(join(env.projectDir, "alias", "SKILL.md"));
-			expect(fs.log.map((call) => call.args[0])).to.deep.equal([join(link, "SKILL.md"), link, env.projectDir]);
-		},
-	);
+	it("resolveReal climbs to the folder of a link whose realpath fails (EACCES) and appends the rest", function () {
+		const env = getEnv();
+		mkdirSync(join(env.projectDir, "real"));
+		const link = join(env.projectDir, "alias");
+		symlinkSync(join(env.projectDir, "real"), link);
+		const fs = faultyFs({
+			realpath: (call) => (call.args[0] === link ? errno("EACCES", "permission denied") : undefined),
+		});
+		expect(resolveReal(join(link, "SKILL.md"))).to.equal(join(env.projectDir, "real", "SKILL.md"));
+		// Through the fs: the link is unresolvable, so the path keeps its name below the real folder.
+		expect(resolveReal(join(link, "SKILL.md"), fs)).to.equal(join(env.projectDir, "alias", "SKILL.md"));
+		expect(fs.log.map((call) => call.args[0])).to.deep.equal([join(link, "SKILL.md"), link, env.projectDir]);
+	});
 
 	it("resolveReal: when not even the root resolves, the absolute path comes back as it is", function () {
 		const fs = faultyFs({ realpath: () => errno("EIO", "i/o error") });
@@ -48,19 +45,16 @@ describe("paths through an injected FsOps", function () {
 		expect(blind.log.every((call) => call.op === "stat" && String(call.args[0]).endsWith("/.git"))).to.equal(true);
 	});
 
-	it(
-		"getPiPlaces and getRootProblem resolve through the fs: " + "a root the fs maps into pi's folder is refused",
-		function () {
-			const env = getEnv();
-			const root = join(env.root, "skills-elsewhere");
-			const fs = {
-				...realFs,
-				realpath: (path: string) => (path === root ? join(env.agentDir, "extensions") : realFs.realpath(path)),
-			};
-			const places = getPiPlaces(env.agentDir, fs);
-			expect(places.agentDirReal).to.equal(env.agentDir);
-			expect(getRootProblem(places, root)).to.equal(undefined);
-			expect(getRootProblem(places, root, fs)).to.contain("inside pi's own folder");
-		},
-	);
+	it("getPiPlaces and getRootProblem resolve through the fs, refusing a root it maps into pi's folder", function () {
+		const env = getEnv();
+		const root = join(env.root, "skills-elsewhere");
+		const fs = {
+			...realFs,
+			realpath: (path: string) => (path === root ? join(env.agentDir, "extensions") : realFs.realpath(path)),
+		};
+		const places = getPiPlaces(env.agentDir, fs);
+		expect(places.agentDirReal).to.equal(env.agentDir);
+		expect(getRootProblem(places, root)).to.equal(undefined);
+		expect(getRootProblem(places, root, fs)).to.contain("inside pi's own folder");
+	});
 });

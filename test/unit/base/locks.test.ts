@@ -100,23 +100,19 @@ describe("locks", function () {
 		withFileLocks([target], async () => "locked", { ...options, ...extra });
 
 	describe("the lock folder", function () {
-		it(
-			"is one private folder per user: the same lock for a file whatever the agent dir or the path that " +
-				"names it",
-			function () {
-				mkdirSync(join(env.projectDir, "real"));
-				symlinkSync(join(env.projectDir, "real"), join(env.projectDir, "alias"));
-				const dir = getLockDir(options);
-				expect(dir).to.equal(join(runtime, "pi-selfskills", "locks"));
-				expect(statSync(dir).mode & 0o777).to.equal(0o700);
-				expect(statSync(join(runtime, "pi-selfskills")).mode & 0o777).to.equal(0o700);
-				// A file not made yet is keyed by its folder's real path, so both names meet on one lock.
-				expect(getLockPath(join(env.projectDir, "alias", "new.md"), options)).to.equal(
-					getLockPath(join(env.projectDir, "real", "new.md"), options),
-				);
-				expect(getLockPath(target, options).startsWith(dir)).to.equal(true);
-			},
-		);
+		it("is one private folder per user, whatever the agent dir, with one lock per file however named", function () {
+			mkdirSync(join(env.projectDir, "real"));
+			symlinkSync(join(env.projectDir, "real"), join(env.projectDir, "alias"));
+			const dir = getLockDir(options);
+			expect(dir).to.equal(join(runtime, "pi-selfskills", "locks"));
+			expect(statSync(dir).mode & 0o777).to.equal(0o700);
+			expect(statSync(join(runtime, "pi-selfskills")).mode & 0o777).to.equal(0o700);
+			// A file not made yet is keyed by its folder's real path, so both names meet on one lock.
+			expect(getLockPath(join(env.projectDir, "alias", "new.md"), options)).to.equal(
+				getLockPath(join(env.projectDir, "real", "new.md"), options),
+			);
+			expect(getLockPath(target, options).startsWith(dir)).to.equal(true);
+		});
 
 		it("falls back to <tmpdir>/pi-selfskills-<uid> when XDG_RUNTIME_DIR is open to others", function () {
 			chmodSync(runtime, 0o755);
@@ -165,24 +161,21 @@ describe("locks", function () {
 			});
 		}
 
-		it(
-			"is refused with io_error naming the folder when " + "it is not writable by you (injected EACCES)",
-			async function () {
-				const denied = {
-					...realFs,
-					access: () => {
-						throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
-					},
-				};
-				const outcome = await withFileLocks([target], async () => "ran", { ...options, fs: denied });
-				expect(isRefusal(outcome)).to.equal(true);
-				const refusal = outcome as Refusal;
-				expect(refusal.message).to.match(/^io_error: the lock folder \S+ is not writable by you;/);
-				expect(refusal.data).to.include({ errno: "EACCES" });
-				// XDG_RUNTIME_DIR failed the same check, so the refused folder is the tmpdir fallback.
-				expect(refusal.data.folder).to.match(/pi-selfskills-\d+$/);
-			},
-		);
+		it("is refused with io_error naming the folder when you cannot write it (injected EACCES)", async function () {
+			const denied = {
+				...realFs,
+				access: () => {
+					throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
+				},
+			};
+			const outcome = await withFileLocks([target], async () => "ran", { ...options, fs: denied });
+			expect(isRefusal(outcome)).to.equal(true);
+			const refusal = outcome as Refusal;
+			expect(refusal.message).to.match(/^io_error: the lock folder \S+ is not writable by you;/);
+			expect(refusal.data).to.include({ errno: "EACCES" });
+			// XDG_RUNTIME_DIR failed the same check, so the refused folder is the tmpdir fallback.
+			expect(refusal.data.folder).to.match(/pi-selfskills-\d+$/);
+		});
 	});
 
 	describe("a held lock", function () {
@@ -248,22 +241,18 @@ describe("locks", function () {
 			expect(await lockAgain({ stale: 2_000, wait: 5_000 })).to.equal("locked");
 		});
 
-		it(
-			"stays held past proper-lockfile's update interval (writing the owner record does not look like a lost " +
-				"lock)",
-			async function () {
-				const outcome = await withFileLocks(
-					[target],
-					async (guard) => {
-						await new Promise((resolve) => setTimeout(resolve, 2_600));
-						guard.assertHeld(target);
-						return "held";
-					},
-					options,
-				);
-				expect(outcome).to.equal("held");
-			},
-		);
+		it("stays held past proper-lockfile's update interval (owner record writes do not lose it)", async function () {
+			const outcome = await withFileLocks(
+				[target],
+				async (guard) => {
+					await new Promise((resolve) => setTimeout(resolve, 2_600));
+					guard.assertHeld(target);
+					return "held";
+				},
+				options,
+			);
+			expect(outcome).to.equal("held");
+		});
 
 		it("is released with its owner record: the next process takes it at once", async function () {
 			expect(await lockAgain()).to.equal("locked");

@@ -390,22 +390,19 @@ describe("writer", function () {
 			expect(closed).to.be.greaterThan(0);
 		});
 
-		it(
-			"refuses an atomic write whose folder is a symlink below the store base, " + "before any temp file is made",
-			function () {
-				const outside = join(getEnv().root, "outside");
-				mkdirSync(outside);
-				mkdirSync(join(base(), "selfskills"));
-				symlinkSync(outside, join(base(), "selfskills", "backups"));
-				const error = thrown(() =>
-					writeFileAtomic(realFs, join(base(), "selfskills", "backups", "b.md"), Buffer.from("x"), {
-						mode: 0o600,
-						storeBase: base(),
-					}),
-				);
-				expect(error).to.be.instanceOf(StoreLinkError);
-				expect(readdirSync(outside)).to.deep.equal([]);
-			},
-		);
+		it("refuses an atomic write into a symlinked folder below the store base, before any temp file", function () {
+			const outside = join(getEnv().root, "outside");
+			mkdirSync(outside);
+			mkdirSync(join(base(), "selfskills"));
+			symlinkSync(outside, join(base(), "selfskills", "backups"));
+			const error = thrown(() =>
+				writeFileAtomic(realFs, join(base(), "selfskills", "backups", "b.md"), Buffer.from("x"), {
+					mode: 0o600,
+					storeBase: base(),
+				}),
+			);
+			expect(error).to.be.instanceOf(StoreLinkError);
+			expect(readdirSync(outside)).to.deep.equal([]);
+		});
 	});
 });

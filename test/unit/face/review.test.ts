@@ -23,36 +23,33 @@ describe("review (src/face/review.ts)", function () {
 		writeSkill(join(env.agentDir, "skills"), "deploy-checks");
 	});
 
-	it(
-		"refuses to approve a change that would now differ from the proposal " + "although no file changed",
-		async function () {
-			const skillFile = join(env.agentDir, "skills", "deploy-checks", "SKILL.md");
-			const tool = createHarness(env);
-			const patch = (from: string, to: string) => ({
-				action: "patch",
-				skill: "deploy-checks",
-				old_string: from,
-				new_string: to,
-			});
-			expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
-			expectOk(await tool.call(patch("Run the build.", "Run make.")));
-			const base = readFileSync(skillFile, "utf8");
-			approval("propose");
-			const proposed = await tool.call({ action: "restore", skill: "deploy-checks" });
-			expect(proposed.details.proposed).to.equal(true);
-			approval("auto");
-			expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
-			expectOk(await tool.call(patch("Run make.", "Run make all.")));
-			expectOk(await tool.call(patch("Run make all.", "Run make.")));
-			expect(readFileSync(skillFile, "utf8")).to.equal(base);
-			const proposal = findProposal(deps(), String(proposed.details.proposal));
-			if ("code" in proposal) throw new Error(proposal.message);
-			const preview = await previewApproval(deps(), { cwd: env.projectDir }, proposal);
-			expect(preview).to.have.property("code", "stale");
-			expect((preview as { message: string }).message).to.contain("is not the one proposed");
-			expect(listProposals(realFs, env.agentDir).map((p) => p.id)).to.deep.equal([proposal.id]);
-		},
-	);
+	it("refuses to approve a change that would now differ from the proposal though no file changed", async function () {
+		const skillFile = join(env.agentDir, "skills", "deploy-checks", "SKILL.md");
+		const tool = createHarness(env);
+		const patch = (from: string, to: string) => ({
+			action: "patch",
+			skill: "deploy-checks",
+			old_string: from,
+			new_string: to,
+		});
+		expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
+		expectOk(await tool.call(patch("Run the build.", "Run make.")));
+		const base = readFileSync(skillFile, "utf8");
+		approval("propose");
+		const proposed = await tool.call({ action: "restore", skill: "deploy-checks" });
+		expect(proposed.details.proposed).to.equal(true);
+		approval("auto");
+		expectOk(await tool.call({ action: "read", skill: "deploy-checks" }));
+		expectOk(await tool.call(patch("Run make.", "Run make all.")));
+		expectOk(await tool.call(patch("Run make all.", "Run make.")));
+		expect(readFileSync(skillFile, "utf8")).to.equal(base);
+		const proposal = findProposal(deps(), String(proposed.details.proposal));
+		if ("code" in proposal) throw new Error(proposal.message);
+		const preview = await previewApproval(deps(), { cwd: env.projectDir }, proposal);
+		expect(preview).to.have.property("code", "stale");
+		expect((preview as { message: string }).message).to.contain("is not the one proposed");
+		expect(listProposals(realFs, env.agentDir).map((p) => p.id)).to.deep.equal([proposal.id]);
+	});
 
 	it("previews the proposed change itself when nothing changed", async function () {
 		const tool = createHarness(env);

@@ -20,42 +20,34 @@ describe("the gate order", function () {
 		expect(GATE_ORDER.patch.slice(0, 4)).to.deep.equal(["old_string", "read", "unchanged", "writable"]);
 	});
 
-	it(
-		"runs the named gates in order, stops at the first refusal, " + "and refuses a named gate nobody supplied",
-		function () {
-			const ran: string[] = [];
-			const gate =
-				(name: string, refuse = false) =>
-				() => {
-					ran.push(name);
-					return refuse ? refusals.emptyOldString() : undefined;
-				};
-			const refused = runGates(["read", "unchanged", "writable"], {
-				writable: gate("writable"),
-				read: gate("read"),
-				unchanged: gate("unchanged", true),
-			});
-			expect(refused?.code).to.equal("empty_old_string");
-			expect(ran).to.deep.equal(["read", "unchanged"]);
-			expect(() => runGates(["read", "valid"], { read: gate("read") })).to.throw(
-				/"valid" is named but not supplied/,
-			);
-		},
-	);
+	it("runs the named gates in order, stops at the first refusal, and throws on a gate not supplied", function () {
+		const ran: string[] = [];
+		const gate =
+			(name: string, refuse = false) =>
+			() => {
+				ran.push(name);
+				return refuse ? refusals.emptyOldString() : undefined;
+			};
+		const refused = runGates(["read", "unchanged", "writable"], {
+			writable: gate("writable"),
+			read: gate("read"),
+			unchanged: gate("unchanged", true),
+		});
+		expect(refused?.code).to.equal("empty_old_string");
+		expect(ran).to.deep.equal(["read", "unchanged"]);
+		expect(() => runGates(["read", "valid"], { read: gate("read") })).to.throw(/"valid" is named but not supplied/);
+	});
 
 	describe("through the tool", function () {
 		const getEnv = useTempEnv();
 
-		it(
-			"answers a whole-skill delete of an unread read-only skill with not_read, " + "then not_writable once read",
-			async function () {
-				const env = getEnv();
-				const tool = createHarness(env);
-				writeSkill(join(env.home, ".agents", "skills"), "shared");
-				expectRefused(await tool.call({ action: "delete", skill: "shared" }), "not_read");
-				expectOk(await tool.call({ action: "read", skill: "shared" }));
-				expectRefused(await tool.call({ action: "delete", skill: "shared" }), "not_writable");
-			},
-		);
+		it("refuses a whole-skill delete of a read-only skill: not_read, then not_writable once read", async function () {
+			const env = getEnv();
+			const tool = createHarness(env);
+			writeSkill(join(env.home, ".agents", "skills"), "shared");
+			expectRefused(await tool.call({ action: "delete", skill: "shared" }), "not_read");
+			expectOk(await tool.call({ action: "read", skill: "shared" }));
+			expectRefused(await tool.call({ action: "delete", skill: "shared" }), "not_writable");
+		});
 	});
 });

@@ -173,59 +173,51 @@ describe("gates", function () {
 			expect(refusal.data.lines).to.deep.equal(Array.from({ length: 20 }, (_, i) => i + 1));
 		});
 
-		it(
-			"finds the closest line from the first line of a 1 MiB old_string, " + "and escapes control characters",
-			function () {
-				const text = "# Deploy\n\nRun \u001b[31mnpm\u001b[0m run build first.\u0007\nThen run npm test.\n";
-				const oldString = `Run npm run build first.\n${"junk ".repeat(200_000)}`;
-				const closest = closestLines(text, oldString);
-				expect(closest[0]).to.deep.equal({ line: 3, text: "Run \\u001b[31mnpm\\u001b[0m run build first.\\u0007" });
-				const refusal = expectCode(checkUnique(text, `\u001b]0;x\u0007${oldString}`, false, "/p"), "not_found");
-				expect(/[\u0000-\u0008\u000B-\u001F]/.test(refusal.message), refusal.message).to.equal(false);
-			},
-		);
+		it("finds the closest line to a 1 MiB old_string's first line, and escapes control characters", function () {
+			const text = "# Deploy\n\nRun \u001b[31mnpm\u001b[0m run build first.\u0007\nThen run npm test.\n";
+			const oldString = `Run npm run build first.\n${"junk ".repeat(200_000)}`;
+			const closest = closestLines(text, oldString);
+			expect(closest[0]).to.deep.equal({ line: 3, text: "Run \\u001b[31mnpm\\u001b[0m run build first.\\u0007" });
+			const refusal = expectCode(checkUnique(text, `\u001b]0;x\u0007${oldString}`, false, "/p"), "not_found");
+			expect(/[\u0000-\u0008\u000B-\u001F]/.test(refusal.message), refusal.message).to.equal(false);
+		});
 	});
 
 	describe("byte-exactness through the tool", function () {
 		const getEnv = useTempEnv();
 
-		it(
-			"keeps a BOM, CRLF, trailing spaces and unusual " + "Unicode outside the replaced span of a bundled file",
-			async function () {
-				const { agentDir, projectDir } = getEnv();
-				const original = Buffer.from(
-					"\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, " +
-						"\u2028sep  \r\nend without newline",
-					"utf8",
-				);
-				const dir = dirname(
-					writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/notes.md": original }),
-				);
-				const tool = createHarness({ agentDir, projectDir });
-				expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
-				expect((await tool.call({ action: "read", skill: "alpha", file: "references/notes.md" })).ok).to.equal(
-					true,
-				);
-				const result = await tool.call({
-					action: "patch",
-					skill: "alpha",
-					file: "references/notes.md",
-					old_string: "fix me",
-					new_string: "fixed $& $1",
-				});
-				expect(result.code, result.text).to.equal(undefined);
-				const expected = Buffer.from(
-					original.toString("utf8").replace("fix me", () => "fixed $& $1"),
-					"utf8",
-				);
-				expect(readFileSync(join(dir, "references", "notes.md")).equals(expected)).to.equal(true);
-				expect(
-					readFileSync(join(dir, "references", "notes.md"))
-						.subarray(0, 3)
-						.equals(Buffer.from([0xef, 0xbb, 0xbf])),
-				).to.equal(true);
-			},
-		);
+		it("keeps a BOM, CRLF, trailing spaces and odd Unicode outside the replaced span of a file", async function () {
+			const { agentDir, projectDir } = getEnv();
+			const original = Buffer.from(
+				"\uFEFFTitle  \r\n\ttabbed\t\r\nfix me\r\nnbsp\u00a0here, e\u0301 vs \u00e9, \u{1F600}, \uFFFD, " +
+					"\u2028sep  \r\nend without newline",
+				"utf8",
+			);
+			const dir = dirname(
+				writeSkill(join(agentDir, "skills"), "alpha", skillText("alpha"), { "references/notes.md": original }),
+			);
+			const tool = createHarness({ agentDir, projectDir });
+			expect((await tool.call({ action: "read", skill: "alpha" })).ok).to.equal(true);
+			expect((await tool.call({ action: "read", skill: "alpha", file: "references/notes.md" })).ok).to.equal(true);
+			const result = await tool.call({
+				action: "patch",
+				skill: "alpha",
+				file: "references/notes.md",
+				old_string: "fix me",
+				new_string: "fixed $& $1",
+			});
+			expect(result.code, result.text).to.equal(undefined);
+			const expected = Buffer.from(
+				original.toString("utf8").replace("fix me", () => "fixed $& $1"),
+				"utf8",
+			);
+			expect(readFileSync(join(dir, "references", "notes.md")).equals(expected)).to.equal(true);
+			expect(
+				readFileSync(join(dir, "references", "notes.md"))
+					.subarray(0, 3)
+					.equals(Buffer.from([0xef, 0xbb, 0xbf])),
+			).to.equal(true);
+		});
 
 		it("keeps CRLF line endings and trailing spaces of SKILL.md outside the replaced span", async function () {
 			const { agentDir, projectDir } = getEnv();
@@ -279,28 +271,25 @@ describe("gate 5's search (src/pipeline/gates.ts checkUnique, replaceExact)", fu
 		return hits;
 	}
 
-	it(
-		"agrees with a naive search on 20,000 seeded random texts and needles, " + "short and past 250 characters",
-		function () {
-			const next = createRandom(11);
-			const word = (length: number) => Array.from({ length }, () => "ab\n"[next(3)]).join("");
-			for (let round = 0; round < 20_000; round++) {
-				const long = next(20) === 0;
-				const needle = long ? `${"a".repeat(240 + next(30))}${word(next(4))}` : word(1 + next(5));
-				const text = long
-					? `${word(next(40))}${next(2) ? needle : ""}${word(next(40))}${next(3) ? "" : needle}`
-					: word(next(60));
-				const hits = naiveHits(text, needle);
-				const refusal = checkUnique(text, needle, false, "/x");
-				const expected = hits.length === 0 ? "not_found" : hits.length > 1 ? "not_unique" : undefined;
-				expect(refusal?.code, JSON.stringify({ text, needle })).to.equal(expected);
-				if (refusal?.code === "not_unique") expect(refusal.data.count).to.equal(hits.length);
-				if (hits.length === 1) {
-					const replaced = `${text.slice(0, hits[0])}X${text.slice(hits[0] + needle.length)}`;
-					expect(replaceExact(text, needle, "X", false)).to.equal(replaced);
-				}
-				expect(checkUnique(text, needle, true, "/x")?.code).to.equal(hits.length === 0 ? "not_found" : undefined);
+	it("agrees with a naive search on 20,000 seeded random cases, needles short and past 250 characters", function () {
+		const next = createRandom(11);
+		const word = (length: number) => Array.from({ length }, () => "ab\n"[next(3)]).join("");
+		for (let round = 0; round < 20_000; round++) {
+			const long = next(20) === 0;
+			const needle = long ? `${"a".repeat(240 + next(30))}${word(next(4))}` : word(1 + next(5));
+			const text = long
+				? `${word(next(40))}${next(2) ? needle : ""}${word(next(40))}${next(3) ? "" : needle}`
+				: word(next(60));
+			const hits = naiveHits(text, needle);
+			const refusal = checkUnique(text, needle, false, "/x");
+			const expected = hits.length === 0 ? "not_found" : hits.length > 1 ? "not_unique" : undefined;
+			expect(refusal?.code, JSON.stringify({ text, needle })).to.equal(expected);
+			if (refusal?.code === "not_unique") expect(refusal.data.count).to.equal(hits.length);
+			if (hits.length === 1) {
+				const replaced = `${text.slice(0, hits[0])}X${text.slice(hits[0] + needle.length)}`;
+				expect(replaceExact(text, needle, "X", false)).to.equal(replaced);
 			}
-		},
-	);
+			expect(checkUnique(text, needle, true, "/x")?.code).to.equal(hits.length === 0 ? "not_found" : undefined);
+		}
+	});
 });

@@ -250,87 +250,78 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 		expect(stats.hits).to.be.greaterThan(40);
 	});
 
-	it(
-		"sees a same-size edit that a coarse clock cannot date " + "(racy entries are compared by content)",
-		async function () {
-			const env = getEnv();
-			const fixture = buildLocations(env);
-			// As on a filesystem that keeps whole seconds: most rewrites below share a timestamp.
-			const cache = createDiscoveryCache({ timestampGranularityMs: 1000 });
-			const options = optionsFor(env, fixture);
-			const file = fixture.files.get("agent-skill") ?? "";
-			let sameSecond = 0;
-			for (let i = 0; i < 20; i++) {
-				const version = String(i).padStart(3, "0");
-				writeFileSync(file, skillText("agent-skill", `Version ${version} A.`));
-				await cache.discover(options);
-				// A hit on unchanged content must not stop the content check while the entry is recent.
-				await cache.discover(options);
-				const before = statSync(file);
-				writeFileSync(file, skillText("agent-skill", `Version ${version} B.`));
-				const after = statSync(file);
-				if (Math.floor(before.ctimeMs / 1000) === Math.floor(after.ctimeMs / 1000)) sameSecond++;
-				const skill = (await cache.discover(options)).skills.find((s) => s.name === "agent-skill");
-				expect(skill?.description, `round ${i}`).to.equal(`Version ${version} B.`);
-			}
-			expect(sameSecond, "no rewrite shared a second: the case was not exercised").to.be.greaterThan(0);
-		},
-	);
+	it("sees a same-size edit a coarse clock cannot date (racy entries are compared by content)", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		// As on a filesystem that keeps whole seconds: most rewrites below share a timestamp.
+		const cache = createDiscoveryCache({ timestampGranularityMs: 1000 });
+		const options = optionsFor(env, fixture);
+		const file = fixture.files.get("agent-skill") ?? "";
+		let sameSecond = 0;
+		for (let i = 0; i < 20; i++) {
+			const version = String(i).padStart(3, "0");
+			writeFileSync(file, skillText("agent-skill", `Version ${version} A.`));
+			await cache.discover(options);
+			// A hit on unchanged content must not stop the content check while the entry is recent.
+			await cache.discover(options);
+			const before = statSync(file);
+			writeFileSync(file, skillText("agent-skill", `Version ${version} B.`));
+			const after = statSync(file);
+			if (Math.floor(before.ctimeMs / 1000) === Math.floor(after.ctimeMs / 1000)) sameSecond++;
+			const skill = (await cache.discover(options)).skills.find((s) => s.name === "agent-skill");
+			expect(skill?.description, `round ${i}`).to.equal(`Version ${version} B.`);
+		}
+		expect(sameSecond, "no rewrite shared a second: the case was not exercised").to.be.greaterThan(0);
+	});
 
-	it(
-		"never keeps a discovery while a configured package is not installed, " + "and finds it once it is",
-		async function () {
-			const env = getEnv();
-			const fixture = buildLocations(env);
-			const settingsPath = join(env.agentDir, "settings.json");
-			const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
-			writeFileSync(settingsPath, JSON.stringify({ ...settings, packages: [...settings.packages, "../not-yet"] }));
-			const cache = createDiscoveryCache();
-			const options = optionsFor(env, fixture);
+	it("keeps no discovery while a configured package is missing, and finds it once installed", async function () {
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const settingsPath = join(env.agentDir, "settings.json");
+		const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
+		writeFileSync(settingsPath, JSON.stringify({ ...settings, packages: [...settings.packages, "../not-yet"] }));
+		const cache = createDiscoveryCache();
+		const options = optionsFor(env, fixture);
+		await cache.discover(options);
+		await cache.discover(options);
+		expect(cache.stats).to.deep.include({ hits: 0, misses: 2, unkept: 2 });
+		mkdirSync(join(env.root, "not-yet", "skills", "arrived"), { recursive: true });
+		writeFileSync(
+			join(env.root, "not-yet", "skills", "arrived", "SKILL.md"),
+			skillText("arrived", "Installed late."),
+		);
+		const names = (await cache.discover(options)).skills.map((s) => s.name);
+		expect(names).to.include("arrived");
+		await cache.discover(options);
+		expect(cache.stats.hits).to.equal(1);
+	});
+
+	it("sees at the next call a change made while pi was reading (stamped before the build)", async function () {
+		this.timeout(60_000);
+		const env = getEnv();
+		const fixture = buildLocations(env);
+		const cache = createDiscoveryCache();
+		const options = optionsFor(env, fixture);
+		const file = fixture.files.get("agent-skill") ?? "";
+		const places = scannedPlaces(env, fixture);
+		for (let i = 0; i < 12; i++) {
 			await cache.discover(options);
-			await cache.discover(options);
-			expect(cache.stats).to.deep.include({ hits: 0, misses: 2, unkept: 2 });
-			mkdirSync(join(env.root, "not-yet", "skills", "arrived"), { recursive: true });
-			writeFileSync(
-				join(env.root, "not-yet", "skills", "arrived", "SKILL.md"),
-				skillText("arrived", "Installed late."),
+			// Forces a rebuild, then changes the tree while it runs (pi's resolver awaits a child process).
+			writeFileSync(file, skillText("agent-skill", `Before round ${i}.`));
+			const building = cache.discover(options);
+			await new Promise((done) => setTimeout(done, i % 4));
+			if (i % 2 === 0) writeFileSync(file, skillText("agent-skill", `During round ${i}.`));
+			else {
+				const dir = join(places[i % places.length], `during-${i}`);
+				mkdirSync(dir, { recursive: true });
+				writeFileSync(join(dir, "SKILL.md"), skillText(`during-${i}`, "Made mid-build."));
+			}
+			await building;
+			expect(summary(await cache.discover(options)), `round ${i}`).to.deep.equal(
+				summary(await discoverSkills(options)),
 			);
-			const names = (await cache.discover(options)).skills.map((s) => s.name);
-			expect(names).to.include("arrived");
-			await cache.discover(options);
-			expect(cache.stats.hits).to.equal(1);
-		},
-	);
-
-	it(
-		"sees at the next call a change made while pi was reading (one walk, " + "stamped before the build)",
-		async function () {
-			this.timeout(60_000);
-			const env = getEnv();
-			const fixture = buildLocations(env);
-			const cache = createDiscoveryCache();
-			const options = optionsFor(env, fixture);
-			const file = fixture.files.get("agent-skill") ?? "";
-			const places = scannedPlaces(env, fixture);
-			for (let i = 0; i < 12; i++) {
-				await cache.discover(options);
-				// Forces a rebuild, then changes the tree while it runs (pi's resolver awaits a child process).
-				writeFileSync(file, skillText("agent-skill", `Before round ${i}.`));
-				const building = cache.discover(options);
-				await new Promise((done) => setTimeout(done, i % 4));
-				if (i % 2 === 0) writeFileSync(file, skillText("agent-skill", `During round ${i}.`));
-				else {
-					const dir = join(places[i % places.length], `during-${i}`);
-					mkdirSync(dir, { recursive: true });
-					writeFileSync(join(dir, "SKILL.md"), skillText(`during-${i}`, "Made mid-build."));
-				}
-				await building;
-				expect(summary(await cache.discover(options)), `round ${i}`).to.deep.equal(
-					summary(await discoverSkills(options)),
-				);
-			}
-		},
-	);
+		}
+	});
 
 	describe("following the tool's own writes", function () {
 		/** A rewrite of `file` as a commit reports it, with pi's loader's answer on the file now. */
@@ -405,21 +396,18 @@ describe("discovery cache: a reused discovery always equals a fresh one", functi
 			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
 		});
 
-		it(
-			"drops the entry when the bytes on disk are not the ones the tool wrote, " + "or the name changed",
-			async function () {
-				const { cache, options, file, oldHash } = await primed(getEnv());
-				writeFileSync(file, skillText("agent-skill", "Someone else's bytes."));
-				cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))]);
-				await cache.discover(options);
-				expect(cache.stats.misses).to.equal(2);
-				const renamed = skillText("other-name", "Renamed.");
-				writeFileSync(file, renamed);
-				cache.noteLanded([landed(file, sha256(readFileSync(file)), sha256(renamed))]);
-				const discovery = await cache.discover(options);
-				expect(cache.stats.misses).to.equal(3);
-				expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
-			},
-		);
+		it("drops the entry when the bytes on disk are not what the tool wrote, or the name changed", async function () {
+			const { cache, options, file, oldHash } = await primed(getEnv());
+			writeFileSync(file, skillText("agent-skill", "Someone else's bytes."));
+			cache.noteLanded([landed(file, oldHash, sha256("what the tool wrote"))]);
+			await cache.discover(options);
+			expect(cache.stats.misses).to.equal(2);
+			const renamed = skillText("other-name", "Renamed.");
+			writeFileSync(file, renamed);
+			cache.noteLanded([landed(file, sha256(readFileSync(file)), sha256(renamed))]);
+			const discovery = await cache.discover(options);
+			expect(cache.stats.misses).to.equal(3);
+			expect(summary(discovery)).to.deep.equal(summary(await discoverSkills(options)));
+		});
 	});
 });

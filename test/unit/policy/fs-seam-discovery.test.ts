@@ -14,25 +14,22 @@ import { useTempEnv } from "../../support/temp-env.ts";
 describe("discovery and roots through an injected FsOps", function () {
 	const getEnv = useTempEnv({ prefix: "selfskills-fs-seam-discovery-" });
 
-	it(
-		"reads the settings for pi's package manager through the fs: " + "unreadable, its package is not resolved",
-		async function () {
-			const env = getEnv();
-			const pkg = join(env.root, "pkg");
-			writeSkill(join(pkg, "skills"), "from-package");
-			writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "pkg", pi: { skills: ["./skills"] } }));
-			const settingsPath = join(env.agentDir, "settings.json");
-			writeFileSync(settingsPath, JSON.stringify({ packages: [pkg] }));
-			const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
-			const base = { cwd: env.projectDir, agentDir: env.agentDir, trusted: false, settings };
-			const seen = await discoverSkills(base);
-			expect(seen.skills.map((s) => s.name)).to.include("from-package");
-			const fs = faultyFs({ readFile: (call) => (call.args[0] === settingsPath ? errno("EACCES") : undefined) });
-			const blind = await discoverSkills({ ...base, fs });
-			expect(blind.skills.map((s) => s.name)).to.not.include("from-package");
-			expect(fs.log.some((call) => call.op === "readFile" && call.args[0] === settingsPath)).to.equal(true);
-		},
-	);
+	it("reads pi's package settings through the fs: when it cannot, the package is not resolved", async function () {
+		const env = getEnv();
+		const pkg = join(env.root, "pkg");
+		writeSkill(join(pkg, "skills"), "from-package");
+		writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "pkg", pi: { skills: ["./skills"] } }));
+		const settingsPath = join(env.agentDir, "settings.json");
+		writeFileSync(settingsPath, JSON.stringify({ packages: [pkg] }));
+		const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
+		const base = { cwd: env.projectDir, agentDir: env.agentDir, trusted: false, settings };
+		const seen = await discoverSkills(base);
+		expect(seen.skills.map((s) => s.name)).to.include("from-package");
+		const fs = faultyFs({ readFile: (call) => (call.args[0] === settingsPath ? errno("EACCES") : undefined) });
+		const blind = await discoverSkills({ ...base, fs });
+		expect(blind.skills.map((s) => s.name)).to.not.include("from-package");
+		expect(fs.log.some((call) => call.op === "readFile" && call.args[0] === settingsPath)).to.equal(true);
+	});
 
 	it("makes a local package folder a root only when the fs can see it", function () {
 		const env = getEnv();
@@ -45,24 +42,21 @@ describe("discovery and roots through an injected FsOps", function () {
 		expect(getWritableRoots({ ...input, fs }).map((r) => r.kind)).to.not.include("local-package");
 	});
 
-	it(
-		"takes and checks the discovery cache's fingerprint through the fs: " + "a stat that fails is a change",
-		async function () {
-			const env = getEnv();
-			writeSkill(join(env.agentDir, "skills"), "alpha");
-			const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
-			let failStats = false;
-			const fs = faultyFs({ stat: () => (failStats ? errno("EIO") : undefined) });
-			const cache = createDiscoveryCache();
-			const options = { cwd: env.projectDir, agentDir: env.agentDir, trusted: false, settings, fs };
-			await cache.discover(options);
-			const stamped = fs.log.filter((call) => call.op === "stat" || call.op === "readdirEntries").length;
-			expect(stamped).to.be.greaterThan(0);
-			await cache.discover(options);
-			expect(cache.stats).to.include({ hits: 1, misses: 1 });
-			failStats = true;
-			await cache.discover(options);
-			expect(cache.stats.misses).to.equal(2);
-		},
-	);
+	it("fingerprints the discovery cache through the fs: a stat that fails counts as a change", async function () {
+		const env = getEnv();
+		writeSkill(join(env.agentDir, "skills"), "alpha");
+		const settings = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false }).settings;
+		let failStats = false;
+		const fs = faultyFs({ stat: () => (failStats ? errno("EIO") : undefined) });
+		const cache = createDiscoveryCache();
+		const options = { cwd: env.projectDir, agentDir: env.agentDir, trusted: false, settings, fs };
+		await cache.discover(options);
+		const stamped = fs.log.filter((call) => call.op === "stat" || call.op === "readdirEntries").length;
+		expect(stamped).to.be.greaterThan(0);
+		await cache.discover(options);
+		expect(cache.stats).to.include({ hits: 1, misses: 1 });
+		failStats = true;
+		await cache.discover(options);
+		expect(cache.stats.misses).to.equal(2);
+	});
 });

@@ -43,39 +43,32 @@ describe("settings through an injected FsOps", function () {
 		expect(readSettingsFile(join(env.agentDir, "settings.json"), fs)).to.deep.equal({ json: {} });
 	});
 
-	it(
-		"resolves a trusted project's skillsDir through the " + "injected fs (a realpath that leads outside is refused)",
-		function () {
-			const env = getEnv();
-			mkdirSync(join(env.projectDir, ".git"));
-			mkdirSync(join(env.projectDir, ".pi", "skills"), { recursive: true });
-			writeFileSync(
-				join(env.projectDir, ".pi", "settings.json"),
-				JSON.stringify({ selfskills: { skillsDir: "skills" } }),
-			);
-			const inside = join(env.projectDir, ".pi", "skills");
-			const elsewhere = join(env.root, "elsewhere");
-			// The fs says the project's skills folder is really somewhere else (as a symlink would).
-			const fs = { ...realFs, realpath: (path: string) => (path === inside ? elsewhere : realFs.realpath(path)) };
-			const report = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: true, fs });
-			expect(report.problems.join("\n")).to.contain(`selfskills.skillsDir ${inside} lies outside the project`);
-			expect(report.settings.skillsDir).to.equal(join(env.agentDir, "skills"));
-			const real = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: true });
-			expect(real.problems).to.deep.equal([]);
-			expect(real.settings.skillsDir).to.equal(inside);
-		},
-	);
+	it("resolves a trusted project's skillsDir through the fs, refusing a realpath that leads outside", function () {
+		const env = getEnv();
+		mkdirSync(join(env.projectDir, ".git"));
+		mkdirSync(join(env.projectDir, ".pi", "skills"), { recursive: true });
+		writeFileSync(
+			join(env.projectDir, ".pi", "settings.json"),
+			JSON.stringify({ selfskills: { skillsDir: "skills" } }),
+		);
+		const inside = join(env.projectDir, ".pi", "skills");
+		const elsewhere = join(env.root, "elsewhere");
+		// The fs says the project's skills folder is really somewhere else (as a symlink would).
+		const fs = { ...realFs, realpath: (path: string) => (path === inside ? elsewhere : realFs.realpath(path)) };
+		const report = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: true, fs });
+		expect(report.problems.join("\n")).to.contain(`selfskills.skillsDir ${inside} lies outside the project`);
+		expect(report.settings.skillsDir).to.equal(join(env.agentDir, "skills"));
+		const real = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: true });
+		expect(real.problems).to.deep.equal([]);
+		expect(real.settings.skillsDir).to.equal(inside);
+	});
 
-	it(
-		"reports a FIFO named settings.json as a problem instead of blocking on it (realFs reads regular files " +
-			"only)",
-		function () {
-			const env = getEnv();
-			const path = join(env.agentDir, "settings.json");
-			execFileSync("mkfifo", [path]);
-			const report = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false });
-			expect(report.problems).to.have.length(1);
-			expect(report.problems[0]).to.contain(`${path}: cannot read`).and.contain("FIFO");
-		},
-	);
+	it("reports a FIFO named settings.json as a problem instead of blocking on it", function () {
+		const env = getEnv();
+		const path = join(env.agentDir, "settings.json");
+		execFileSync("mkfifo", [path]);
+		const report = loadSettings({ cwd: env.projectDir, agentDir: env.agentDir, trusted: false });
+		expect(report.problems).to.have.length(1);
+		expect(report.problems[0]).to.contain(`${path}: cannot read`).and.contain("FIFO");
+	});
 });

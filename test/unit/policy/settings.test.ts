@@ -53,18 +53,15 @@ describe("settings", function () {
 		});
 	});
 
-	it(
-		"takes the whole block from the trusted project's file when it has the key, " + "without merging the global one",
-		function () {
-			const env = getEnv();
-			writeGlobal(env, { selfskills: { backupCap: 5, inject: true } });
-			const projectPath = writeProject(env, { selfskills: { inject: false } });
-			const report = load(env, true);
-			expect(report.source).to.equal(projectPath);
-			expect(report.settings.inject).to.equal(false);
-			expect(report.settings.backupCap).to.equal(10);
-		},
-	);
+	it("uses a trusted project's block whole when its file has the key, without merging the global one", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { backupCap: 5, inject: true } });
+		const projectPath = writeProject(env, { selfskills: { inject: false } });
+		const report = load(env, true);
+		expect(report.source).to.equal(projectPath);
+		expect(report.settings.inject).to.equal(false);
+		expect(report.settings.backupCap).to.equal(10);
+	});
 
 	it("falls through to the global file when the trusted project's file lacks the key", function () {
 		const env = getEnv();

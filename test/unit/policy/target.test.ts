@@ -77,29 +77,26 @@ describe("target", function () {
 			});
 		}
 
-		it(
-			"refuses control characters in a name with bad_file_path, " + "naming the code point and echoing none raw",
-			function () {
-				const raw = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
-				const cases: Array<[string, string]> = [
-					["a\u001b[31m.md", "U+001B"],
-					["a\u0007.md", "U+0007"],
-					["refs/\u202Egnp.md", "U+202E"],
-					["a\u007f.md", "U+007F"],
-					["a\u0085.md", "U+0085"],
-					["a\u2028.md", "U+2028"],
-					["a\tb.md", "U+0009"],
-					["a\nb.md", "U+000A"],
-					["a\rb.md", "U+000D"],
-					["a\u2066b.md", "U+2066"],
-				];
-				for (const [file, char] of cases) {
-					const refusal = expectRefusal(checkFileArgument(file), "bad_file_path");
-					expect(String(refusal.data.reason), JSON.stringify(file)).to.contain(`control character ${char}`);
-					expect(raw.test(refusal.message), JSON.stringify(refusal.message)).to.equal(false);
-				}
-			},
-		);
+		it("refuses control characters in a name with bad_file_path, naming each by code point, not raw", function () {
+			const raw = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+			const cases: Array<[string, string]> = [
+				["a\u001b[31m.md", "U+001B"],
+				["a\u0007.md", "U+0007"],
+				["refs/\u202Egnp.md", "U+202E"],
+				["a\u007f.md", "U+007F"],
+				["a\u0085.md", "U+0085"],
+				["a\u2028.md", "U+2028"],
+				["a\tb.md", "U+0009"],
+				["a\nb.md", "U+000A"],
+				["a\rb.md", "U+000D"],
+				["a\u2066b.md", "U+2066"],
+			];
+			for (const [file, char] of cases) {
+				const refusal = expectRefusal(checkFileArgument(file), "bad_file_path");
+				expect(String(refusal.data.reason), JSON.stringify(file)).to.contain(`control character ${char}`);
+				expect(raw.test(refusal.message), JSON.stringify(refusal.message)).to.equal(false);
+			}
+		});
 
 		it("accepts a 200-byte name, the longest the temp and backup names leave room for", function () {
 			expect(checkFileArgument(`${"a".repeat(197)}.md`)).to.equal(`${"a".repeat(197)}.md`);
@@ -272,23 +269,20 @@ describe("target", function () {
 			expect(normalizeUserPath("skills/alpha ", projectDir)).to.equal(join(projectDir, "skills", "alpha "));
 		});
 
-		it(
-			"refuses control characters in a skill name or path " + "with unknown_skill and near names, echoing none raw",
-			function () {
-				const { agentDir, projectDir } = getEnv();
-				const skill = makeSkill(join(agentDir, "skills"), "alpha");
-				for (const selector of [
-					{ skill: "alpha\u001b[2J" },
-					{ skill: "al\u202Epha" },
-					{ path: `${skill.dir}\u0007` },
-					{ skill: "alpha\u0085" },
-				]) {
-					const refusal = expectRefusal(findSkill([skill], selector, projectDir), "unknown_skill");
-					expect(/[\u0000-\u001F\u007F-\u009F\u202E]/.test(refusal.message), refusal.message).to.equal(false);
-					expect(refusal.data.nearNames, JSON.stringify(selector)).to.deep.equal(["alpha"]);
-				}
-			},
-		);
+		it("refuses control characters in a skill name or path: unknown_skill, near names, none echoed raw", function () {
+			const { agentDir, projectDir } = getEnv();
+			const skill = makeSkill(join(agentDir, "skills"), "alpha");
+			for (const selector of [
+				{ skill: "alpha\u001b[2J" },
+				{ skill: "al\u202Epha" },
+				{ path: `${skill.dir}\u0007` },
+				{ skill: "alpha\u0085" },
+			]) {
+				const refusal = expectRefusal(findSkill([skill], selector, projectDir), "unknown_skill");
+				expect(/[\u0000-\u001F\u007F-\u009F\u202E]/.test(refusal.message), refusal.message).to.equal(false);
+				expect(refusal.data.nearNames, JSON.stringify(selector)).to.deep.equal(["alpha"]);
+			}
+		});
 
 		it("refuses an unknown path with unknown_skill, suggesting by the folder name", function () {
 			const { agentDir, projectDir } = getEnv();

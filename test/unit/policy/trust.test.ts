@@ -49,17 +49,13 @@ describe("trust", function () {
 			expect(isListedTrusted(getEnv().projectDir, [])).to.equal(false);
 		});
 
-		it(
-			"decides on resolved paths, so a symlink to a listed project is trusted and a listed symlink trusts " +
-				"its target",
-			function () {
-				const { root, projectDir } = getEnv();
-				const link = join(root, "link-to-project");
-				symlinkSync(projectDir, link);
-				expect(isListedTrusted(link, [projectDir])).to.equal(true);
-				expect(isListedTrusted(projectDir, [link])).to.equal(true);
-			},
-		);
+		it("decides on real paths: a symlink to a listed project, or a listed symlink's target, is trusted", function () {
+			const { root, projectDir } = getEnv();
+			const link = join(root, "link-to-project");
+			symlinkSync(projectDir, link);
+			expect(isListedTrusted(link, [projectDir])).to.equal(true);
+			expect(isListedTrusted(projectDir, [link])).to.equal(true);
+		});
 	});
 
 	describe("resolveProjectTrust", function () {
@@ -191,28 +187,24 @@ describe("trust", function () {
 			expect(readlinkSync(path)).to.equal(join(root, "missing.json"));
 		});
 
-		it(
-			"writes through the FsOps seam: temp file fsynced, renamed, folder fsynced; a failed rename changes " +
-				"nothing",
-			function () {
-				const { agentDir, projectDir } = getEnv();
-				const path = join(agentDir, "settings.json");
-				writeFileSync(path, JSON.stringify({ theme: "dark" }));
-				const spy = faultyFs();
-				setListedTrust(agentDir, projectDir, true, spy);
-				const calls = spy.log.map((c) => c.op);
-				expect(calls).to.include.members(["open", "write", "fsync", "rename"]);
-				expect(calls.filter((c) => c === "fsync").length, "file and folder synced").to.be.at.least(2);
-				const failing = faultyFs({ rename: () => errno("EIO", "rename") });
-				const before = readFileSync(path, "utf8");
-				expect(() => setListedTrust(agentDir, join(projectDir, "other"), true, failing)).to.throw(/EIO/);
-				expect(readFileSync(path, "utf8")).to.equal(before);
-				expect(
-					readdirSync(agentDir).filter((n) => n.includes("selfskills-tmp")),
-					"temp file removed",
-				).to.deep.equal([]);
-			},
-		);
+		it("writes through the FsOps seam, syncing file and folder; a failed rename changes nothing", function () {
+			const { agentDir, projectDir } = getEnv();
+			const path = join(agentDir, "settings.json");
+			writeFileSync(path, JSON.stringify({ theme: "dark" }));
+			const spy = faultyFs();
+			setListedTrust(agentDir, projectDir, true, spy);
+			const calls = spy.log.map((c) => c.op);
+			expect(calls).to.include.members(["open", "write", "fsync", "rename"]);
+			expect(calls.filter((c) => c === "fsync").length, "file and folder synced").to.be.at.least(2);
+			const failing = faultyFs({ rename: () => errno("EIO", "rename") });
+			const before = readFileSync(path, "utf8");
+			expect(() => setListedTrust(agentDir, join(projectDir, "other"), true, failing)).to.throw(/EIO/);
+			expect(readFileSync(path, "utf8")).to.equal(before);
+			expect(
+				readdirSync(agentDir).filter((n) => n.includes("selfskills-tmp")),
+				"temp file removed",
+			).to.deep.equal([]);
+		});
 	});
 
 	describe("entries that trust nothing", function () {

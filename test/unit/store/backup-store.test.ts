@@ -312,25 +312,22 @@ describe("backup store", function () {
 			expect(s.list(underscored, "SKILL.md").map((e) => s.read(e).toString())).to.deep.equal(["a_b v3"]);
 		});
 
-		it(
-			"keeps same-named skills in different roots apart, " + "and finds both by name alone (a deleted skill)",
-			function () {
-				const s = store();
-				const user = other("deploy", "/home/me/.pi/agent/skills/deploy");
-				const project = other("deploy", "/work/app/.pi/skills/deploy");
-				const a = s.store(user, "SKILL.md", Buffer.from("user deploy"));
-				const b = s.store(project, "SKILL.md", Buffer.from("project deploy"));
-				expect(s.list(user, "SKILL.md").map((e) => e.id)).to.deep.equal([a.id]);
-				expect(s.list(project, "SKILL.md").map((e) => e.id)).to.deep.equal([b.id]);
-				expect(s.list("deploy", "SKILL.md").map((e) => e.id)).to.deep.equal([b.id, a.id]);
-				s.snapshot("deploy", project.dir, [
-					{ relPath: "SKILL.md", bytes: Buffer.from("project deploy"), mode: 0o644 },
-				]);
-				expect(s.listSnapshots("deploy").map((e) => e.originDir)).to.deep.equal([project.dir]);
-				expect(s.listSnapshots(user)).to.deep.equal([]);
-				expect(s.skillNames()).to.deep.equal(["deploy"]);
-			},
-		);
+		it("keeps same-named skills in different roots apart, and finds both by name alone", function () {
+			const s = store();
+			const user = other("deploy", "/home/me/.pi/agent/skills/deploy");
+			const project = other("deploy", "/work/app/.pi/skills/deploy");
+			const a = s.store(user, "SKILL.md", Buffer.from("user deploy"));
+			const b = s.store(project, "SKILL.md", Buffer.from("project deploy"));
+			expect(s.list(user, "SKILL.md").map((e) => e.id)).to.deep.equal([a.id]);
+			expect(s.list(project, "SKILL.md").map((e) => e.id)).to.deep.equal([b.id]);
+			expect(s.list("deploy", "SKILL.md").map((e) => e.id)).to.deep.equal([b.id, a.id]);
+			s.snapshot("deploy", project.dir, [
+				{ relPath: "SKILL.md", bytes: Buffer.from("project deploy"), mode: 0o644 },
+			]);
+			expect(s.listSnapshots("deploy").map((e) => e.originDir)).to.deep.equal([project.dir]);
+			expect(s.listSnapshots(user)).to.deep.equal([]);
+			expect(s.skillNames()).to.deep.equal(["deploy"]);
+		});
 
 		it("writes a note beside each folder naming the skill folder it belongs to", function () {
 			store().store(ALPHA, "SKILL.md", Buffer.from("x"));
@@ -356,31 +353,27 @@ describe("backup store", function () {
 	});
 
 	describe("private and never followed through a symlink", function () {
-		it(
-			"makes every folder 0700 and every file 0600 (a snapshot's files keep their own modes inside its 0700 " +
-				"__deleted__ folder), and tightens older looser folders",
-			function () {
-				mkdirSync(join(backupsDir()), { recursive: true, mode: 0o755 });
-				chmodSync(backupsDir(), 0o755);
-				const s = store();
-				s.store(ALPHA, "references/api.md", Buffer.from("api"));
-				s.snapshot("alpha", ALPHA.dir, [
-					{ relPath: "scripts/run.sh", bytes: Buffer.from("#!/bin/sh\n"), mode: 0o755 },
-				]);
-				const walk = (dir: string): string[] =>
-					readdirSync(dir).flatMap((n) =>
-						statSync(join(dir, n)).isDirectory() ? [join(dir, n), ...walk(join(dir, n))] : [join(dir, n)],
-					);
-				const all = [join(getEnv().agentDir, "selfskills"), backupsDir(), ...walk(backupsDir())];
-				const inSnapshot = (p: string) => /\/__deleted__\/\d{8}-\d{6}\.\d{3}\//.test(p);
-				const script = all.filter((p) => inSnapshot(p) && p.endsWith("run.sh"));
-				expect(script.map((p) => statSync(p).mode & 0o777)).to.deep.equal([0o755]);
-				const loose = all.filter(
-					(p) => !inSnapshot(p) && (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600),
+		it("makes folders 0700 and files 0600, tightening looser old ones; snapshot files keep their modes", function () {
+			mkdirSync(join(backupsDir()), { recursive: true, mode: 0o755 });
+			chmodSync(backupsDir(), 0o755);
+			const s = store();
+			s.store(ALPHA, "references/api.md", Buffer.from("api"));
+			s.snapshot("alpha", ALPHA.dir, [
+				{ relPath: "scripts/run.sh", bytes: Buffer.from("#!/bin/sh\n"), mode: 0o755 },
+			]);
+			const walk = (dir: string): string[] =>
+				readdirSync(dir).flatMap((n) =>
+					statSync(join(dir, n)).isDirectory() ? [join(dir, n), ...walk(join(dir, n))] : [join(dir, n)],
 				);
-				expect(loose.map((p) => `${p} ${(statSync(p).mode & 0o777).toString(8)}`)).to.deep.equal([]);
-			},
-		);
+			const all = [join(getEnv().agentDir, "selfskills"), backupsDir(), ...walk(backupsDir())];
+			const inSnapshot = (p: string) => /\/__deleted__\/\d{8}-\d{6}\.\d{3}\//.test(p);
+			const script = all.filter((p) => inSnapshot(p) && p.endsWith("run.sh"));
+			expect(script.map((p) => statSync(p).mode & 0o777)).to.deep.equal([0o755]);
+			const loose = all.filter(
+				(p) => !inSnapshot(p) && (statSync(p).mode & 0o777) !== (statSync(p).isDirectory() ? 0o700 : 0o600),
+			);
+			expect(loose.map((p) => `${p} ${(statSync(p).mode & 0o777).toString(8)}`)).to.deep.equal([]);
+		});
 
 		it("refuses a symlink planted at any step of the store, never writing or reading through it", function () {
 			const outside = join(getEnv().root, "outside");

@@ -12,32 +12,29 @@ import { createHarness, expectOk } from "../../support/harness.ts";
 describe("origins: the skills this package created", function () {
 	const getEnv = useTempEnv();
 
-	it(
-		"are own after create, also after a whole-skill delete and a restore; " + "a person's skill is others",
-		async function () {
-			const env = getEnv();
-			const tool = createHarness(env);
-			expectOk(
-				await tool.call({
-					action: "create",
-					name: "release-notes",
-					description: "Use when writing release notes.",
-					body: "# Notes\n",
-				}),
-			);
-			const dir = join(env.agentDir, "skills", "release-notes");
-			expect(originOfSkill(realFs, env.agentDir, dir)).to.equal("own");
-			expect(statSync(getCreatedPath(env.agentDir)).mode & 0o777).to.equal(0o600);
-			expectOk(await tool.call({ action: "read", skill: "release-notes" }));
-			expectOk(await tool.call({ action: "delete", skill: "release-notes" }));
-			expect(existsSync(dir)).to.equal(false);
-			expectOk(await tool.call({ action: "restore", skill: "release-notes" }));
-			// A new harness is a new session: only the log on disk can tell.
-			expect(originOfSkill(realFs, env.agentDir, dir)).to.equal("own");
-			mkdirSync(join(env.agentDir, "skills", "hand-made"), { recursive: true });
-			expect(originOfSkill(realFs, env.agentDir, join(env.agentDir, "skills", "hand-made"))).to.equal("others");
-		},
-	);
+	it("are own after create and after a whole-skill delete and restore; a person's skill is others", async function () {
+		const env = getEnv();
+		const tool = createHarness(env);
+		expectOk(
+			await tool.call({
+				action: "create",
+				name: "release-notes",
+				description: "Use when writing release notes.",
+				body: "# Notes\n",
+			}),
+		);
+		const dir = join(env.agentDir, "skills", "release-notes");
+		expect(originOfSkill(realFs, env.agentDir, dir)).to.equal("own");
+		expect(statSync(getCreatedPath(env.agentDir)).mode & 0o777).to.equal(0o600);
+		expectOk(await tool.call({ action: "read", skill: "release-notes" }));
+		expectOk(await tool.call({ action: "delete", skill: "release-notes" }));
+		expect(existsSync(dir)).to.equal(false);
+		expectOk(await tool.call({ action: "restore", skill: "release-notes" }));
+		// A new harness is a new session: only the log on disk can tell.
+		expect(originOfSkill(realFs, env.agentDir, dir)).to.equal("own");
+		mkdirSync(join(env.agentDir, "skills", "hand-made"), { recursive: true });
+		expect(originOfSkill(realFs, env.agentDir, join(env.agentDir, "skills", "hand-made"))).to.equal("others");
+	});
 
 	it("skips a torn last line", function () {
 		const env = getEnv();
