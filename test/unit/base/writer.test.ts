@@ -81,7 +81,7 @@ describe("writer", function () {
 		["fsync of the temp file fails with EIO", { fsync: fail("EIO") }, "EIO"],
 		["fchmod fails", { fchmod: fail("EPERM") }, "EPERM"],
 		["opening the temp file fails with EACCES", { open: fail("EACCES") }, "EACCES"],
-		["a write makes no progress (a short write of zero bytes)", { write: () => 0 }, "EIO"],
+		["a write makes no progress (zero bytes written)", { write: () => 0 }, "EIO"],
 	];
 	for (const [what, overrides, code] of faults) {
 		it(`leaves the target untouched and no temp file when ${what}`, function () {

@@ -145,7 +145,7 @@ describe("validation", function () {
 				skill("name: alpha\ndescription: Does things.\nmetadata:\n\tauthor: me\n\tversion: one"),
 				undefined,
 			],
-			["a missing description (with the previous one known)", skill("name: alpha"), "The previous description."],
+			["a missing description (previous one known)", skill("name: alpha"), "The previous description."],
 			["a missing description (no previous one)", skill("name: alpha\ndescription:"), undefined],
 			[
 				"an unquoted ': ' and tabs together",

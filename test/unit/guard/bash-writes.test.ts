@@ -62,7 +62,7 @@ describe("findBashWrites", function () {
 		});
 	}
 
-	describe("forms that write into a skill folder, wrapped or not", function () {
+	describe("a write into a skill folder, wrapped or not", function () {
 		const SKILL = "/w/project/skills/a";
 		/** A path inside the skill, or a folder holding it (the guard takes every skill below a written folder). */
 		const reachesSkill = (paths: readonly string[]) =>
@@ -141,7 +141,7 @@ describe("findBashWrites", function () {
 			"time -o skills/a/t.txt ls",
 		];
 		for (const command of forms) {
-			it(`finds a write into the skill in ${JSON.stringify(command)}`, function () {
+			it(`is found in ${JSON.stringify(command)}`, function () {
 				expect(reachesSkill(findBashWrites(command, CWD)), String(findBashWrites(command, CWD))).to.equal(true);
 			});
 		}
@@ -183,7 +183,7 @@ describe("findBashWrites", function () {
 			"diff <(cat skills/a/SKILL.md) /tmp/x",
 		];
 		for (const command of readOnly) {
-			it(`finds no write into the skill in ${JSON.stringify(command)}`, function () {
+			it(`is not found in ${JSON.stringify(command)}`, function () {
 				expect(findBashWrites(command, CWD).filter((p) => reachesSkill([p]))).to.deep.equal([]);
 			});
 		}

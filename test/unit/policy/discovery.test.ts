@@ -63,7 +63,7 @@ describe("discovery: the classification of every skill location", function () {
 	});
 
 	VARIANTS.forEach((variant, column) => {
-		it(`classifies every location as the contract says when the project is ${variant.label}`, async function () {
+		it(`classifies every location per the contract when the project is ${variant.label}`, async function () {
 			const found = await classify(getEnv(), fixture, variant);
 			const actual = Object.fromEntries(LOCATIONS.map((l) => [l.skill, describeCell(found.get(l.skill))]));
 			const expected = Object.fromEntries(LOCATIONS.map((l) => [l.skill, EXPECTED[l.skill][column]]));
