@@ -323,14 +323,16 @@ function downloadOf(cmd: Command): { stdout: boolean; files: string[] } {
 	return { stdout: true, files: [] };
 }
 
+/** A file name that says it holds a secret. */
+const SECRET_NAME =
+	/(?:env|secret|credential|token|passw|history|id_[a-z0-9]+|keychain|wallet|cookie)|\.(?:pem|key|p12|pfx)$/;
+
 /** A path whose content is the person's, not the project's: home, system folders, dotfiles, secrets. */
 export function isPrivatePath(path: string): boolean {
 	const p = path.replace(/^["']|["']$/g, "");
 	if (/^(?:~|\$home\b|\$\{home\}|\/root\b|\/home\/|\/users\/|\/etc\/|\/var\/|\/proc\/)/.test(p)) return true;
 	if (p.split("/").some((part) => part.startsWith(".") && part !== "." && part !== "..")) return true;
-	return /(?:env|secret|credential|token|passw|history|id_[a-z0-9]+|keychain|wallet|cookie)|\.(?:pem|key|p12|pfx)$/.test(
-		p.slice(p.lastIndexOf("/") + 1),
-	);
+	return SECRET_NAME.test(p.slice(p.lastIndexOf("/") + 1));
 }
 
 /** `user@host:path`, `host:path`, `host:`, `host::module` or an scp/rsync URL: not this machine. */

@@ -128,7 +128,7 @@ describe(`content review through pi (pi ${getPiLine()})`, function () {
 		expect(existsSync(notes)).to.equal(false);
 	});
 
-	it("refuses a create whose description is a near-copy padded with zero-width spaces or look-alikes", async function () {
+	it("refuses a create whose description is a near-copy with zero-width spaces or look-alikes", async function () {
 		const env = getEnv();
 		writeSkill(join(env.agentDir, "skills"), "deploy-checks", DEPLOY_SKILL);
 		pi = await createPiSession({ env, packageDir: REPO_ROOT });
