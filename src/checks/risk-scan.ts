@@ -1,10 +1,14 @@
-// The risk scan of what the agent writes into a skill: the text is normalised (NFKC, look-alikes
-// folded, invisible characters dropped, whitespace collapsed, case folded), then matched against one
-// short list of patterns per category. A change is judged by the findings its result has that the
-// text before it did not (a multiset by category and matched text, so moving a line adds nothing).
-// Every pattern is linear: a fixed word first, then bounded gaps of one character class.
+// The risk scan of what the agent writes into a skill. Every check reads one normalisation (normalize.ts);
+// each category is a family of forms: shell forms read from the raw line with the shell reader
+// (shell-forms.ts), prose read as words by small grammars (prose-forms.ts), and, for the categories whose
+// forms are fixed names (secrets, control, destructive, obfuscation), one short list of linear patterns.
+// A change is judged by the findings its result has that the text before it did not (a multiset by
+// category and what matched, so moving a line adds nothing).
 
 import { escapeControls } from "./content-guard.ts";
+import { normalizeText, showInvisibles } from "./normalize.ts";
+import { proseMatches } from "./prose-forms.ts";
+import { shellFamilies } from "./shell-forms.ts";
 
 export const RISK_CATEGORIES = [
 	"pipe-to-shell",
@@ -37,35 +41,19 @@ const SHELL = [
 	String.raw`(?:sudo\s)?(?:ba|z|da|k|c|tc|fi)?sh|python[0-9.]*|node|perl|ruby|php|`,
 	"pwsh|powershell|iex|invoke-expression|source",
 ].join("");
-const FETCH = "curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c";
 const HOME = String.raw`(?:~|\$home|\$\{home\}|/root|/home/[\w.-]{1,32}|/users/[\w.-]{1,32})`;
 const SECRET_WORD = "token|secret|passw(?:or)?d|api_?key|private_?key|access_?key|credential";
 
 /** A pattern written in pieces (a long one stays readable within the line width). */
 const re = (parts: readonly string[], flags: string): RegExp => new RegExp(parts.join(""), flags);
 
-/** Each category's patterns, on normalised text (lower case, one space, `\n` between lines); exported for tests. */
+/**
+ * The patterns of the categories whose forms are fixed names, on normalised text (lower case, one space,
+ * `\n` between lines); pipe-to-shell, exfiltration and override are families read by shell-forms.ts and
+ * prose-forms.ts. Every pattern is linear: a fixed word first, then bounded gaps of one character class.
+ */
 export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
-	"pipe-to-shell": [
-		// curl … | sh, wget -qO- … | python3: found from the pipe back, so each gap is crossed once
-		new RegExp(String.raw`\|(?<=(\b(?:${FETCH})\b[^|\n]{0,300})\|)\s?(?:${SHELL})\b`, "g"),
-		// bash <(curl …), sh -c "$(wget …)", eval "$(curl …)": found from the substitution back
-		new RegExp(
-			[
-				String.raw`(?:<\(|\$\(|\x60)\s?(?:${FETCH})\b(?<=(\b(?:${SHELL}|eval|exec)\b[^\n]{0,40})(?:`,
-				String.raw`<\(|\$\(|\x60)\s?(?:${FETCH}))(?=([^\n)]{0,200}))`,
-			].join(""),
-			"g",
-		),
-		// iex (iwr …), iex (new-object net.webclient).downloadstring(…)
-		re(
-			[
-				String.raw`\b(?:iex|invoke-expression)\b[^\n]{0,20}?\(\s?(?:iwr|irm|invoke-webrequest|invok`,
-				String.raw`e-restmethod|new-object\s(?:system\.)?net\.webclient)`,
-			],
-			"g",
-		),
-	],
+	"pipe-to-shell": [],
 	secrets: [
 		// a private key file (a .pub is public)
 		/\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g,
@@ -93,111 +81,8 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
 		new RegExp(String.raw`\becho\s["']?\$\{?[a-z0-9_]{0,40}(?:${SECRET_WORD})`, "g"),
 	],
-	exfiltration: [
-		// a file from home, /etc or a secret place uploaded: curl -f x=@~/…, --data-binary @/etc/…, -t ~/…
-		new RegExp(
-			[
-				String.raw`\b(?:curl|wget|http|https)\b[^\n|;]{0,200}(?:-[a-z]{0,3}[dft]|--data[\w-]{0,10}|`,
-				String.raw`--form|--upload-file|--post-file)[\s=]["']?(?:[\w-]{1,30}=)?@?(?:${HOME}|/etc/|/`,
-				String.raw`var/|\.env\b|[^\s"']{0,60}\.(?:ssh|aws|gnupg)/)`,
-			].join(""),
-			"g",
-		),
-		// local data piped into the network: … | curl -d @-, … | nc host port, > /dev/tcp/…
-		/\|\s?(?:sudo\s)?(?:curl|wget|http)\b[^\n|]{0,200}(?:@-|-t\s?-(?:\s|$)|--upload-file\s?-)/g,
-		/\|\s?(?:nc|ncat|netcat|socat|telnet)\s/g,
-		/\b(?:nc|ncat|netcat)\b[^\n|;]{0,80}\s<\s?\S/g,
-		/>&?\s?\/dev\/(?:tcp|udp)\//g,
-		// command output put into a request body
-		re(
-			[
-				String.raw`(?:-d|--data[\w-]{0,10}|--form|-f|--post-data=?|--body)\s?=?\s?["']?[^\s"']{0,40`,
-				String.raw`}\$\((?:cat|env|printenv|history|tar|base64|ls|find)\b`,
-			],
-			"g",
-		),
-		// prose: send the user's files / keys / history to a place
-		re(
-			[
-				String.raw`\b(?:send|post|upload|exfiltrate|forward|transmit|leak|copy)\s(?:\S{1,20}\s){0,5`,
-				"}?(?:files?|conversation|chat history|history|environment variables|env vars|cre",
-				"dentials|secrets|api keys?|tokens?|ssh keys?|private keys?|source code|codebase|",
-				String.raw`repository|passwords?)\s(?:\S{1,20}\s){0,3}?to\s(?:https?:\/\/|[\w-]{1,40}\.(?:c`,
-				String.raw`om|net|org|io|xyz|ru|cn|site|app|dev)\b|(?:my|our|this|a|the) (?:server|webhook|`,
-				"endpoint))",
-			],
-			"g",
-		),
-	],
-	override: [
-		re(
-			[
-				String.raw`\b(?:ignore|disregard|forget|override|set aside|skip)\s(?:all\s|any\s|the\s|your`,
-				String.raw`\s|of\s|every\s){0,3}(?:previous|prior|above|earlier|preceding|former|original|s`,
-				String.raw`ystem|developer|safety|other|existing)\s(?:\w{1,20}\s){0,2}?(?:instructions|prom`,
-				String.raw`pts?|rules|directions|directives|guidelines|guardrails|messages|constraints)\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\b(?:do not|don't|dont|never)\s(?:tell|inform|mention|reveal|show|report|notify|`,
-				String.raw`alert|let)\s(?:\S{1,20}\s){0,3}?(?:the\s)?(?:user|human|person|operator|develope`,
-				String.raw`r)s?\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\b(?:hide|conceal|keep)\s(?:\S{1,20}\s){0,4}?(?:secret\s|hidden\s)?from\s(?:the\s`,
-				String.raw`)?(?:user|human|person|operator)s?\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\bwithout\s(?:telling|informing|notifying|alerting|asking|consulting)\s(?:the\s)`,
-				String.raw`?(?:user|human|person|operator)s?\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\bwithout\s(?:the user'?s? (?:knowledge|consent|approval|permission)|(?:asking|r`,
-				String.raw`equesting|waiting)\s(?:for\s)?(?:permission|confirmation|approval|consent))\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\b(?:do not|don't|dont|never)\sask\s(?:the\s(?:user|human|person)\s)?(?:for\s)?(`,
-				String.raw`?:permission|confirmation|approval|consent|before)\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\b(?:silently|secretly|covertly|quietly)\s(?:run|execute|send|upload|delete|inst`,
-				String.raw`all|download|modify|change|edit|exfiltrate|post|copy)\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\b(?:bypass|circumvent|disable|turn off|override)\s(?:all\s|any\s|the\s|your\s){`,
-				"0,2}(?:safety|security|guard ?rails?|content (?:policy|filters?)|restrictions|sa",
-				String.raw`feguards)\b`,
-			],
-			"g",
-		),
-		re(
-			[
-				String.raw`\byou are now (?:in\s)?(?:dan|developer mode|jailbroken|unrestricted|unfiltered)`,
-				String.raw`\b|\bnew system (?:prompt|instructions)\s?:|\bsystem prompt override\b`,
-			],
-			"g",
-		),
-	],
+	exfiltration: [],
+	override: [],
 	control: [
 		re(
 			[
@@ -280,73 +165,19 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 	],
 };
 
-/** Cyrillic and Greek letters that look like Latin ones, folded so `сurl` reads as `curl`. */
-const LOOK_ALIKES: Readonly<Record<string, string>> = {
-	а: "a",
-	в: "b",
-	е: "e",
-	ё: "e",
-	к: "k",
-	м: "m",
-	н: "h",
-	о: "o",
-	р: "p",
-	с: "c",
-	т: "t",
-	у: "y",
-	х: "x",
-	ѕ: "s",
-	і: "i",
-	ї: "i",
-	ј: "j",
-	ԁ: "d",
-	һ: "h",
-	ԛ: "q",
-	ԝ: "w",
-	ɡ: "g",
-	α: "a",
-	β: "b",
-	ε: "e",
-	η: "n",
-	ι: "i",
-	κ: "k",
-	ν: "v",
-	ο: "o",
-	ρ: "p",
-	τ: "t",
-	υ: "u",
-	χ: "x",
-	ϲ: "c",
-};
-const LOOK_ALIKE = new RegExp(`[${Object.keys(LOOK_ALIKES).join("")}]`, "g");
+/** The text as the patterns see it (the one normalisation of every content check). */
+export const normalizeForScan = normalizeText;
 
-/** Invisible, joining and direction characters, the soft hyphen and variation selectors: dropped. */
-const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
-
-/**
- * Runs of white space other than a newline (NFKC has made the other Unicode spaces plain ones); a single
- * plain space is left as it is, which keeps this fast on ordinary text.
- */
-const SPACES = /[ \t\f\v\u1680\u2028\u2029\u0085]{2,}|[\t\f\v\u1680\u2028\u2029\u0085]/g;
-
-/** Text as the patterns see it: NFKC, lower case, invisibles dropped, look-alikes folded, spaces collapsed. */
-export function normalizeForScan(text: string): string {
-	return text
-		.replace(/\r\n?/g, "\n")
-		.normalize("NFKC")
-		.toLowerCase()
-		.replace(INVISIBLE, "")
-		.replace(LOOK_ALIKE, (c) => LOOK_ALIKES[c] ?? c)
-		.replace(SPACES, " ")
-		.replace(/ \n|\n /g, "\n");
-}
-
-/** A normalised text with a map from each of its lines back to the file's line number. */
+/** A normalised text as logical lines, with a map from each back to the file's line number. */
 interface Normalized {
+	/** The logical lines joined by `\n`. */
 	readonly text: string;
-	/** Start offset of each normalised line in `text`. */
+	readonly parts: readonly string[];
+	/** Each logical line as the file has it (its lines joined by `\n`). */
+	readonly raws: readonly string[];
+	/** Start offset of each logical line in `text`. */
 	readonly starts: readonly number[];
-	/** The file's 1-based line number of each normalised line. */
+	/** The file's 1-based line number of each logical line. */
 	readonly lines: readonly number[];
 }
 
@@ -355,29 +186,39 @@ function continues(line: string): boolean {
 	return (line.endsWith("\\") || line.endsWith("|") || line.endsWith("&&")) && !line.startsWith("|");
 }
 
-function normalizeText(text: string): Normalized {
+/** The normalised text as logical lines (joined where a line goes on), each with its raw form. */
+function logicalLines(text: string): Normalized {
 	const parts: string[] = [];
+	const raws: string[] = [];
 	const lines: number[] = [];
+	const rawLines = text.split(/\r\n?|\n/);
 	let logical: string[] = [];
-	normalizeForScan(text)
+	let raw: string[] = [];
+	normalizeText(text)
 		.split("\n")
-		.forEach((raw, index) => {
-			const line = raw.trim();
+		.forEach((normalized, index) => {
+			const line = normalized.trim();
 			if (logical.length === 0) lines.push(index + 1);
+			raw.push(rawLines[index] ?? "");
 			if (!continues(line)) {
 				logical.push(line);
 				parts.push(logical.join(" "));
+				raws.push(raw.join("\n"));
 				logical = [];
+				raw = [];
 			} else logical.push(line.endsWith("\\") ? line.slice(0, -1).trimEnd() : line);
 		});
-	if (logical.length > 0) parts.push(logical.join(" "));
+	if (logical.length > 0) {
+		parts.push(logical.join(" "));
+		raws.push(raw.join("\n"));
+	}
 	const starts: number[] = [];
 	let at = 0;
 	for (const part of parts) {
 		starts.push(at);
 		at += part.length + 1;
 	}
-	return { text: parts.join("\n"), starts, lines };
+	return { text: parts.join("\n"), parts, raws, starts, lines };
 }
 
 /** The index of the last start at or before `offset` (binary search). */
@@ -394,19 +235,67 @@ function lineIndexOf(starts: readonly number[], offset: number): number {
 
 /** Text for the person: control and invisible characters made visible, bounded. */
 function shown(text: string): string {
-	const visible = escapeControls(text.slice(0, SHOWN_CHARS * 2).trim()).replace(
-		INVISIBLE,
-		(c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,
-	);
+	const visible = showInvisibles(escapeControls(text.slice(0, SHOWN_CHARS * 2).trim()));
 	return visible.length > SHOWN_CHARS ? `${visible.slice(0, SHOWN_CHARS - 3)}...` : visible;
 }
 
 /** Matches counted per pattern; past this many a text is plainly risky, and the rest would only cost time. */
 const MAX_MATCHES = 200;
 
+/** Words a shell form cannot do without (a fetcher, an uploader, a socket path): other lines are not parsed. */
+const SHELL_WORDS = re(
+	[
+		String.raw`\b(?:curl|wget2?|aria2c|lynx|iwr|irm|invoke-webrequest|invoke-restmethod|scp|rsync|sftp|nc|ncat|`,
+		String.raw`netcat|socat|telnet)\b|\b(?:https?|xh|fetch) |\/dev\/(?:tcp|udp)\/`,
+	],
+	"",
+);
+
+/** An interpreter running code it fetched itself: a call that runs code near one that downloads, and a URL. */
+const RUNS_CODE = re(
+	[
+		"(?:^|[^a-z0-9_$])(?:exec|eval|execfile|iex|invoke-expression|runin(?:this|new)context|",
+		"(?:instance|class|module)_eval)(?![a-z0-9_])",
+	],
+	"g",
+);
+const FETCHES_CODE = re(
+	[
+		String.raw`urlopen|urlretrieve|urllib|requests\.get|httpx|aiohttp|https?\.(?:get|request)\(|\(\s?["']https?`,
+		String.raw`["']\s?\)|\bfetch\(|axios|\blwp\b|lwp::|uri\.open|open-uri|net::http|file_get_contents|curl_exec|`,
+		String.raw`\bcurl\b|\bwget\b|\biwr\b|\birm\b|invoke-web|invoke-rest|downloadstring|downloadfile|webclient|`,
+		"xmlhttprequest",
+	],
+	"g",
+);
+/** Characters at most between the call that runs code and the one that fetches it. */
+const NEAR = 160;
+
+/** Whether a normalised line runs code it fetches: both calls within NEAR characters, and a URL. */
+function fetchesAndRuns(line: string): boolean {
+	if (!line.includes("://") && !/\b(?:iwr|irm|invoke-web|webclient)/.test(line)) return false;
+	const at = (pattern: RegExp) => Array.from(line.matchAll(pattern), (m) => m.index ?? 0).slice(0, MAX_MATCHES);
+	const runs = at(RUNS_CODE);
+	if (runs.length === 0) return false;
+	const fetches = at(FETCHES_CODE);
+	let j = 0;
+	for (const run of runs) {
+		while (j < fetches.length && fetches[j] < run - NEAR) j++;
+		if (j < fetches.length && fetches[j] <= run + NEAR) return true;
+	}
+	return false;
+}
+
+function hitOf(category: RiskCategory, line: number, raw: string, key: string, matched?: string): Hit {
+	// A long line is shown by what matched in it: its head may be far from the finding.
+	const text = raw.length <= SHOWN_CHARS || matched === undefined ? shown(raw) : `...${shown(matched)}`;
+	return { finding: { category, line, text }, key: `${category}\0${key}` };
+}
+
 function scanHits(text: string): Hit[] {
-	const normalized = normalizeText(text);
+	const normalized = logicalLines(text);
 	const rawLines = text.split(/\r\n?|\n/);
+	const rawLine = (line: number) => rawLines[line - 1] ?? "";
 	const hits: Hit[] = [];
 	for (const category of RISK_CATEGORIES) {
 		for (const pattern of PATTERNS[category]) {
@@ -414,14 +303,22 @@ function scanHits(text: string): Hit[] {
 			let count = 0;
 			for (const match of normalized.text.matchAll(pattern)) {
 				const line = normalized.lines[lineIndexOf(normalized.starts, match.index ?? 0)];
-				const raw = rawLines[line - 1] ?? "";
-				// A long line is shown by what matched in it: its head may be far from the finding.
-				const text = raw.length <= SHOWN_CHARS ? shown(raw) : `...${shown(match[0])}`;
-				hits.push({ finding: { category, line, text }, key: `${category}\0${match.join("\0")}` });
+				hits.push(hitOf(category, line, rawLine(line), match.join("\0"), match[0]));
 				if (++count >= MAX_MATCHES) break;
 			}
 		}
 	}
+	let shellCount = 0;
+	normalized.parts.forEach((part, index) => {
+		if (shellCount >= MAX_MATCHES) return;
+		const line = normalized.lines[index];
+		const families = SHELL_WORDS.test(part) ? shellFamilies(normalized.raws[index], part) : [];
+		if (!families.includes("pipe-to-shell") && fetchesAndRuns(part)) families.push("pipe-to-shell");
+		for (const family of families) hits.push(hitOf(family, line, rawLine(line), part));
+		shellCount += families.length;
+	});
+	for (const match of proseMatches(normalized.text, normalized.lines, MAX_MATCHES))
+		hits.push(hitOf(match.family, match.line, rawLine(match.line), match.key));
 	return hits.sort((a, b) => a.finding.line - b.finding.line);
 }
 
@@ -459,7 +356,7 @@ const CONTEXT_LINES = 5;
 function changedWindow(before: string, after: string): { before: string; after: string; first: number } {
 	const old = before.split(/\r\n?|\n/);
 	const now = after.split(/\r\n?|\n/);
-	const joined = (line: string) => continues(normalizeForScan(line).trim());
+	const joined = (line: string) => continues(normalizeText(line).trim());
 	let head = 0;
 	while (head < old.length && head < now.length && old[head] === now[head]) head++;
 	let tail = 0;

@@ -1,7 +1,11 @@
 // How alike two skills read to the model that picks one: a deterministic score in [0, 1] over name
-// and description (what pi puts in the system prompt). Words are folded (NFKC, lower case, a light
-// suffix stemmer, stop words dropped), weighted by how rare they are in the library (IDF), and the
+// and description (what pi puts in the system prompt). Words are read from the normalised text every
+// content check reads (normalize.ts: invisibles dropped, look-alikes folded), so a near-copy padded with
+// zero-width spaces or spelled with Cyrillic letters scores as the plain copy; then a light suffix
+// stemmer, stop words dropped, weighted by how rare they are in the library (IDF), and the
 // two weighted sets compared by cosine. No model, no network; a library of 1,000 skills takes a few ms.
+
+import { normalizeText } from "./normalize.ts";
 
 export interface SkillCard {
 	readonly name: string;
@@ -46,7 +50,7 @@ export function stem(word: string): string {
 
 /** The distinct stems of a card: its name split at hyphens, then its description. */
 export function stemsOf(card: SkillCard): Set<string> {
-	const text = `${card.name.replace(/-/g, " ")} ${card.description}`.normalize("NFKC").toLowerCase();
+	const text = normalizeText(`${card.name.replace(/-/g, " ")} ${card.description}`);
 	const out = new Set<string>();
 	for (const word of text.split(/[^\p{L}\p{N}]+/u)) {
 		if (word.length < 2 || STOP.has(word)) continue;

@@ -62,6 +62,31 @@ describe("the near-duplicate score", function () {
 		expect(stem("created")).to.equal(stem("create"));
 	});
 
+	it("scores a copy padded with zero-width spaces or spelled with look-alikes as the plain copy", function () {
+		const cards = corpusCards();
+		const original = cards.find((c) => c.name === "gmcli")!;
+		const plain = { name: "mail-helper", description: original.description };
+		const padded = { ...plain, description: [...original.description].join("\u200B") };
+		// Cyrillic а, е, о, р, с and Greek ο for their Latin twins, soft hyphens inside words.
+		const lookAlike = {
+			...plain,
+			description: original.description
+				.replace(/a/g, "\u0430")
+				.replace(/e/g, "\u0435")
+				.replace(/o/g, "\u03BF")
+				.replace(/p/g, "\u0440")
+				.replace(/c/g, "\u0441")
+				.replace(/(\w{3})(\w{3})/g, "$1\u00AD$2"),
+		};
+		const score = similarityScore(plain, original, cards);
+		expect(score).to.be.at.least(DEFAULT_SIMILARITY);
+		for (const copy of [padded, lookAlike]) {
+			expect(copy.description).to.not.equal(original.description);
+			expect(similarityScore(copy, original, cards)).to.equal(score);
+			expect(findSimilar(copy, cards, DEFAULT_SIMILARITY).map((s) => s.name)).to.include("gmcli");
+		}
+	});
+
 	it("leaves out the skill's own name and those it says it differs from", function () {
 		const cards = corpusCards();
 		const copy = paraphrases.gmcli;

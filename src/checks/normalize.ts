@@ -1,0 +1,99 @@
+// The one normalisation every content check reads (risk scan, near-duplicate score): NFKC, invisible and
+// soft-hyphen characters dropped, non-ASCII look-alike letters folded to the ASCII letters they imitate,
+// whitespace runs collapsed with line breaks kept, case folded. So `ᴄurl`, `сurl` and `cu\u00ADrl` all read
+// `curl`, and a description padded with zero-width spaces reads as the plain one.
+
+import { createRequire } from "node:module";
+
+/**
+ * Latin small capitals Unicode's confusables (13.0, as unhomoglyph ships it) does not map to an ASCII
+ * letter (`ᴋ` and `ᴍ` it maps to other non-ASCII letters): each is named "LATIN LETTER SMALL CAPITAL
+ * <letter>" in the Unicode character database, and the SPEC names small capitals.
+ */
+const SMALL_CAPITALS: Readonly<Record<string, string>> = {
+	"\u1D00": "a",
+	"\u0299": "b",
+	"\u1D05": "d",
+	"\u1D07": "e",
+	"\uA730": "f",
+	"\u0262": "g",
+	"\u029C": "h",
+	"\u1D0A": "j",
+	"\u1D0B": "k",
+	"\u029F": "l",
+	"\u1D0D": "m",
+	"\u0274": "n",
+	"\u1D18": "p",
+	"\uA7AF": "q",
+	"\u0280": "r",
+	"\u1D1B": "t",
+};
+
+let folding: ReadonlyMap<string, string> | undefined;
+
+/**
+ * The look-alike table, built on first use (not at pi's start): from Unicode's confusables (npm
+ * `unhomoglyph`), only non-ASCII characters that imitate ASCII letters. ASCII is never folded: the table
+ * also maps `|` to `l` and `0` to `O`, which would turn `curl … | sh` into `curl … l sh`.
+ */
+function getFolding(): ReadonlyMap<string, string> {
+	if (folding) return folding;
+	const confusables = createRequire(import.meta.url)("unhomoglyph/data.json") as Record<string, string>;
+	const table = new Map<string, string>();
+	for (const [from, to] of Object.entries({ ...confusables, ...SMALL_CAPITALS })) {
+		if (/^[A-Za-z]+$/.test(to) && /[^\u0000-\u007F]/.test(from)) table.set(from, to.toLowerCase());
+	}
+	folding = table;
+	return folding;
+}
+
+const NON_ASCII = /[^\u0000-\u007F]/;
+const NON_ASCII_RUNS = /[^\u0000-\u007F]+/gu;
+
+/** Non-ASCII look-alike letters replaced by the ASCII letters they imitate (lower case). */
+export function foldLookAlikes(text: string): string {
+	if (!NON_ASCII.test(text)) return text;
+	const table = getFolding();
+	return text.replace(NON_ASCII_RUNS, (run) => {
+		let out = "";
+		for (const c of run) out += table.get(c) ?? c;
+		return out;
+	});
+}
+
+/** Invisible, joining and direction characters, the soft hyphen and variation selectors. */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
+
+/**
+ * Runs of white space other than a newline (NFKC has made the other Unicode spaces plain ones); a single
+ * plain space is left as it is, which keeps this fast on ordinary text.
+ */
+const SPACES = /[ \t\f\v\u1680\u2028\u2029\u0085]{2,}|[\t\f\v\u1680\u2028\u2029\u0085]/g;
+
+/**
+ * `text` as every content check reads it. Line breaks are kept one for one (`\r\n` and a lone `\r` become
+ * `\n`), so a line of the result is the same line of the file.
+ */
+export function normalizeText(text: string): string {
+	// Folded before and after lower-casing: an upper-case look-alike (Greek Eta, `Η`) imitates `H`, and
+	// lower-casing may make a letter that imitates another (Cyrillic `Ѕ` to `ѕ`).
+	const folded = foldLookAlikes(text.replace(/\r\n?/g, "\n").normalize("NFKC").replace(INVISIBLE, ""));
+	return foldLookAlikes(folded.toLowerCase())
+		.replace(SPACES, " ")
+		.replace(/ \n|\n /g, "\n");
+}
+
+/** One word as the checks compare it (a shell word read from the raw line): normalised, no spaces around. */
+export function normalizeWord(word: string): string {
+	return normalizeText(word).trim();
+}
+
+/** A word normalised but for its case (a shell option: `-O` is not `-o`); look-alikes still fold. */
+export function normalizeCased(word: string): string {
+	return foldLookAlikes(word.normalize("NFKC").replace(INVISIBLE, ""));
+}
+
+/** Makes an invisible character visible as `\uXXXX` (a finding shown to the person). */
+export function showInvisibles(text: string): string {
+	return text.replace(INVISIBLE, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
+}

@@ -1,0 +1,279 @@
+// Prose forms of the risk scan: sentences aimed at the model, read from the normalised text as words
+// (stemmed, so "mention", "mentioning" and "mentions" meet) and matched by small grammars of word classes
+// with bounded gaps — "do not mention this step", "keep this step out of your summary" and "never let the
+// user see it" are one family (override: hide from the user), not three spellings. A match never crosses a
+// sentence end or a blank line, and finds its line even when the sentence is wrapped over several.
+
+import { stem } from "./similarity.ts";
+
+export type ProseFamily = "override" | "exfiltration";
+
+/** The words of a text as parallel lists (a text of 1 MiB has some 170,000 words: no object each). */
+interface Words {
+	/** Each word's stem, `NEG` for a negation. */
+	readonly stem: string[];
+	/** Each word as written (normalised), for paths, addresses and URLs. */
+	readonly raw: string[];
+	readonly line: number[];
+	/** A sentence ends after the word. */
+	readonly end: boolean[];
+}
+
+/** One slot of a grammar: what the word must be, and how many words may come before it (from the last slot). */
+interface Slot {
+	readonly is: (words: Words, at: number) => boolean;
+	readonly within: number;
+	/** The stems (or, with `byRaw`, the words as written) it takes, when it is one set: a grammar's index. */
+	readonly keys?: ReadonlySet<string>;
+	readonly byRaw?: boolean;
+}
+
+const NEGATIONS = new Set([
+	"not",
+	"never",
+	"no",
+	"nor",
+	"don't",
+	"dont",
+	"doesn't",
+	"didn't",
+	"mustn't",
+	"shouldn't",
+	"can't",
+	"cannot",
+	"won't",
+]);
+
+const stems = (words: string) => new Set(words.split(" ").map(stem));
+
+const NEG = new Set(["NEG"]);
+const TELL = stems("tell mention reveal show report inform notify alert disclose bring explain admit surface");
+const AUDIENCE = stems("user human person operator developer owner anyone anybody everyone reviewer people");
+const THING = stems(
+	"this that it these those step command action change upload download call output section part anything " +
+		"what request script instruction",
+);
+const PERCEIVE = stems("see know notice find learn hear read");
+const HIDE_STRONG = stems("hide conceal omit withhold suppress mask obscure");
+const HIDE_WEAK = stems("keep leave");
+const CONTEXT = stems(
+	"reply summary response answer report output explanation message transcript chat anything log note",
+);
+const IGNORE = stems("ignore disregard forget override aside skip bypass drop abandon discard circumvent disable");
+const STRONG_INSTRUCTIONS = stems("instruction guidance guideline directive guardrail safeguard safety");
+const WEAK_INSTRUCTIONS = stems("rule prompt policy constraint restriction direction order message");
+const QUALIFIER = stems(
+	"previous prior above earlier preceding former original system developer your given existing other",
+);
+const GIVEN = stems("given told received before above earlier");
+const THESE = stems("these this my");
+const STANDING = stems("instruction rule skill file step text");
+const PRECEDENCE = stems("precedence override supersede replace outrank overrule priority");
+const ASKED = stems("ask asked said say want wants request requested told");
+const JAILBROKEN = stems("dan jailbroken jailbreak unrestricted unfiltered");
+const APPROVAL = stems("permission approval confirmation consent knowledge sign-off");
+const ASK = stems("ask check consult confirm tell inform notify alert prompt request seek");
+const WAIT = stems("wait");
+const BEFORE = stems("before first");
+const STEALTH = new Set("silently secretly covertly quietly stealthily discreetly".split(" "));
+const ACTION = stems(
+	"run execute send upload delete install download modify change edit exfiltrate post copy email push " +
+		"remove add write",
+);
+const APPROVED = stems("agreed approved consented confirmed allowed permitted accepted");
+const SEND = stems(
+	"send upload post exfiltrate forward transmit leak email e-mail mail share paste copy sync submit beam attach",
+);
+const SENSITIVE = stems(
+	".env env environment variable secret credential token key password passphrase cookie history keychain " +
+		"wallet netrc ssh codebase repository",
+);
+const LOCAL_NOUN = stems("file folder directory document data content database workspace project home code");
+const LOCAL_QUALIFIER = stems("user user's local all every their private personal home project source");
+const PREPOSITION = stems("to into with at on onto via over");
+const DESTINATION = stems(
+	"server webhook endpoint url address form site bucket remote pastebin paste channel collector inbox gist " +
+		"host ftp sftp domain attacker",
+);
+const FILE_EXTENSIONS = new Set(
+	"md txt json sh py js ts zip tgz gz tar env log csv yml yaml pem key sql html png jpg pdf toml lock".split(" "),
+);
+
+const one =
+	(set: ReadonlySet<string>) =>
+	(words: Words, at: number): boolean =>
+		set.has(words.stem[at]);
+const raw =
+	(set: ReadonlySet<string>) =>
+	(words: Words, at: number): boolean =>
+		set.has(words.raw[at]);
+const any =
+	(...tests: Array<(words: Words, at: number) => boolean>) =>
+	(words: Words, at: number): boolean =>
+		tests.some((t) => t(words, at));
+const slot = (is: Slot["is"] | ReadonlySet<string>, within = 0): Slot =>
+	typeof is === "function" ? { is, within } : { is: one(is), within, keys: is };
+
+/** A path of the person's (home, dotfiles, secrets) as a word of prose. */
+function privatePath(words: Words, at: number): boolean {
+	const raw = words.raw[at];
+	return /^(?:~\/|\$home|\/etc\/|\.[a-z])/.test(raw) && raw.length > 2;
+}
+
+function destination(words: Words, at: number): boolean {
+	const raw = words.raw[at];
+	const s = words.stem[at];
+	if (DESTINATION.has(s) || /^[a-z][a-z0-9+.-]*:\/\//.test(raw) || /^[^@\s]+@[^@\s]+\.[a-z]{2,}$/.test(raw))
+		return true;
+	const host = /^(?:[a-z0-9-]+\.)+([a-z]{2,})(?:\/\S*)?$/.exec(raw);
+	return host !== null && !FILE_EXTENSIONS.has(host[1]) && !raw.startsWith(".");
+}
+
+/** Local data worth sending: a secret, a private path, or the user's / local / all files. */
+function localData(words: Words, at: number): boolean {
+	if (SENSITIVE.has(words.stem[at]) || privatePath(words, at)) return true;
+	if (!LOCAL_NOUN.has(words.stem[at])) return false;
+	for (let k = Math.max(0, at - 2); k < at; k++) if (LOCAL_QUALIFIER.has(words.stem[k])) return true;
+	return false;
+}
+
+const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
+	override: [
+		// hide something from the user
+		[slot(NEG), slot(TELL, 2), slot(any(one(AUDIENCE), one(THING)), 5)],
+		[slot(NEG), slot(stems("let"), 1), slot(AUDIENCE, 3), slot(PERCEIVE, 2)],
+		[slot(HIDE_STRONG), slot(AUDIENCE, 6)],
+		[slot(HIDE_WEAK), slot(stems("out"), 5), slot(stems("of")), slot(CONTEXT, 3)],
+		[slot(HIDE_WEAK), slot(AUDIENCE, 3), slot(stems("dark"), 3)],
+		[slot(HIDE_WEAK), slot(stems("from"), 5), slot(AUDIENCE, 1)],
+		// set instructions aside
+		[slot(IGNORE), slot(STRONG_INSTRUCTIONS, 4)],
+		[slot(IGNORE), slot(QUALIFIER, 3), slot(WEAK_INSTRUCTIONS, 2)],
+		[slot(IGNORE), slot(WEAK_INSTRUCTIONS, 3), slot(GIVEN, 3)],
+		[slot(THESE), slot(STANDING, 1), slot(PRECEDENCE, 3)],
+		[slot(stems("instead")), slot(AUDIENCE, 3), slot(ASKED, 2)],
+		[slot(stems("now")), slot(JAILBROKEN, 2)],
+		// act without asking
+		[slot(stems("without")), slot(APPROVAL, 3)],
+		[slot(stems("without")), slot(ASK, 1), slot(any(one(AUDIENCE), one(BEFORE), one(APPROVAL)), 3)],
+		[slot(NEG), slot(ASK, 2), slot(any(one(APPROVAL), one(BEFORE)), 4)],
+		[slot(NEG), slot(WAIT, 2), slot(APPROVAL, 3)],
+		[{ is: raw(STEALTH), within: 0, keys: STEALTH, byRaw: true }, slot(ACTION, 1)],
+		[slot(stems("as")), slot(stems("if though")), slot(AUDIENCE, 2), slot(APPROVED, 3)],
+		[slot(stems("assume pretend")), slot(AUDIENCE, 2), slot(APPROVED, 3)],
+		[slot(stems("auto-approve autoapprove"))],
+		[slot(stems("automatically auto")), slot(stems("approve accept"))],
+	],
+	exfiltration: [[slot(SEND), slot(localData, 6), slot(PREPOSITION, 8), slot(destination, 4)]],
+};
+
+const BLOCK_START = /^ ?(?:$|\n|[-*+>#|]|\d{1,3}[.)] |```|~~~)/;
+
+const TRAILING = new Set(")\"'`*_]>},;:!?.");
+const LEADING = new Set("(\"'`*_[<{");
+const SENTENCE_END = /[.!?;]/;
+
+/** The words of a normalised text, each with its line and whether a sentence ends after it. */
+function wordsOf(normalized: string, lines: readonly number[]): Words {
+	const out: Words = { stem: [], raw: [], line: [], end: [] };
+	// Stems of the words met so far: a text repeats its words, and stemming is the cost here.
+	const stemmed = new Map<string, string>();
+	const text = normalized.replace(/\u2019/g, "'");
+	let index = 0;
+	let lineStart = 0;
+	let i = 0;
+	while (i <= text.length) {
+		const c = text.charCodeAt(i);
+		if (i === lineStart && out.end.length > 0 && BLOCK_START.test(text.slice(i, i + 8))) {
+			// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
+			out.end[out.end.length - 1] = true;
+		}
+		if (i === text.length || c === 10) {
+			index++;
+			lineStart = i + 1;
+			i++;
+			continue;
+		}
+		if (c === 32) {
+			i++;
+			continue;
+		}
+		let j = i + 1;
+		while (j < text.length && text.charCodeAt(j) !== 32 && text.charCodeAt(j) !== 10) j++;
+		let stop = j;
+		while (stop > i && TRAILING.has(text[stop - 1])) stop--;
+		let from = i;
+		while (from < stop && LEADING.has(text[from])) from++;
+		if (from < stop) {
+			const raw = text.slice(from, stop);
+			let s = stemmed.get(raw);
+			if (s === undefined) {
+				const word = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
+				s = NEGATIONS.has(word) ? "NEG" : /^[a-z][a-z-]*$/.test(word) ? stem(word) : word;
+				stemmed.set(raw, s);
+			}
+			out.stem.push(s);
+			out.raw.push(raw);
+			out.line.push(lines[index] ?? index + 1);
+			out.end.push(stop < j && SENTENCE_END.test(text.slice(stop, j)));
+		}
+		i = j;
+	}
+	return out;
+}
+
+/** The end of a match of `slots` from `start` (slot 0 already matched), or -1. */
+function matchFrom(words: Words, slots: readonly Slot[], index: number, at: number): number {
+	if (index === slots.length) return at;
+	const { is, within } = slots[index];
+	for (let k = at + 1; k <= at + 1 + within && k < words.stem.length; k++) {
+		if (words.end[k - 1]) return -1;
+		if (is(words, k)) {
+			const end = matchFrom(words, slots, index + 1, k);
+			if (end !== -1) return end;
+		}
+	}
+	return -1;
+}
+
+export interface ProseMatch {
+	readonly family: ProseFamily;
+	readonly line: number;
+	/** The matched words' stems: the key a before/after comparison counts. */
+	readonly key: string;
+}
+
+/** Each family's grammars by the words their first slot takes (every first slot is one set). */
+const FIRST_WORDS = new Map(
+	(Object.keys(FAMILIES) as ProseFamily[]).map((family) => {
+		const byStem = new Map<string, Array<readonly Slot[]>>();
+		const byRaw = new Map<string, Array<readonly Slot[]>>();
+		for (const grammar of FAMILIES[family]) {
+			const index = grammar[0].byRaw ? byRaw : byStem;
+			for (const key of grammar[0].keys ?? []) index.set(key, [...(index.get(key) ?? []), grammar]);
+		}
+		return [family, { byStem, byRaw }] as const;
+	}),
+);
+
+/** Every prose match of a normalised text (`lines`: each normalised line's number in the file). */
+export function proseMatches(normalized: string, lines: readonly number[], limit: number): ProseMatch[] {
+	const words = wordsOf(normalized, lines);
+	const out: ProseMatch[] = [];
+	for (const [family, first] of FIRST_WORDS) {
+		let count = 0;
+		for (let i = 0; i < words.stem.length && count < limit; i++) {
+			const grammars = first.byStem.get(words.stem[i]) ?? first.byRaw.get(words.raw[i]);
+			if (grammars === undefined) continue;
+			for (const grammar of grammars) {
+				const end = matchFrom(words, grammar, 1, i);
+				if (end === -1) continue;
+				out.push({ family, line: words.line[i], key: words.stem.slice(i, end + 1).join(" ") });
+				count++;
+				i = end;
+				break;
+			}
+		}
+	}
+	return out;
+}
