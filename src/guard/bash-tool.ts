@@ -27,7 +27,7 @@ export interface BashToolDeps {
 	readonly tellPerson: (ctx: ExtensionContext, text: string) => void;
 }
 
-/** pi's shellCommandPrefix and shellPath as pi merges them: the project's (where pi reads them) over the global ones. */
+/** pi's shellCommandPrefix and shellPath as pi merges them: the project's (where pi reads it) over the global. */
 export function shellSettings(
 	ctx: ExtensionContext,
 	agentDir: string,
@@ -99,7 +99,9 @@ export function registerBashTool(pi: ExtensionAPI, deps: BashToolDeps): void {
 				const moved = deps.boundary.sweep(agentDir);
 				const out = READ_ONLY.test(text) ? [readOnlyNote(places.writable, agentDir)] : [];
 				if (moved.length > 0) {
-					const said = `selfskills: this bash call created files at protected places; they were moved into the store:\n${moved.join("\n")}`;
+					const said =
+						"selfskills: this bash call created files at protected places; they were moved into the " +
+						`store:\n${moved.join("\n")}`;
 					deps.tellPerson(ctx, said);
 					out.push(said);
 				}

@@ -139,7 +139,7 @@ function checkPins(set: ProtectedSet, pins: Map<string, string>, fs: FsOps): str
 		const pinned = pins.get(place.real);
 		if (pinned === undefined) pins.set(place.real, id);
 		else if (pinned !== id)
-			return `${place.path} (${place.why}) is not the folder it was when the session started: it was moved or replaced`;
+			return `${place.path} (${place.why}) is not the folder it was at session start: it was moved or replaced`;
 	}
 	return undefined;
 }
@@ -185,7 +185,7 @@ function hiddenFolders(fs: FsOps): string[] {
 /** The running pi's package folder: from the stack of a call pi made into the package, else from its CLI path. */
 function findPiDir(): string | undefined {
 	const stack = new Error().stack ?? "";
-	const frame = /(\/[^\s()]*?\/(?:@mariozechner|@earendil-works)\/pi-coding-agent)\/dist\//.exec(
+	const frame = /(\/[^\s()]*?\/(?:@mariozechner|@earendil-works)\/pi-coding-agent)\/(?:dist|src)\//.exec(
 		stack.replace(/file:\/\//g, ""),
 	);
 	if (frame) return safeReal(frame[1]);

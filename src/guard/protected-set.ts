@@ -29,7 +29,7 @@ export interface ProtectedPlace {
 export interface ProtectedSet {
 	/** Outermost places only: a place inside another is left out (the outer one covers it). */
 	readonly places: readonly ProtectedPlace[];
-	/** The place holding `real` (a symlink-free path), or undefined. */
+	/** The innermost place holding `real` (a symlink-free path; its reason is the most specific), or undefined. */
 	find(real: string): ProtectedPlace | undefined;
 }
 
@@ -202,8 +202,9 @@ export function getProtectedSet(input: ProtectedSetInput): ProtectedSet {
 	places.sort((a, b) => a.real.length - b.real.length);
 	const outer: ProtectedPlace[] = [];
 	for (const place of places) if (!outer.some((o) => isWithin(o.real, place.real))) outer.push(place);
+	const innermostFirst = [...places].reverse();
 	return {
 		places: outer,
-		find: (real) => outer.find((place) => isWithin(place.real, real)),
+		find: (real) => innermostFirst.find((place) => isWithin(place.real, real)),
 	};
 }
