@@ -79,11 +79,16 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		pi = undefined;
 	}
 
-	async function start(world: TempEnv, selfskills: Record<string, unknown>, cwd?: string): Promise<PiSession> {
+	async function start(
+		world: TempEnv,
+		selfskills: Record<string, unknown>,
+		cwd?: string,
+		settings: Record<string, unknown> = {},
+	): Promise<PiSession> {
 		const session = await createPiSession({
 			env: cwd ? { ...world, projectDir: cwd } : world,
 			packageDir: REPO_ROOT,
-			settings: { selfskills },
+			settings: { ...settings, selfskills },
 		});
 		pi = session;
 		return session;
@@ -193,6 +198,26 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		await end();
 		expect(existsSync(join(cwd, ".pi")), "the held-open .pi/ is removed at session end").to.equal(false);
 		expect(existsSync(join(cwd, ".agents"))).to.equal(false);
+	});
+
+	it("runs pi's shellCommandPrefix and shellPath inside the sandbox, and as pi does with no control", async function () {
+		env = createTempEnv();
+		const marks = join(env.root, "marks");
+		mkdirSync(marks);
+		const shell = join(env.root, "shell.sh");
+		writeFileSync(shell, `#!/bin/sh\ntouch ${s(join(marks, "shell"))} 2>/dev/null\nexec /bin/sh "$@"\n`);
+		chmodSync(shell, 0o755);
+		const shellSettings = { shellCommandPrefix: `touch ${s(join(marks, "prefix"))} 2>/dev/null`, shellPath: shell };
+		const controlled = await start(env, { approval: "propose" }, undefined, shellSettings);
+		const run = await controlled.run("try", [bash("echo inside"), { text: "done" }]);
+		expect(run.toolResults[0].isError, run.toolResults[0].text).to.equal(false);
+		expect(run.toolResults[0].text).to.contain("inside");
+		expect(readdirSync(marks), "neither ran outside the sandbox").to.deep.equal([]);
+		await end();
+		const free = await start(env, {}, undefined, shellSettings);
+		const plain = await free.run("try", [bash("echo outside"), { text: "done" }]);
+		expect(plain.toolResults[0].text).to.contain("outside");
+		expect(readdirSync(marks).sort(), "pi's own behaviour with no control on").to.deep.equal(["prefix", "shell"]);
 	});
 
 	it("runs git and bwrap only from PATH folders outside the writable places, and proves bwrap", async function () {
