@@ -121,7 +121,7 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		}
 	});
 
-	it("cannot rename the project, agentDir's folder or .git; a moved protected folder stops side doors", async function () {
+	it("cannot rename the project, agentDir's folder or .git; a moved place stops side doors", async function () {
 		env = createTempEnv();
 		gitInit(env.projectDir);
 		const session = await start(env, { approval: "propose" });
@@ -169,7 +169,7 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		mkdirSync(cwd);
 		const session = await start(env, { pinned: ["nothing-*"] }, cwd);
 		const attempts = [
-			`python3 -c "import os; os.makedirs('.pi/extensions', exist_ok=True); open('.pi/extensions/x.ts', 'w').write('x')"`,
+			`python3 -c "import os; os.makedirs('.pi/extensions'); open('.pi/extensions/x.ts', 'w').write('x')"`,
 			`python3 -c "open('.pi/settings.json', 'w').write('{\\"shellPath\\": \\"/tmp/x\\"}')"`,
 			"mkdir -p .agents/skills/evil && echo x > .agents/skills/evil/SKILL.md",
 			`mkdir -p ../.agents/skills/evil && echo x > ../.agents/skills/evil/SKILL.md`,
@@ -200,7 +200,7 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		expect(existsSync(join(cwd, ".agents"))).to.equal(false);
 	});
 
-	it("runs pi's shellCommandPrefix and shellPath inside the sandbox, and as pi does with no control", async function () {
+	it("runs pi's shellCommandPrefix and shellPath inside the sandbox; as pi does with no control", async function () {
 		env = createTempEnv();
 		const marks = join(env.root, "marks");
 		mkdirSync(marks);
@@ -235,9 +235,8 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		const session = await start(env, { approval: "propose" });
 		await session.runCommand("/selfskills");
 		const status = commandOutputs(session).join("\n");
-		expect(status).to.contain(
-			`bwrap none, git ${execFileSync("sh", ["-c", `PATH=${s(savedPath ?? "")} command -v git`], { encoding: "utf8" }).trim()}`,
-		);
+		const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8", env: { PATH: savedPath } });
+		expect(status).to.contain(`bwrap none, git ${realGit.trim()}`);
 		expect(status).to.contain(`${join(local, "bwrap")} is no sandbox`);
 		expect(status).to.not.contain(join(planted, "git"));
 		// Without a proven sandbox bash falls back to the matcher: a write to the settings is still blocked.
@@ -335,11 +334,13 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 			const npm = "npm install --offline --no-audit --no-fund --no-update-notifier";
 			const run = await session.run("try", [
 				bash(
-					"echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm add && git log --oneline | wc -l",
+					"echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm add && " +
+						"git log --oneline | wc -l",
 				),
 				bash(`${npm} ${s(tarball)} && node -e "console.log(require('local-pkg'))" && ls "$npm_config_cache"`),
 				bash(
-					`python3 -c "import os\nos.makedirs('many', exist_ok=True)\nfor i in range(1000): open(f'many/f{i}', 'w').write(str(i))" && ls many | wc -l`,
+					`python3 -c "import os\nos.makedirs('many')\nfor i in range(1000): open(f'many/f{i}', 'w').write('x')"` +
+						" && ls many | wc -l",
 				),
 				bash('echo from-tmp > "$TMPDIR/scratch.txt" && echo "$TMPDIR"'),
 				{ text: "done" },
