@@ -10,6 +10,9 @@ import {
 	type ExtensionContext,
 } from "@mariozechner/pi-coding-agent";
 import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isWithin, resolveReal } from "../base/paths.ts";
 import type { FsOps } from "../base/fs-ops.ts";
 import { loadPolicy } from "../pipeline/call-context.ts";
 import type { SessionState } from "../pipeline/session-state.ts";
@@ -78,9 +81,33 @@ export function readOnlyNote(writable: WritablePlaces, agentDir: string): string
 	);
 }
 
+/** This package's folder: the `bash` pi runs must come from an extension file in it. */
+const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/**
+ * While a control is on and the sandbox works, a `bash` that another extension registered first (pi
+ * runs the first one) is not held to the boundary: it does not run.
+ */
+function foreignBashBlock(pi: ExtensionAPI, deps: BashToolDeps, ctx: ExtensionContext): string | undefined {
+	const source = pi.getAllTools().find((t) => t.name === "bash")?.sourceInfo?.path;
+	if (source !== undefined && isWithin(resolveReal(PACKAGE_DIR), resolveReal(source))) return undefined;
+	const { settings } = loadPolicy(ctx, deps.agentDir()).report;
+	if (!controlIsOn(settings) || !deps.boundary.probe().available) return undefined;
+	return (
+		`selfskills: foreign_bash: the bash tool here comes from ${source ?? "an unknown source"}, not from ` +
+		"pi-selfskills, so it cannot be held to the sandbox while the person's review is on; it does not run. " +
+		"Tell the person: they can remove that extension or turn the review off."
+	);
+}
+
 /** Registers the package's `bash` (one call from index.ts). */
 export function registerBashTool(pi: ExtensionAPI, deps: BashToolDeps): void {
 	const template = createBashToolDefinition(process.cwd());
+	pi.on("tool_call", (event, ctx) => {
+		if (event.toolName !== "bash") return undefined;
+		const reason = foreignBashBlock(pi, deps, ctx);
+		return reason === undefined ? undefined : { block: true, reason };
+	});
 	pi.registerTool({
 		...template,
 		async execute(id, params, signal, onUpdate, ctx) {

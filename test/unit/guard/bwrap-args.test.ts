@@ -55,7 +55,7 @@ describe("bwrap arguments", function () {
 		expect(pinningBinds(["/w/p", "/w/p/sub"], ["/w/p/sub/a/.agents"])).to.deep.equal(["/w/p/sub/a"]);
 	});
 
-	it("holds through real bwrap: protected places and the folders above them cannot be renamed or written", function () {
+	it("holds in real bwrap: protected places and the folders above them cannot be renamed or written", function () {
 		const probe = probeSandbox();
 		expect(probe, "bubblewrap must work here").to.include({ available: true });
 		if (!probe.available) return;
