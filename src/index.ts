@@ -23,7 +23,9 @@ import { finishInterrupted } from "./face/review.ts";
 import { renderCommandOutput } from "./face/render.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./pipeline/session-state.ts";
 import { createSideDoorGuard } from "./guard/side-doors.ts";
-import { bashStatusLine, probeSandbox, type SandboxProbe } from "./guard/sandbox.ts";
+import { bashStatusLine, type SandboxProbe } from "./guard/sandbox.ts";
+import { type Boundary, createBoundary } from "./guard/boundary.ts";
+import { registerBashTool } from "./guard/bash-tool.ts";
 import { controlIsOn } from "./policy/settings.ts";
 import { appearedNotice, findAppearedSkills, recordSeenSkills } from "./guard/skill-watch.ts";
 import { recordUse } from "./store/usage.ts";
@@ -83,16 +85,17 @@ interface Wiring {
 	readonly state: SessionState;
 	readonly effects: MutationEffects;
 	readonly sandbox: () => SandboxProbe;
+	readonly boundary: Boundary;
 }
 
 export default function selfskills(pi: ExtensionAPI): void {
 	if (!isEnabled({ cwd: process.cwd() }).enabled) return;
 	const state = createSessionState();
-	// Probed once; a working bwrap is kept for the process, so a sandbox broken later fails closed
-	// (the command errors) instead of falling back to the matcher. session_start probes again until one works.
-	let probe: SandboxProbe | undefined;
-	const sandbox = (): SandboxProbe => (probe ??= probeSandbox());
-	const wiring: Wiring = { pi, state, effects: createEffects(pi, state), sandbox };
+	// Proven at first need; a working bwrap is kept for the process, so a sandbox broken later fails
+	// closed (the command errors) instead of falling back to the matcher.
+	const boundary = createBoundary(realFs);
+	const sandbox = (): SandboxProbe => boundary.probe();
+	const wiring: Wiring = { pi, state, effects: createEffects(pi, state), sandbox, boundary };
 	registerTool(wiring);
 	registerCommand(wiring);
 	const firstPrompt = { pending: true };
@@ -100,11 +103,19 @@ export default function selfskills(pi: ExtensionAPI): void {
 		resetSessionState(state);
 		recover(state);
 		firstPrompt.pending = true;
-		if (probe?.available !== true) probe = probeSandbox();
-		warnAtStart(ctx, probe);
+		startBoundary(ctx, boundary);
+		warnAtStart(ctx, sandbox);
 	});
+	pi.on("session_shutdown", () => boundary.end());
 	registerPrompt(wiring, firstPrompt);
 	registerSideDoors(wiring);
+	registerBashTool(pi, { agentDir: getAgentDir, fs: realFs, state, boundary, tellPerson });
+}
+
+/** Before the first tool call: pi's own folder and the programs found, the protected folders pinned under a control. */
+function startBoundary(ctx: ExtensionContext, boundary: Boundary): void {
+	const { settings } = loadPolicy(ctx, getAgentDir()).report;
+	boundary.start({ cwd: ctx.cwd, agentDir: getAgentDir(), settings, control: controlIsOn(settings) });
 }
 
 /** skill_manage, with trust and settings read once for the call; a read counts as a use of the skill. */
@@ -159,11 +170,15 @@ function registerCommand({ pi, state, effects, sandbox }: Wiring): void {
 	});
 }
 
-/** Once per session: a bad settings value (it falls back to its default), and an unsandboxed bash under a control. */
-function warnAtStart(ctx: ExtensionContext, probe: SandboxProbe): void {
+/**
+ * Once per session: a bad settings value (it falls back to its default), and an unsandboxed bash
+ * under a control (the only case in which bwrap is started this early).
+ */
+function warnAtStart(ctx: ExtensionContext, sandbox: () => SandboxProbe): void {
 	const report = loadPolicy(ctx, getAgentDir()).report;
 	const warnings = [settingsWarning(report.problems)];
-	if (controlIsOn(report.settings) && !probe.available) warnings.push(`selfskills: ${bashStatusLine(probe, true)}`);
+	const probe = controlIsOn(report.settings) ? sandbox() : undefined;
+	if (probe && !probe.available) warnings.push(`selfskills: ${bashStatusLine(probe, true)}`);
 	for (const warning of warnings) if (warning) tellPerson(ctx, warning);
 }
 
@@ -219,8 +234,9 @@ function watchSkillFiles(ctx: ExtensionContext, state: SessionState, first: bool
 }
 
 /** pi's own edit, write and bash on skill files: blocked, or backed up and checked (side-doors.ts). */
-function registerSideDoors({ pi, state, effects, sandbox }: Wiring): void {
-	const sideDoors = createSideDoorGuard({ agentDir: getAgentDir, fs: realFs, state, effects, sandbox });
+function registerSideDoors({ pi, state, effects, boundary }: Wiring): void {
+	const deps = { agentDir: getAgentDir, fs: realFs, state, effects, boundary, tellPerson };
+	const sideDoors = createSideDoorGuard(deps);
 	pi.on("tool_call", (event, ctx) => sideDoors.onToolCall(event, ctx));
 	pi.on("tool_result", (event) => {
 		if (event.toolName !== TOOL_NAME) {

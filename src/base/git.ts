@@ -5,6 +5,7 @@
 import { spawn, spawnSync, type SpawnOptions } from "node:child_process";
 import { basename, dirname, join, relative, sep } from "node:path";
 import type { FsOps } from "./fs-ops.ts";
+import { programPath } from "./programs.ts";
 
 /** Past this a git run is killed: a hook or a lock must not hang the tool. */
 export const GIT_TIMEOUT_MS = 20_000;
@@ -84,6 +85,8 @@ function killGroup(pid: number | undefined): void {
 /** Runs `git <args>`; resolves with what it said, never rejects. */
 export function runGit(args: readonly string[], run: GitRun): Promise<GitOutcome> {
 	return new Promise((resolve) => {
+		const git = programPath("git");
+		if (git === undefined) return resolve(missingGit());
 		const out: Buffer[] = [];
 		const err: Buffer[] = [];
 		let size = 0;
@@ -95,7 +98,7 @@ export function runGit(args: readonly string[], run: GitRun): Promise<GitOutcome
 			clearTimeout(timer);
 			resolve(outcome);
 		};
-		const child = spawn("git", [...args], spawnOptions(run));
+		const child = spawn(git, [...args], spawnOptions(run));
 		const timer = setTimeout(() => {
 			timedOut = true;
 			killGroup(child.pid);
@@ -125,12 +128,20 @@ export function runGit(args: readonly string[], run: GitRun): Promise<GitOutcome
 	});
 }
 
+/** No git in a PATH folder the agent cannot write (programs.ts): reported as a missing git. */
+function missingGit(): GitOutcome {
+	const stderr = "git was not found in a PATH folder outside the places the agent may write";
+	return { ok: false, kind: "missing", code: null, stdout: "", stderr };
+}
+
 /**
  * The same, synchronously, for the short reads a sync planner needs (history, restore from a
  * commit); bounded by GIT_READ_TIMEOUT_MS unless told otherwise.
  */
 export function runGitSync(args: readonly string[], run: GitRun): GitOutcome {
-	const result = spawnSync("git", [...args], {
+	const git = programPath("git");
+	if (git === undefined) return missingGit();
+	const result = spawnSync(git, [...args], {
 		...spawnOptions(run),
 		input: run.input,
 		stdio: [run.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],

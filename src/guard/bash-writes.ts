@@ -926,11 +926,12 @@ export function findBashWrites(command: string, cwd: string): string[] {
 	return [...found.writes];
 }
 
-const CONTROL_VERBS = /\/selfskills(?:["'\\\s]|\\n)+(approve|reject|pin|unpin|trust|untrust)\b/;
+const CONTROL_VERBS = /\/selfskills(?:["'\\\s]|\\n)+(approve|reject|pin|unpin|trust|untrust|restore|export|eval)\b/;
 
 /**
  * The `/selfskills <verb>` a command would have pi carry out, when it runs pi (directly, through
- * npx or a prefix, or inside a nested shell) to approve, reject, pin, unpin, trust or untrust; else
+ * npx or a prefix, or inside a nested shell) to change something (approve, reject, pin, unpin, trust,
+ * untrust, restore, export) or to spend the person's money (eval); else
  * undefined. Best effort, like findBashWrites.
  */
 export function findSelfApproval(command: string): string | undefined {
@@ -944,7 +945,8 @@ export function findSelfApproval(command: string): string | undefined {
 export function selfApprovalReason(found: string): string {
 	return (
 		`selfskills: this bash command runs pi to "${found}", which is the person's decision, not the agent's. ` +
-		"Do not approve, reject, pin, unpin or trust through pi in bash or any other way; tell the person what " +
+		"Do not approve, reject, pin, unpin, trust, restore, export or eval through pi in bash or any other way; " +
+		"tell the person what " +
 		"awaits their review (/selfskills pending) and go on with the task."
 	);
 }

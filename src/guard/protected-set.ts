@@ -1,6 +1,7 @@
 // The protected set of one call: the places that decide what the agent may change, out of reach of
 // pi's edit, write and bash while a control is on — <agentDir> whole, the project's .pi/ and every
-// .agents/ pi reads, every skill root, local package folders, this package's own folder and pi's.
+// .agents/ pi reads, every skill root, local package folders, this package's own folder and pi's,
+// the real target of every symlink among what pi loads, and the project repository's git hooks and config.
 
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,7 +29,7 @@ export interface ProtectedPlace {
 export interface ProtectedSet {
 	/** Outermost places only: a place inside another is left out (the outer one covers it). */
 	readonly places: readonly ProtectedPlace[];
-	/** The place holding `real` (a symlink-free path), or undefined. */
+	/** The innermost place holding `real` (a symlink-free path; its reason is the most specific), or undefined. */
 	find(real: string): ProtectedPlace | undefined;
 }
 
@@ -38,6 +39,8 @@ export interface ProtectedSetInput {
 	readonly settings: Pick<SelfSkillsSettings, "skillsDir">;
 	/** Skill files pi loaded this session (`--skill`, packages, other extensions): their folders count too. */
 	readonly runtimeSkillFiles?: readonly string[];
+	/** The running pi's own package folder, where it is known (boundary.ts finds it). */
+	readonly piDir?: string;
 	readonly fs?: FsOps;
 }
 
@@ -79,15 +82,69 @@ function settingsFolders(json: JsonObject, base: string): Array<{ path: string; 
 	return out;
 }
 
-/** Every `.agents` folder pi reads: cwd and each ancestor up to the git root, or up to `/` outside git. */
-function agentsFolders(cwd: string, fs: FsOps): string[] {
+/** Every `.agents` and `.pi` folder pi reads: cwd and each ancestor up to the git root, or up to `/` outside git. */
+function projectFolders(cwd: string, fs: FsOps): Array<{ path: string; why: string }> {
 	const top = findProjectRoot(cwd, fs);
 	const inGit = pathExists(fs, join(top, ".git"));
-	const out: string[] = [];
+	const out: Array<{ path: string; why: string }> = [];
 	for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-		out.push(join(dir, ".agents"));
+		out.push({ path: join(dir, ".agents"), why: "a project .agents folder pi reads" });
+		out.push({ path: join(dir, ".pi"), why: "a project .pi folder (settings, skills, extensions)" });
 		if ((inGit && dir === top) || dirname(dir) === dir) return out;
 	}
+}
+
+/**
+ * What the person's own git runs later and no diff shows: hooks and config of the project
+ * repository's common git folder (a worktree's or a submodule's `.git` file points to it).
+ */
+function gitExecutionPoints(cwd: string, fs: FsOps): Array<{ path: string; why: string }> {
+	const top = findProjectRoot(cwd, fs);
+	const dotGit = join(top, ".git");
+	let gitDir = dotGit;
+	try {
+		if (!fs.lstat(dotGit).isDirectory()) {
+			const pointer = /^gitdir:\s*(.+)$/m.exec(fs.readFile(dotGit).toString("utf8"))?.[1]?.trim();
+			if (pointer === undefined) return [];
+			gitDir = resolve(top, pointer);
+		}
+	} catch {
+		return [];
+	}
+	let common = gitDir;
+	try {
+		common = resolve(gitDir, fs.readFile(join(gitDir, "commondir")).toString("utf8").trim());
+	} catch {
+		// No commondir: the git folder is its own common folder.
+	}
+	const why = "the project repository's git hooks and config (run by the person's git later)";
+	return [
+		{ path: join(common, "hooks"), why },
+		{ path: join(common, "config"), why },
+	];
+}
+
+/** Folders whose entries pi loads: each entry that is a symlink is protected where it points. */
+function linkedTargets(dirs: readonly string[], fs: FsOps): Array<{ path: string; why: string }> {
+	const out: Array<{ path: string; why: string }> = [];
+	for (const dir of dirs) {
+		let names: string[];
+		try {
+			names = fs.readdir(dir);
+		} catch {
+			continue;
+		}
+		for (const name of names) {
+			const path = join(dir, name);
+			try {
+				if (fs.lstat(path).isSymbolicLink())
+					out.push({ path: fs.realpath(path), why: `the target of ${path}, which pi loads` });
+			} catch {
+				// A dangling link loads nothing.
+			}
+		}
+	}
+	return out;
 }
 
 /** The folder holding a `package.json`, from `start` up; undefined when none does. */
@@ -116,8 +173,8 @@ export function getProtectedSet(input: ProtectedSetInput): ProtectedSet {
 	const { cwd, agentDir } = input;
 	const wanted: Array<{ path: string; why: string }> = [
 		{ path: agentDir, why: "pi's agent folder (settings, selfskills store, extensions, packages, trust)" },
-		{ path: join(cwd, ".pi"), why: "the project's .pi folder (settings, skills, extensions)" },
-		...agentsFolders(cwd, fs).map((path) => ({ path, why: "a project .agents folder pi reads" })),
+		...projectFolders(cwd, fs),
+		...gitExecutionPoints(cwd, fs),
 		{ path: getUserAgentsSkillsDir(), why: "the user's ~/.agents/skills" },
 		{ path: resolve(expandHome(input.settings.skillsDir)), why: "selfskills.skillsDir" },
 		...settingsFolders(readSettingsFile(getGlobalSettingsPath(agentDir), fs).json, agentDir),
@@ -130,6 +187,10 @@ export function getProtectedSet(input: ProtectedSetInput): ProtectedSet {
 	];
 	const own = ownPackageDir(fs);
 	if (own) wanted.push({ path: own, why: "the pi-selfskills package" });
+	if (input.piDir) wanted.push({ path: input.piDir, why: "pi's own install folder (its code runs at every start)" });
+	const loaded = [agentDir, join(agentDir, "extensions"), join(agentDir, "skills"), join(cwd, ".pi")];
+	loaded.push(join(cwd, ".pi", "extensions"), join(cwd, ".pi", "skills"));
+	wanted.push(...linkedTargets(loaded, fs));
 	const homeReal = resolveReal(getHomeDir(), fs);
 	const places: ProtectedPlace[] = [];
 	for (const { path, why } of wanted) {
@@ -141,8 +202,9 @@ export function getProtectedSet(input: ProtectedSetInput): ProtectedSet {
 	places.sort((a, b) => a.real.length - b.real.length);
 	const outer: ProtectedPlace[] = [];
 	for (const place of places) if (!outer.some((o) => isWithin(o.real, place.real))) outer.push(place);
+	const innermostFirst = [...places].reverse();
 	return {
 		places: outer,
-		find: (real) => outer.find((place) => isWithin(place.real, real)),
+		find: (real) => innermostFirst.find((place) => isWithin(place.real, real)),
 	};
 }

@@ -4,8 +4,9 @@
 // them, symlinks followed) and, per `selfskills.guardBuiltins`, blocks the call, or backs the files
 // up first and checks the skill once the result is back (audit line with `via`, changed event, a
 // warning appended when the skill no longer loads). While a control is on (controlIsOn), nothing
-// of the protected set (protected-set.ts) may change through them: edit and write are blocked by path,
-// bash runs in the sandbox (sandbox.ts), or, without one, is matched best effort (bash-writes.ts).
+// of the protected set (protected-set.ts) may change through them, and edit and write change only the
+// writable places (writable.ts); bash runs in the sandbox (bash-tool.ts), or, without one, is matched
+// best effort (bash-writes.ts). A protected folder moved since the session started stops all three.
 
 import { basename, dirname, join, relative } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
@@ -23,13 +24,12 @@ import {
 	controlIsOn,
 	findPin,
 	getGlobalSettingsPath,
-	getProjectSettingsPath,
-	readSettingsFile,
 	requiredApproval,
 	type SelfSkillsSettings,
 } from "../policy/settings.ts";
-import { getProtectedSet, type ProtectedPlace, type ProtectedSet } from "./protected-set.ts";
-import { planMounts, sandboxCommand, type SandboxProbe } from "./sandbox.ts";
+import type { ProtectedPlace, ProtectedSet } from "./protected-set.ts";
+import { type Boundary, type CallPlaces, createBoundary } from "./boundary.ts";
+import { describeWritable } from "./writable.ts";
 import { normalizeUserPath } from "../policy/target.ts";
 import { recordUse } from "../store/usage.ts";
 import { checkSkillContent, newDiagnostics } from "../checks/validation.ts";
@@ -120,7 +120,7 @@ export function findSkillHits(via: SideDoor, targets: readonly string[], index: 
 }
 
 /** Why a side door to this skill is closed whatever guardBuiltins says, or undefined. */
-function forcedBlock(deps: SideDoorDeps, settings: SelfSkillsSettings, skill: SkillPlace): string | undefined {
+function forcedBlock(deps: GuardDeps, settings: SelfSkillsSettings, skill: SkillPlace): string | undefined {
 	if (findPin(settings.pinned, skill.name) !== undefined)
 		return `skill "${skill.name}" is pinned (selfskills.pinned): it may be read, never changed`;
 	const needed = requiredApproval(settings.approval, () => originOfSkill(deps.fs, deps.agentDir(), skill.dir));
@@ -181,9 +181,14 @@ export interface SideDoorDeps {
 	readonly fs: FsOps;
 	readonly state: SessionState;
 	readonly effects: MutationEffects;
-	/** Whether bash can run in the sandbox (probed once; absent when not given). */
-	readonly sandbox?: () => SandboxProbe;
+	/** The session's boundary: the sandbox, its temp folder, the writable places and the pins. */
+	readonly boundary?: Boundary;
+	/** Tells the person (a moved protected folder). */
+	readonly tellPerson?: (ctx: ExtensionContext, text: string) => void;
 }
+
+/** The guard's deps once the boundary is settled. */
+type GuardDeps = SideDoorDeps & { readonly boundary: Boundary };
 
 export interface SideDoorGuard {
 	onToolCall(
@@ -204,14 +209,15 @@ interface SideDoorCall {
 	readonly settings: SelfSkillsSettings;
 }
 
-/** What the guard makes of a call: why it is blocked, or the skills to check after it and the command to run. */
+/** What the guard makes of a call: why it is blocked (and what the person is told), or the skills to check after it. */
 interface Verdict {
 	readonly block?: string;
 	readonly watch?: Pending;
-	readonly command?: string;
+	readonly tell?: string;
 }
 
-export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
+export function createSideDoorGuard(given: SideDoorDeps): SideDoorGuard {
+	const deps: GuardDeps = { ...given, boundary: given.boundary ?? createBoundary(given.fs) };
 	const pending = new Map<string, Pending>();
 	const index = createIndexCache(deps.state);
 	return {
@@ -227,9 +233,8 @@ export function createSideDoorGuard(deps: SideDoorDeps): SideDoorGuard {
 			const targets = writeTargets(event.toolName, event.input, ctx.cwd);
 			const call = { via: event.toolName, input: event.input, targets, cwd: ctx.cwd, settings };
 			const verdict = judgeCall(deps, call, index);
+			if (verdict.tell) deps.tellPerson?.(ctx, verdict.tell);
 			if (verdict.watch) pending.set(event.toolCallId, verdict.watch);
-			// Last, so every check read the command the model wrote.
-			if (verdict.command !== undefined) event.input.command = verdict.command;
 			return verdict.block === undefined ? undefined : { block: true, reason: verdict.block };
 		},
 
@@ -259,7 +264,7 @@ function createIndexCache(state: SessionState): () => SkillIndex {
 }
 
 /** pi's read of a skill file is how pi loads a skill: one use. */
-function noteUse(deps: SideDoorDeps, index: () => SkillIndex, input: Record<string, unknown>, cwd: string): void {
+function noteUse(deps: GuardDeps, index: () => SkillIndex, input: Record<string, unknown>, cwd: string): void {
 	if (typeof input.path !== "string") return;
 	const real = resolveReal(resolveToolPath(input.path, cwd));
 	const skill = index().find(real);
@@ -270,7 +275,7 @@ function noteUse(deps: SideDoorDeps, index: () => SkillIndex, input: Record<stri
  * The checks in their order: pi run to approve from an unsandboxed bash, a skill closed to side doors,
  * risky content, the protected set while a control is on; then the skill files are backed up.
  */
-function judgeCall(deps: SideDoorDeps, call: SideDoorCall, index: () => SkillIndex): Verdict {
+function judgeCall(deps: GuardDeps, call: SideDoorCall, index: () => SkillIndex): Verdict {
 	const approving = selfApprovalBlock(deps, call);
 	if (approving) return { block: approving };
 	const hits = findSkillHits(call.via, call.targets, index());
@@ -279,19 +284,18 @@ function judgeCall(deps: SideDoorDeps, call: SideDoorCall, index: () => SkillInd
 	if (skillBlock) return { block: skillBlock };
 	const control = controlIsOn(call.settings) ? guardProtected(deps, call) : {};
 	if (control.block) return control;
-	const watched = watchSkills(deps, call, hits);
-	return watched.block ? watched : { watch: watched.watch, command: control.command };
+	return watchSkills(deps, call, hits);
 }
 
 /** pi run from an unsandboxed bash to approve: the person decides, while a control is on. */
-function selfApprovalBlock(deps: SideDoorDeps, call: SideDoorCall): string | undefined {
-	if (call.via !== "bash" || deps.sandbox?.()?.available) return undefined;
+function selfApprovalBlock(deps: GuardDeps, call: SideDoorCall): string | undefined {
+	if (call.via !== "bash" || !controlIsOn(call.settings)) return undefined;
 	const approving = findSelfApproval(String(call.input.command ?? ""));
-	return approving && controlIsOn(call.settings) ? selfApprovalReason(approving) : undefined;
+	return approving && !deps.boundary.probe().available ? selfApprovalReason(approving) : undefined;
 }
 
 /** A block when a skill the call would change is pinned, needs approval, or guardBuiltins is "block". */
-function blockSkills(deps: SideDoorDeps, call: SideDoorCall, hits: readonly SkillHit[]): string | undefined {
+function blockSkills(deps: GuardDeps, call: SideDoorCall, hits: readonly SkillHit[]): string | undefined {
 	for (const { skill } of hits) {
 		const forced = forcedBlock(deps, call.settings, skill);
 		if (forced || call.settings.guardBuiltins === "block") return blockReason(call.via, skill, forced);
@@ -300,47 +304,45 @@ function blockSkills(deps: SideDoorDeps, call: SideDoorCall, hits: readonly Skil
 }
 
 /**
- * While a control is on: a block when the call would change the protected set, or the sandboxed
- * bash command to run instead. edit and write are judged by path.
+ * While a control is on: a block when a protected folder moved since the session started, or when
+ * the call would change the protected set or (edit, write) a place outside the writable ones. bash
+ * is held by the sandbox where there is one (bash-tool.ts), else by the matcher.
  */
-function guardProtected(deps: SideDoorDeps, call: SideDoorCall): Verdict {
-	const set = getProtectedSet({
+function guardProtected(deps: GuardDeps, call: SideDoorCall): Verdict {
+	const places = deps.boundary.places({
 		cwd: call.cwd,
 		agentDir: deps.agentDir(),
 		settings: call.settings,
 		runtimeSkillFiles: deps.state.runtimeSkillFiles,
-		fs: deps.fs,
 	});
-	if (call.via === "bash") return guardProtectedBash(deps, call, set);
+	const moved = deps.boundary.movedPlace(places.set);
+	if (moved) return movedBlock(call, moved);
+	if (call.via === "bash") return guardProtectedBash(deps, call, places.set);
 	if (typeof call.input.path !== "string") return {};
 	const target = resolveToolPath(call.input.path, call.cwd);
-	const place = set.find(resolveReal(target));
-	return place ? protectedBlock(call, target, place) : {};
+	const real = resolveReal(target);
+	const place = places.set.find(real);
+	if (place) return protectedBlock(call, target, place);
+	return places.writable.find(real) ? {} : outsideBlock(deps, call, target, places);
 }
 
-/** bash: by the sandbox where there is one (the matcher guards what it cannot mount), else by the matcher alone. */
-function guardProtectedBash(deps: SideDoorDeps, call: SideDoorCall, set: ProtectedSet): Verdict {
-	const { command } = call.input;
-	if (typeof command !== "string") return {};
-	const probe = deps.sandbox?.();
-	const mounts = probe?.available ? planMounts(set, call.cwd) : undefined;
-	const matched = mounts ? mounts.uncovered : set.places;
+/** bash without a sandbox: the matcher, best effort. */
+function guardProtectedBash(deps: GuardDeps, call: SideDoorCall, set: ProtectedSet): Verdict {
+	if (typeof call.input.command !== "string" || deps.boundary.probe().available) return {};
 	// A write into a place, or over a folder holding one (`rm -rf ~/.pi`); the working folder itself
 	// is where an unresolved glob or archive lands, and the places inside it are hidden names.
 	const cwdReal = resolveReal(call.cwd);
 	for (const target of call.targets) {
 		const real = resolveReal(target);
 		const holds = (p: ProtectedPlace) => real !== cwdReal && isWithin(real, p.real);
-		const place = matched.find((p) => isWithin(p.real, real) || holds(p));
+		const place = set.places.find((p) => isWithin(p.real, real) || holds(p));
 		if (place) return protectedBlock(call, target, place);
 	}
-	if (!probe?.available || !mounts) return {};
-	const prefix = shellPrefix(call.cwd, deps.agentDir(), deps.fs);
-	return { command: sandboxCommand(command, { bwrap: probe.bwrap, readOnly: mounts.readOnly, prefix }) };
+	return {};
 }
 
 /** guardBuiltins "backup": the files a call may change, backed up before it runs (blocked if they cannot be). */
-function watchSkills(deps: SideDoorDeps, call: SideDoorCall, hits: readonly SkillHit[]): Verdict {
+function watchSkills(deps: GuardDeps, call: SideDoorCall, hits: readonly SkillHit[]): Verdict {
 	if (hits.length === 0 || call.settings.guardBuiltins === "off") return {};
 	try {
 		return { watch: { via: call.via, cwd: call.cwd, skills: hits.map((hit) => backUp(deps, call, hit)) } };
@@ -355,7 +357,7 @@ function watchSkills(deps: SideDoorDeps, call: SideDoorCall, hits: readonly Skil
 }
 
 /** The files of one skill a call may change, backed up, with their bytes kept to compare once it ran. */
-function backUp(deps: SideDoorDeps, call: SideDoorCall, hit: SkillHit): WatchedSkill {
+function backUp(deps: GuardDeps, call: SideDoorCall, hit: SkillHit): WatchedSkill {
 	const { skill } = hit;
 	const whole = call.via === "bash";
 	const store = createBackupStore(deps.fs, deps.agentDir());
@@ -378,7 +380,7 @@ function backUp(deps: SideDoorDeps, call: SideDoorCall, hit: SkillHit): WatchedS
 }
 
 /** Once a watched call ran: an audit line and a changed event per file it changed, a warning per skill it broke. */
-function settleWatch(deps: SideDoorDeps, seen: Pending): string | undefined {
+function settleWatch(deps: GuardDeps, seen: Pending): string | undefined {
 	const time = new Date().toISOString();
 	const changes = seen.skills.flatMap((watched) => landedChanges(deps.fs, watched));
 	const warnings = seen.skills.flatMap((watched) => checkSkillAfter(deps.fs, watched, seen.via) ?? []);
@@ -454,13 +456,27 @@ function protectedBlock(call: SideDoorCall, path: string, place: ProtectedPlace)
 	return { block };
 }
 
-/** pi's shellCommandPrefix (the project's settings first, as pi merges them), or undefined. */
-function shellPrefix(cwd: string, agentDir: string, fs: FsOps): string | undefined {
-	for (const path of [getProjectSettingsPath(cwd), getGlobalSettingsPath(agentDir)]) {
-		const prefix = readSettingsFile(path, fs).json.shellCommandPrefix;
-		if (typeof prefix === "string" && prefix !== "") return prefix;
-	}
-	return undefined;
+/** edit or write outside every writable place: the place, the writable ones and the setting named. */
+function outsideBlock(deps: GuardDeps, call: SideDoorCall, path: string, places: CallPlaces): Verdict {
+	const block =
+		`selfskills: outside_writable: this ${call.via} call would change ${path}, outside the places pi's own ` +
+		`edit, write and bash may change while the person's review is on (${describeControl(call.settings)}): ` +
+		`${describeWritable(places.writable)}. Work inside the project, or put scratch files in the session's temp ` +
+		`folder ${deps.boundary.tmpdir()} ($TMPDIR in bash). Only the person can add a folder, to ` +
+		`selfskills.sandbox.writable in ${getGlobalSettingsPath(deps.agentDir())}.`;
+	return { block };
+}
+
+/** A protected folder is not the one pinned at session start: nothing of pi's edit, write or bash runs. */
+function movedBlock(call: SideDoorCall, moved: string): Verdict {
+	const block =
+		`selfskills: protected_moved: ${moved}. While the person's review is on ` +
+		`(${describeControl(call.settings)}) pi's edit, write and bash stop until the person has looked; ` +
+		"tell them what you were doing and wait for them.";
+	const tell =
+		`selfskills: ${moved}. pi's edit, write and bash are stopped while a control is on; ` +
+		"check that folder, then start pi again.";
+	return { block, tell };
 }
 
 /** A skill's name from its file path, where pi's own name is not known: its folder's name. */

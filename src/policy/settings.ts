@@ -9,6 +9,7 @@ import { type FsOps, realFs } from "../base/fs-ops.ts";
 import {
 	expandHome,
 	findProjectRoot,
+	getHomeDir,
 	getPiPlaces,
 	getRootProblem,
 	isWithin,
@@ -40,6 +41,15 @@ export interface SelfSkillsSettings {
 	readonly similarity: number | false;
 	/** "commit": a landed change inside a git work tree becomes one commit there. */
 	readonly git: GitMode;
+	/** Only ever read from the global settings file: what else pi's tools may write while a control is on. */
+	readonly sandbox: SandboxSettings;
+}
+
+/** `selfskills.sandbox`: what pi's tools may also write while a control is on; whether bash keeps the network. */
+export interface SandboxSettings {
+	/** Real paths, `~` expanded; `/`, the home folder and its ancestors are refused (reported). */
+	readonly writable: readonly string[];
+	readonly network: boolean;
 }
 
 export type ApprovalMode = "auto" | "ask" | "propose";
@@ -173,6 +183,7 @@ function defaults(agentDir: string): SelfSkillsSettings {
 		contentReview: "escalate",
 		similarity: DEFAULT_SIMILARITY,
 		git: "off",
+		sandbox: { writable: [], network: true },
 	};
 }
 
@@ -201,6 +212,11 @@ const isGuard: Checker = (v) => typeof v === "string" && (GUARD_ORDER as readonl
 const isReview: Checker = (v) => typeof v === "string" && (REVIEW_ORDER as readonly string[]).includes(v);
 const isSimilarity: Checker = (v) => v === false || (typeof v === "number" && v > 0 && v <= 1);
 const isGit: Checker = (v) => typeof v === "string" && (GIT_MODES as readonly string[]).includes(v);
+const isSandbox: Checker = (v) =>
+	isJsonObject(v) &&
+	Object.keys(v).every((k) => k === "writable" || k === "network") &&
+	(v.writable === undefined || isPathList(v.writable)) &&
+	(v.network === undefined || isBool(v.network));
 
 const CHECKS: Record<keyof SelfSkillsSettings, { check: Checker; expected: string }> = {
 	enabled: { check: isBool, expected: "true or false" },
@@ -219,6 +235,7 @@ const CHECKS: Record<keyof SelfSkillsSettings, { check: Checker; expected: strin
 	contentReview: { check: isReview, expected: '"escalate", "refuse" or "off"' },
 	similarity: { check: isSimilarity, expected: "a number above 0 and at most 1, or false" },
 	git: { check: isGit, expected: '"commit" or "off"' },
+	sandbox: { check: isSandbox, expected: '{ "writable": [folder paths], "network": true or false }' },
 };
 
 function parseBlock(block: unknown, origin: string, base: SelfSkillsSettings, problems: string[]): SelfSkillsSettings {
@@ -230,12 +247,36 @@ function parseBlock(block: unknown, origin: string, base: SelfSkillsSettings, pr
 	for (const [key, value] of Object.entries(block)) {
 		const rule = CHECKS[key as keyof SelfSkillsSettings];
 		if (!rule) problems.push(`${origin}: unknown key selfskills.${key} ignored`);
+		else if (key === "sandbox" && rule.check(value))
+			out.sandbox = sandboxSettings(value as JsonObject, origin, problems);
 		else if (rule.check(value)) out[key] = value;
 		else if (key === "approval") out.approval = closedApproval(value, `${origin}: selfskills.approval`, problems);
 		else if (key === "pinned") out.pinned = validPins(value, `${origin}: selfskills.pinned`, problems);
 		else problems.push(`${origin}: selfskills.${key} must be ${rule.expected}; default used`);
 	}
 	return out as unknown as SelfSkillsSettings;
+}
+
+/**
+ * `selfskills.sandbox` with each writable folder `~`-expanded and resolved; the filesystem root, the
+ * home folder and its ancestors would leave nothing read-only: each is reported and left out.
+ */
+function sandboxSettings(block: JsonObject, origin: string, problems: string[]): SandboxSettings {
+	const home = resolveReal(getHomeDir());
+	const writable: string[] = [];
+	for (const entry of (block.writable ?? []) as string[]) {
+		const real = resolveReal(resolve(expandHome(entry)));
+		if (!isWithin(real, home)) {
+			writable.push(real);
+			continue;
+		}
+		const what = real === home ? "the home folder" : real === "/" ? "the filesystem root" : "above the home folder";
+		problems.push(
+			`${origin}: selfskills.sandbox.writable entry ${JSON.stringify(entry)} is ${what}, which is never ` +
+				"writable while a control is on; left out",
+		);
+	}
+	return { writable, network: block.network !== false };
 }
 
 /**
@@ -400,10 +441,9 @@ export function readSettings(options: Omit<LoadSettingsOptions, "trusted">): (tr
 			if ("selfskills" in project.json) {
 				chosen = parseBlock(project.json.selfskills, projectPath, base, problems);
 				source = projectPath;
-				if (isJsonObject(project.json.selfskills) && "trustedProjects" in project.json.selfskills) {
-					problems.push(
-						`${projectPath}: selfskills.trustedProjects is read from the global settings only; ignored`,
-					);
+				for (const key of ["trustedProjects", "sandbox"]) {
+					if (isJsonObject(project.json.selfskills) && key in project.json.selfskills)
+						problems.push(`${projectPath}: selfskills.${key} is read from the global settings only; ignored`);
 				}
 			}
 		}
@@ -424,6 +464,7 @@ export function readSettings(options: Omit<LoadSettingsOptions, "trusted">): (tr
 							problems,
 						),
 			trustedProjects: globalSettings.trustedProjects.map((p) => resolve(expandHome(p))),
+			sandbox: globalSettings.sandbox,
 			...(fromProject ? humanControlOfProject(globalSettings, chosen, source ?? "", problems) : {}),
 		};
 		return { settings, source, problems };

@@ -114,11 +114,13 @@ describe(`the protected set through pi's edit, write and fallback bash (pi ${get
 		expect(allowed.isError, allowed.text).to.equal(false);
 		expect(allowed.text).to.contain("ran");
 		expect(pi!.notifications.map((n) => n.message).join("\n")).to.contain(
-			"bash: NOT sandboxed: bwrap was not found on PATH",
+			"bash: NOT sandboxed: bwrap was not found in a PATH folder outside the places the agent may write",
 		);
 		await pi!.runCommand("/selfskills");
 		const status = commandOutputs(pi!).join("\n");
-		expect(status).to.contain("bash: NOT sandboxed: bwrap was not found on PATH");
+		expect(status).to.contain(
+			"bash: NOT sandboxed: bwrap was not found in a PATH folder outside the places the agent may write",
+		);
 		expect(status).to.contain("only a text matcher guards bash (best effort)");
 		expect(status).to.contain("apt-get install bubblewrap");
 	});
@@ -142,6 +144,11 @@ describe(`the protected set through pi's edit, write and fallback bash (pi ${get
 			`bash: NOT sandboxed: ${join(fake, "bwrap")} cannot create its sandbox here ` +
 				"(bwrap: No permissions to create new namespace)",
 		);
+		// What to change is the kernel's setting, not an install.
+		const status = commandOutputs(pi!).join("\n");
+		expect(status).to.contain("sysctl -w kernel.unprivileged_userns_clone=1");
+		expect(status).to.contain("kernel.apparmor_restrict_unprivileged_userns=0");
+		expect(status).to.not.contain("apt-get install bubblewrap");
 	});
 
 	it("names at the next session a skill that appeared outside the tool while a control was on", async function () {

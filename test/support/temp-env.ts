@@ -21,9 +21,10 @@ export interface TempEnv {
 
 const ENV_KEYS = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "XDG_RUNTIME_DIR"] as const;
 
-export function createTempEnv(options: { prefix?: string } = {}): TempEnv {
+/** `base`: where the env is made (default: the temp folder; a world outside it shows what a read-only home breaks). */
+export function createTempEnv(options: { prefix?: string; base?: string } = {}): TempEnv {
 	// realpath: macOS-style /tmp symlinks would otherwise make pi's canonical paths differ from ours
-	const root = realpathSync(mkdtempSync(join(tmpdir(), options.prefix ?? "selfskills-test-")));
+	const root = realpathSync(mkdtempSync(join(options.base ?? tmpdir(), options.prefix ?? "selfskills-test-")));
 	const [agentDir, home, projectDir] = ["agent", "home", "project"].map((name) => join(root, name));
 	for (const dir of [agentDir, home, projectDir]) mkdirSync(dir, { recursive: true });
 	const runtimeDir = join(root, "run");
@@ -48,7 +49,7 @@ function restoreEnv(key: string, value: string | undefined): void {
 }
 
 /** Mocha helper: a new TempEnv before each test, cleaned after it. Call inside `describe`. */
-export function useTempEnv(options: { prefix?: string } = {}): () => TempEnv {
+export function useTempEnv(options: { prefix?: string; base?: string } = {}): () => TempEnv {
 	let current: TempEnv | undefined;
 	beforeEach(() => {
 		current = createTempEnv(options);

@@ -199,14 +199,21 @@ describe("findBashWrites", function () {
 			"sh -c 'pi -p \"/selfskills untrust\"'",
 			'echo "/selfskills approve 3f2a --yes" | pi -p',
 			"pi -p <<'EOF'\n/selfskills approve 3f2a --yes\nEOF",
+			'pi -p "/selfskills restore deploy-checks SKILL.md 20260101-000000.000-abc --yes"',
+			'pi -p "/selfskills export 3f2a --branch"',
+			'pi -p "/selfskills eval 3f2a --task fix --expect ok --yes"',
 		];
 		for (const command of approving) {
 			it(`finds pi run to decide in ${JSON.stringify(command)}`, function () {
-				expect(findSelfApproval(command)).to.match(/^\/selfskills (approve|reject|pin|unpin|trust|untrust)$/);
+				expect(findSelfApproval(command)).to.match(
+					/^\/selfskills (approve|reject|pin|unpin|trust|untrust|restore|export|eval)$/,
+				);
 			});
 		}
 		const other = [
 			'pi -p "/selfskills pending"',
+			'pi -p "/selfskills show 3f2a"',
+			'pi -p "/selfskills doctor"',
 			'pi -p "summarize the README"',
 			"echo '/selfskills approve 3f2a' >> notes.md",
 			"grep -rn '/selfskills approve' src/",

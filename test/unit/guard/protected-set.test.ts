@@ -1,12 +1,10 @@
 // The protected set of one call: agentDir whole, the project's .pi and every .agents pi reads, skill
-// roots and local packages from both settings files, never the home folder itself; and how the sandbox
-// mounts it (missing places in the home folder made, missing ones in the project left to the matcher).
-import { existsSync, mkdirSync, symlinkSync } from "node:fs";
+// roots and local packages from both settings files, git hooks and config, pi's own folder, the real
+// target of each linked file pi loads — never the home folder itself.
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { getProtectedSet } from "../../../src/guard/protected-set.ts";
-import { planMounts, sandboxCommand, shellQuote } from "../../../src/guard/sandbox.ts";
-import { execFileSync } from "node:child_process";
 import { writeJson } from "../../support/fixtures.ts";
 import { useTempEnv } from "../../support/temp-env.ts";
 
@@ -59,29 +57,35 @@ describe("protected set", function () {
 		expect(set.find(join(env.home, "notes.md"))).to.equal(undefined);
 	});
 
-	it("mounts what exists, makes missing places in the home folder, leaves missing ones in the project", function () {
+	it("holds git hooks and config of the common git folder, and the target of each link pi loads", function () {
 		const env = getEnv();
+		const common = join(env.root, "main-repo", ".git");
+		const worktreeGit = join(common, "worktrees", "wt");
+		mkdirSync(worktreeGit, { recursive: true });
+		writeFileSync(join(worktreeGit, "commondir"), "../..\n");
+		writeFileSync(join(env.projectDir, ".git"), `gitdir: ${worktreeGit}\n`);
+		const dotfiles = join(env.root, "dotfiles");
+		mkdirSync(join(dotfiles, "ext"), { recursive: true });
+		writeFileSync(join(dotfiles, "settings.json"), "{}\n");
+		symlinkSync(join(dotfiles, "settings.json"), join(env.agentDir, "settings.json"));
+		mkdirSync(join(env.agentDir, "extensions"));
+		symlinkSync(join(dotfiles, "ext"), join(env.agentDir, "extensions", "ext"));
 		const set = getProtectedSet({
 			cwd: env.projectDir,
 			agentDir: env.agentDir,
 			settings: { skillsDir: join(env.agentDir, "skills") },
+			piDir: join(env.root, "pi-install"),
 		});
-		const mounts = planMounts(set, env.projectDir);
-		expect(mounts.readOnly).to.include.members([env.agentDir, join(env.home, ".agents", "skills")]);
-		expect(existsSync(join(env.home, ".agents", "skills"))).to.equal(true);
-		expect(mounts.uncovered.map((p) => p.path)).to.include.members([
+		const reals = set.places.map((p) => p.real);
+		expect(reals).to.include.members([
+			join(common, "hooks"),
+			join(common, "config"),
+			join(dotfiles, "settings.json"),
+			join(dotfiles, "ext"),
+			join(env.root, "pi-install"),
 			join(env.projectDir, ".pi"),
-			join(env.projectDir, ".agents"),
 		]);
-		expect(existsSync(join(env.projectDir, ".pi"))).to.equal(false);
-	});
-
-	it("quotes any command text for the shell, and the sandboxed command runs it unchanged", function () {
-		const text = `echo 'it''s' "$HOME" \`x\` $(y) \\ ; exit`;
-		expect(execFileSync("/bin/sh", ["-c", `printf %s ${shellQuote(text)}`], { encoding: "utf8" })).to.equal(text);
-		const wrapped = sandboxCommand("echo hi", { bwrap: "/usr/bin/bwrap", readOnly: ["/a b"], prefix: "set -e" });
-		expect(wrapped).to.match(/^exec '\/usr\/bin\/bwrap' --unshare-user --disable-userns --cap-drop ALL /);
-		expect(wrapped).to.contain("--ro-bind '/a b' '/a b'");
-		expect(wrapped).to.match(/-- "\$0" -c 'set -e\necho hi'$/);
+		expect(set.find(join(dotfiles, "ext", "index.ts"))?.real).to.equal(join(dotfiles, "ext"));
+		expect(set.find(join(dotfiles, "notes.md"))).to.equal(undefined);
 	});
 });
