@@ -271,14 +271,14 @@ async function demo(env: TempEnv): Promise<void> {
 	// History's last line is the command that undoes the newest change.
 	const restore = /^Restore one \(.*\): (\/selfskills restore .+)$/m.exec(printed(reviewed))?.[1];
 	if (!restore) throw new Error("/selfskills history named no restore command");
-	const undo = ["/selfskills restore deploy-checks", restore];
+	const undo = ["/selfskills restore deploy-checks", `${restore} --yes`];
 	heading(
 		"a week later the team deploys from main again; the human undoes the release-branch step: " +
 			`pi -p ${undo.map((c) => `"${c}"`).join(" ")}`,
 	);
 	console.log(
 		"(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, " +
-			"and the command copied from history restores; in the TUI the first one asks with the diff)",
+			"and the command copied from history, confirmed with --yes, restores; in the TUI the first one asks)",
 	);
 	printCommands(
 		undo,

@@ -133,7 +133,7 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		expect(out).to.contain("-Deploy staging from the `release` branch.");
 		expect(out).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
 		expect(out).to.contain(
-			`\n/selfskills restore deploy-checks SKILL.md ${id}\n` +
+			`\n/selfskills restore deploy-checks SKILL.md ${id} --yes\n` +
 				`    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`,
 		);
 		expect(out).to.match(
