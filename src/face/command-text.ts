@@ -234,7 +234,8 @@ export function refusalForHuman(refusal: Refusal): string {
 function gitFailedText(id: string, detail: string): string {
 	if (/ in no git work tree$/.test(detail))
 		return (
-			`Not exported: proposal ${shownName(id)} changes files that are not in a git repository (${shownName(detail)}). ` +
+			`Not exported: proposal ${shownName(id)} changes files that are not in a git repository ` +
+			`(${shownName(detail)}). ` +
 			"export needs the skill folder in a git work tree: run git init there (and commit the skill), " +
 			`or review the proposal here with /selfskills show ${shownName(id)}. It is still pending.`
 		);
@@ -357,7 +358,8 @@ export function decidedText(d: Decision, now = Date.now()): string {
 			`${d.words ? `, saying: "${shownReason(d.words)}"` : ", without a reason given"}.`,
 		`The agent's reason for it: ${reasonText(d.reason)}`,
 		d.verdict === "approved"
-			? `It landed; ${d.skills.map((k) => historyCommand(shownName(k), undefined)).join(", ")} lists the backup taken before it.`
+			? `It landed; ${d.skills.map((k) => historyCommand(shownName(k), undefined)).join(", ")} ` +
+				"lists the backup taken before it."
 			: "It was rejected: nothing of it was written.",
 	]
 		.filter(Boolean)

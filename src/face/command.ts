@@ -176,7 +176,9 @@ export const SUBCOMMAND_INFO: readonly SubcommandInfo[] = [
 	},
 	{
 		name: "eval",
-		usage: "<proposal id | skill> --task <text|@file> (--check <command> | --expect <text>) [--runs N] [--extension <path>] [--yes]",
+		usage:
+			"<proposal id | skill> --task <text|@file> (--check <command> | --expect <text>) " +
+			"[--runs N] [--extension <path>] [--yes]",
 		summary: "measure whether a change helps: runs a task with and without it on your model (costs money)",
 		example: 'p-1a2b3c4d --task @task.md --check "npm test"',
 		words: "free",
@@ -203,14 +205,18 @@ export function argumentProblem(info: SubcommandInfo, args: readonly string[]): 
 	const accepts = (flag: string) =>
 		(info.flags ?? []).some((f) => (f.endsWith("=") ? flag.startsWith(f) : flag === f));
 	if (info.words !== "free" && args.some((a) => /["'`]/.test(a)))
-		return `Nothing changed: /selfskills ${info.name} takes plain words, not quotes (a skill name has no spaces). ${usage}`;
+		return (
+			`Nothing changed: /selfskills ${info.name} takes plain words, not quotes ` +
+			`(a skill name has no spaces). ${usage}`
+		);
 	const flags = args.filter((a) => a.startsWith("--"));
 	const words = args.filter((a) => !a.startsWith("--"));
 	const unknown = info.words === "free" && info.flags === undefined ? [] : flags.filter((f) => !accepts(f));
 	const extra = info.words === "free" ? [] : words.slice(info.words);
 	const wrong = [...extra, ...unknown];
 	if (wrong.length === 0) return undefined;
-	return `Nothing changed: /selfskills ${info.name} does not take ${wrong.map((w) => `"${shownName(w)}"`).join(" ")}. ${usage}`;
+	const shown = wrong.map((w) => `"${shownName(w)}"`).join(" ");
+	return `Nothing changed: /selfskills ${info.name} does not take ${shown}. ${usage}`;
 }
 
 /** `/selfskills unused` without a number: skills not used for this many days. */

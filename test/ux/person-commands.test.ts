@@ -61,7 +61,7 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 		["propose and a pin", { approval: "propose", pinned: ["deploy-checks"] }],
 	];
 	for (const [name, settings] of modes) {
-		it(`restores SKILL.md and a bundled file in the dialog under ${name}, filing no proposal`, async function () {
+		it(`restores SKILL.md and a bundled file in the dialog under ${name}; no proposal`, async function () {
 			const titles: string[] = [];
 			pi = await edited({
 				confirm: (title) => {
@@ -161,6 +161,102 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 			await printed(`${snapshot} --yes`);
 			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
 			expect(readdirSync(join(env.agentDir, "skills"))).to.include("deploy-checks");
+		});
+	});
+	describe("arguments, help and proposal texts (print mode)", function () {
+		const printed = (command: string) => captureStderr(() => (pi as PiSession).runCommand(command));
+
+		it("lists every subcommand in help with an example, and completes help", async function () {
+			pi = await edited(false);
+			const help = await printed("/selfskills help");
+			for (const sub of ["history", "restore", "show", "approve", "reject", "export", "pin", "unpin"])
+				expect(help).to.match(new RegExp(`^ {2}/selfskills ${sub} .* — .*\\(e\\.g\\. /selfskills ${sub} `, "m"));
+			for (const sub of ["help", "pending", "trust", "untrust", "unused", "doctor"])
+				expect(help).to.match(new RegExp(`^ {2}/selfskills ${sub}\\b.* — `, "m"));
+			expect(help).not.to.match(/\{"action"/);
+			const command = pi.session.extensionRunner.getCommand("selfskills");
+			const values = ((await command?.getArgumentCompletions?.("he")) ?? []).map((c) => c.value);
+			expect(values).to.deep.equal(["help"]);
+		});
+
+		it("refuses extra words, unknown flags and quotes on every subcommand, changing nothing", async function () {
+			pi = await edited(false);
+			const settings = () => readFileSync(join(env.agentDir, "settings.json"), "utf8");
+			const before = settings();
+			const cases: Array<[string, string]> = [
+				["/selfskills pin deploy-checks please --yes", '"please"'],
+				['/selfskills pin "deploy checks" --yes', "not quotes"],
+				["/selfskills unpin deploy-checks now --yes", '"now"'],
+				["/selfskills status verbose", '"verbose"'],
+				["/selfskills pending all", '"all"'],
+				["/selfskills doctor --fix", '"--fix"'],
+				["/selfskills history deploy-checks SKILL.md extra", '"extra"'],
+				["/selfskills restore deploy-checks SKILL.md 20990101-000000.000 more --yes", '"more"'],
+				["/selfskills show p-00000000 now", '"now"'],
+				["/selfskills export p-00000000 --force", '"--force"'],
+				["/selfskills trust here --yes", '"here"'],
+				["/selfskills unused 30 days", '"days"'],
+			];
+			for (const [command, word] of cases) {
+				const out = await printed(command);
+				expect(out, command).to.contain("Nothing changed: /selfskills").and.contain(word).and.contain("usage:");
+			}
+			expect(settings()).to.equal(before);
+			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
+		});
+
+		it("tells approved from rejected, and names an unknown id with how to list them", async function () {
+			pi = await edited(false);
+			setSelfskills(env, { approval: "propose" });
+			const ids: string[] = [];
+			for (const [from, to] of [
+				["Check the health page.", "Check the health endpoint."],
+				["# Deploy checks", "# Deploy checks (staging)"],
+			]) {
+				const run = await pi.run("again", [
+					call({ action: "read", skill: "deploy-checks" }),
+					call({ action: "patch", skill: "deploy-checks", old_string: from, new_string: to }),
+					{ text: "proposed" },
+				]);
+				ids.push(String((run.toolResults.at(-1)?.details as Record<string, unknown>).proposal));
+			}
+			const [a, b] = ids;
+			const digest = /^digest: (\S+)$/m.exec(await printed(`/selfskills show ${a}`))?.[1];
+			expect(await printed(`/selfskills approve ${a} --yes=${digest}`)).to.match(/^approved /m);
+			expect(await printed(`/selfskills reject ${b} not now --yes`)).to.match(/^rejected /m);
+			const shownA = await printed(`/selfskills show ${a}`);
+			const shownB = await printed(`/selfskills show ${b}`);
+			expect(shownA)
+				.to.match(/was approved/)
+				.and.contain("It landed; /selfskills history deploy-checks");
+			expect(shownB)
+				.to.match(/was rejected/)
+				.and.contain("nothing of it was written");
+			for (const text of [shownA, shownB]) expect(text).not.to.contain("<skill>");
+			const again = await printed(`/selfskills approve ${b} --yes=${digest}`);
+			expect(again)
+				.to.match(/was rejected/)
+				.and.contain("no longer pending");
+			expect(readFileSync(skillFile, "utf8")).not.to.contain("(staging)");
+			const unknown = await printed("/selfskills show p-deadbeef");
+			expect(unknown).to.contain('unknown proposal "p-deadbeef"').and.contain("/selfskills pending");
+			expect(unknown).not.to.contain("missing");
+		});
+
+		it("says why export needs git, and what to do, outside a repository", async function () {
+			pi = await edited(false);
+			setSelfskills(env, { approval: "propose" });
+			const run = await pi.run("again", [
+				call({ action: "read", skill: "deploy-checks" }),
+				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
+				{ text: "proposed" },
+			]);
+			const id = String((run.toolResults.at(-1)?.details as Record<string, unknown>).proposal);
+			const out = await printed(`/selfskills export ${id}`);
+			expect(out).to.contain(`Not exported: proposal ${id} changes files that are not in a git repository`);
+			expect(out).to.contain("deploy-checks/SKILL.md is in no git work tree");
+			expect(out).to.contain("git init").and.contain(`/selfskills show ${id}`).and.contain("still pending");
+			expect(proposals(env).map((p) => p.id)).to.deep.equal([id]);
 		});
 	});
 });
