@@ -116,7 +116,8 @@ export const SUBCOMMAND_INFO: readonly SubcommandInfo[] = [
 		summary: "land a proposal after you saw it (print mode: the digest show printed)",
 		example: "p-1a2b3c4d",
 		words: "free",
-		flags: ["--yes="],
+		// A plain --yes approves nothing: it gets the change and the command with its digest.
+		flags: ["--yes=", "--yes"],
 	},
 	{
 		name: "reject",
@@ -155,7 +156,8 @@ export const SUBCOMMAND_INFO: readonly SubcommandInfo[] = [
 		usage: "[--yes]",
 		summary: "let the agent write this project's .pi/skills and .agents/skills (pi 0.73)",
 		example: "",
-		words: 0,
+		// trust says itself why it takes no path.
+		words: "free",
 		flags: ["--yes"],
 	},
 	{
@@ -163,7 +165,7 @@ export const SUBCOMMAND_INFO: readonly SubcommandInfo[] = [
 		usage: "[--yes]",
 		summary: "stop trusting this project",
 		example: "",
-		words: 0,
+		words: "free",
 		flags: ["--yes"],
 	},
 	{ name: "unused", usage: "[days]", summary: "skills not used for 30 (or N) days", example: "90", words: 1 },

@@ -194,7 +194,6 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 				["/selfskills restore deploy-checks SKILL.md 20990101-000000.000 more --yes", '"more"'],
 				["/selfskills show p-00000000 now", '"now"'],
 				["/selfskills export p-00000000 --force", '"--force"'],
-				["/selfskills trust here --yes", '"here"'],
 				["/selfskills unused 30 days", '"days"'],
 			];
 			for (const [command, word] of cases) {
