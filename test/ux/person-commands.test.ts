@@ -217,7 +217,7 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 					call({ action: "patch", skill: "deploy-checks", old_string: from, new_string: to }),
 					{ text: "proposed" },
 				]);
-				ids.push(String((run.toolResults.at(-1)?.details as Record<string, unknown>).proposal));
+				ids.push(String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal));
 			}
 			const [a, b] = ids;
 			const digest = /^digest: (\S+)$/m.exec(await printed(`/selfskills show ${a}`))?.[1];
@@ -250,7 +250,7 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
 				{ text: "proposed" },
 			]);
-			const id = String((run.toolResults.at(-1)?.details as Record<string, unknown>).proposal);
+			const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
 			const out = await printed(`/selfskills export ${id}`);
 			expect(out).to.contain(`Not exported: proposal ${id} changes files that are not in a git repository`);
 			expect(out).to.contain("deploy-checks/SKILL.md is in no git work tree");
