@@ -654,7 +654,13 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 	if (isRefusal(preview)) return refused(ctx, preview);
 	const { replayedOn } = preview;
 	if (ctx.hasUI) {
-		const body = approveBody(proposal.reason, preview.diff, preview.digest);
+		// A pin binds the agent; the person's approval lands, and the dialog says so.
+		const pins = proposal.skills.flatMap((skill) => {
+			const pin = findPin(preview.ctx.settings.pinned, skill);
+			return pin === undefined ? [] : [`${shownName(skill)} is pinned (selfskills.pinned "${shownName(pin)}")`];
+		});
+		const pinned = pins.length > 0 ? `${pins.join("; ")}: the pin holds the agent back; your approval lands.\n` : "";
+		const body = pinned + approveBody(proposal.reason, preview.diff, preview.digest);
 		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body)))
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 	} else {
