@@ -49,8 +49,8 @@ export function historyText(view: HistoryView): string {
 		lines.push(`Other file with backups: ${other} (${historyCommand(skill, other)})`);
 	for (const s of view.snapshots)
 		lines.push(
-			`Whole-skill snapshot: ${s.id} of ${s.originDir ?? "(origin unknown)"} ` +
-				`(${restoreCommand(skill, "", s.id)} recreates it)`,
+			`Whole-skill snapshot: ${s.id} of ${s.originDir ?? "(origin unknown)"}; ` +
+				`recreate the skill from it: ${restoreCommand(skill, "", s.id)}`,
 		);
 	if (view.next)
 		lines.push(`Restore one (you see the change and confirm first): ${restoreCommand(skill, file, view.next)}`);
@@ -62,22 +62,34 @@ export interface RestoreView {
 	/** "" for a whole skill recreated from a snapshot. */
 	readonly file: string;
 	readonly backup: string;
+	/** The person named the backup (else it is the newest that differs from the file now). */
+	readonly named?: boolean;
+	/** The selfskills.pinned entry that pins the skill: the confirmation names it. */
+	readonly pin?: string;
 }
 
 const what = (view: RestoreView) => (view.file === "" ? `${view.skill} (whole skill)` : `${view.skill}/${view.file}`);
 
+/** The pin, named in a person's restore: it holds the agent back, not the person. */
+const pinNote = (view: RestoreView) =>
+	view.pin === undefined
+		? ""
+		: ` ${view.skill} is pinned (selfskills.pinned "${shownName(view.pin)}"): the pin keeps the agent from ` +
+			"changing it; your restore lands, and the pin stays.";
+
 export function restoreQuestion(view: RestoreView): string {
-	return `Restore ${what(view)} to backup ${view.backup}?`;
+	return `Restore ${what(view)} to backup ${view.backup}?${pinNote(view)}`;
 }
 
 /** Without a UI pi cannot ask, so a restore named by skill alone only shows what it would do. */
 export function restorePreviewText(view: RestoreView, diff: string): string {
 	return [
-		`Would restore ${what(view)} to backup ${view.backup}, the newest that differs from it now. ` +
+		`Would restore ${what(view)} to backup ${view.backup}` +
+			`${view.named ? "" : ", the newest that differs from it now"}. ` +
 			"The change it would make (- now, + after):",
 		diff,
-		"Nothing was restored: without a UI pi cannot ask you first. " +
-			`To restore it, name the backup: ${restoreCommand(view.skill, view.file, view.backup)}`,
+		`Nothing was restored: without a UI pi cannot ask you first.${pinNote(view)} ` +
+			`To restore it, run: ${restoreCommand(view.skill, view.file, view.backup)} --yes`,
 		`Other backups: ${historyCommand(view.skill, view.file || undefined)}`,
 	].join("\n");
 }
@@ -118,6 +130,12 @@ export function trustNoteForModel(projectRoot: string, trusted: boolean): string
 		: `[selfskills] The user stopped trusting the project ${projectRoot} with /selfskills untrust: ` +
 				"its .pi/skills and .agents/skills are read-only for skill_manage now.";
 }
+
+/** The history command for the skill a refusal names; the plain command when it names none. */
+const historyOf = (d: Record<string, unknown>) =>
+	str(d.skill)
+		? historyCommand(shownName(str(d.skill)), undefined)
+		: "/selfskills history followed by the skill's name";
 
 /**
  * A refusal for the human, from its code and data. Codes /selfskills can meet whose model text names
@@ -162,7 +180,7 @@ export function refusalForHuman(refusal: Refusal): string {
 		case "backup_corrupt":
 			return (
 				`backup_corrupt: backup ${str(d.path)} no longer matches its hash (its name says ${str(d.expected)}); ` +
-				"it was changed after it was taken. Pick another backup from /selfskills history <skill>."
+				`it was changed after it was taken. Pick another backup from ${historyOf(d)}.`
 			);
 		case "not_writable": {
 			const folder = str(d.folder);
@@ -188,9 +206,20 @@ export function refusalForHuman(refusal: Refusal): string {
 				: "";
 			return (
 				`invalid_skill: that backup would not load as a skill in this pi (${found}); nothing was restored. ` +
-				"Pick another backup from /selfskills history <skill>."
+				`Pick another backup from ${historyOf(d)}.`
 			);
 		}
+		case "unknown_proposal": {
+			const pending = list(d.pending);
+			return (
+				`unknown proposal "${shownName(str(d.id))}": no proposal has that id. ` +
+				(pending.length > 0
+					? `Pending now: ${pending.slice(0, 10).join(", ")} (/selfskills pending lists them).`
+					: "No proposal is pending (/selfskills pending lists them when there are).")
+			);
+		}
+		case "git_failed":
+			return gitFailedText(str(d.id), str(d.detail));
 		case "conflict":
 			return (
 				`conflict: ${str(d.path)} changed while the restore was being written (${str(d.detail)}); ` +
@@ -199,6 +228,21 @@ export function refusalForHuman(refusal: Refusal): string {
 		default:
 			return refusal.message;
 	}
+}
+
+/** An export git could not take: what went wrong and the person's next step. */
+function gitFailedText(id: string, detail: string): string {
+	if (/ in no git work tree$/.test(detail))
+		return (
+			`Not exported: proposal ${shownName(id)} changes files that are not in a git repository ` +
+			`(${shownName(detail)}). ` +
+			"export needs the skill folder in a git work tree: run git init there (and commit the skill), " +
+			`or review the proposal here with /selfskills show ${shownName(id)}. It is still pending.`
+		);
+	return (
+		`Not exported: git failed for proposal ${shownName(id)}: ${shownName(detail)}. ` +
+		"Fix that in the repository and run the command again; the proposal is still pending."
+	);
 }
 
 /** One line for the start-up notice; /selfskills lists every problem. Empty when there is none. */
@@ -313,7 +357,10 @@ export function decidedText(d: Decision, now = Date.now()): string {
 			`${ageText(d.time, now)} (${shownName(d.time)})` +
 			`${d.words ? `, saying: "${shownReason(d.words)}"` : ", without a reason given"}.`,
 		`The agent's reason for it: ${reasonText(d.reason)}`,
-		d.verdict === "approved" ? "/selfskills history <skill> lists the backup taken before it landed." : "",
+		d.verdict === "approved"
+			? `It landed; ${d.skills.map((k) => historyCommand(shownName(k), undefined)).join(", ")} ` +
+				"lists the backup taken before it."
+			: "It was rejected: nothing of it was written.",
 	]
 		.filter(Boolean)
 		.join("\n");

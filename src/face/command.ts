@@ -15,6 +15,7 @@ import {
 	approvePreviewText,
 	approveQuestion,
 	decidedText,
+	findingsBlock,
 	historyText,
 	pendingText,
 	proposalText,
@@ -26,6 +27,7 @@ import {
 	restorePreviewText,
 	restoreQuestion,
 	trustNoteForModel,
+	type ProposalView,
 	type RestoreView,
 } from "./command-text.ts";
 import { countChanges } from "../store/audit.ts";
@@ -46,7 +48,13 @@ import {
 	pinProblem,
 	readSettingsFile,
 } from "../policy/settings.ts";
-import { invalidProposals, listProposals, readDecision, type Proposal } from "../store/proposals.ts";
+import {
+	invalidProposals,
+	listProposals,
+	readDecision,
+	type Proposal,
+	type ProposalTarget,
+} from "../store/proposals.ts";
 import {
 	getCoveringEntries,
 	getIgnoredEntries,
@@ -56,32 +64,170 @@ import {
 	setListedTrust,
 	type TrustContext,
 } from "../policy/trust.ts";
-import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
+import { readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
-import { doctorReport } from "./doctor.ts";
+import { doctorReport, findPrunable } from "./doctor.ts";
 
 export const COMMAND_NAME = "selfskills";
-const SUBCOMMANDS = [
-	"status",
-	"history",
-	"restore",
-	"unused",
-	"trust",
-	"untrust",
-	"pending",
-	"show",
-	"approve",
-	"reject",
-	"pin",
-	"unpin",
-	"export",
-	"doctor",
+/**
+ * A subcommand as the person sees it in `/selfskills help` and tab completion. `words` is how many
+ * plain words it takes at most ("free": a reason or its own parsing), `flags` the flags it accepts
+ * ("--yes=" takes a value); anything else is refused with the usage, never ignored.
+ */
+interface SubcommandInfo {
+	readonly name: string;
+	readonly usage: string;
+	readonly summary: string;
+	readonly example: string;
+	readonly words: number | "free";
+	readonly flags?: readonly string[];
+}
+
+/** Every subcommand, in the order help lists them; a new one adds its line here and its handler below. */
+export const SUBCOMMAND_INFO: readonly SubcommandInfo[] = [
+	{ name: "status", usage: "", summary: "settings, trust, writable folders, skills, backups", example: "", words: 0 },
+	{ name: "help", usage: "", summary: "this list", example: "", words: 0 },
+	{
+		name: "history",
+		usage: "<skill> [file]",
+		summary: "the backups a restore can put back, and git commits",
+		example: "deploy-checks",
+		words: 2,
+	},
+	{
+		name: "restore",
+		usage: "<skill> [file] [backup id] [--yes]",
+		summary: "put a backup back (shows the change, asks first; print mode needs a backup id and --yes)",
+		example: "deploy-checks",
+		words: 3,
+		flags: ["--yes"],
+	},
+	{ name: "pending", usage: "", summary: "the agent's proposals waiting for you", example: "", words: 0 },
+	{
+		name: "show",
+		usage: "<proposal id>",
+		summary: "a proposal's change and its digest",
+		example: "p-1a2b3c4d",
+		words: 1,
+	},
+	{
+		name: "approve",
+		usage: "<proposal id> [reason] [--yes=<digest>]",
+		summary: "land a proposal after you saw it (print mode: the digest show printed)",
+		example: "p-1a2b3c4d",
+		words: "free",
+		// A plain --yes approves nothing: it gets the change and the command with its digest.
+		flags: ["--yes=", "--yes"],
+	},
+	{
+		name: "reject",
+		usage: "<proposal id> [reason] [--yes]",
+		summary: "drop a proposal; the agent reads your reason",
+		example: "p-1a2b3c4d the old step is still right",
+		words: "free",
+		flags: ["--yes"],
+	},
+	{
+		name: "export",
+		usage: "<proposal id> [--branch]",
+		summary: "a proposal as a git patch, or as the branch selfskills/<id>",
+		example: "p-1a2b3c4d --branch",
+		words: 1,
+		flags: ["--branch"],
+	},
+	{
+		name: "pin",
+		usage: "<skill or prefix*> [--yes]",
+		summary: "the agent may read the skill but never change it",
+		example: "deploy-checks",
+		words: 1,
+		flags: ["--yes"],
+	},
+	{
+		name: "unpin",
+		usage: "<pin> [--yes]",
+		summary: "remove a pin",
+		example: "deploy-checks",
+		words: 1,
+		flags: ["--yes"],
+	},
+	{
+		name: "trust",
+		usage: "[--yes]",
+		summary: "let the agent write this project's .pi/skills and .agents/skills (pi 0.73)",
+		example: "",
+		// trust says itself why it takes no path.
+		words: "free",
+		flags: ["--yes"],
+	},
+	{
+		name: "untrust",
+		usage: "[--yes]",
+		summary: "stop trusting this project",
+		example: "",
+		words: "free",
+		flags: ["--yes"],
+	},
+	{ name: "unused", usage: "[days]", summary: "skills not used for 30 (or N) days", example: "90", words: 1 },
+	{
+		name: "doctor",
+		usage: "",
+		summary: "duplicates, rule breaks, long files, broken links, old proposals",
+		example: "",
+		words: 0,
+	},
+	{
+		name: "eval",
+		usage:
+			"<proposal id | skill> --task <text|@file> (--check <command> | --expect <text>) " +
+			"[--runs N] [--extension <path>] [--yes]",
+		summary: "measure whether a change helps: runs a task with and without it on your model (costs money)",
+		example: 'p-1a2b3c4d --task @task.md --check "npm test"',
+		words: "free",
+	},
 ];
+
+/** The help text: every subcommand with one line and an example. */
+export function helpText(available: ReadonlySet<string>): string {
+	const rows = SUBCOMMAND_INFO.filter((c) => available.has(c.name)).map((c) => {
+		const command = ["/selfskills", c.name === "status" ? "" : c.name, c.usage].filter(Boolean).join(" ");
+		const example = c.example ? ` (e.g. /selfskills ${c.name} ${c.example})` : "";
+		return `  ${command} — ${c.summary}${example}`;
+	});
+	return [
+		"/selfskills subcommands (the agent changes skills with its own tool; these are yours):",
+		...rows,
+		"Without a UI (pi -p) nothing changes without --yes (approve: --yes=<digest>, the digest show printed).",
+	].join("\n");
+}
+
+/** Why `args` do not fit `info` (a word too many, an unknown flag), with its usage; undefined when they fit. */
+export function argumentProblem(info: SubcommandInfo, args: readonly string[]): string | undefined {
+	const usage = `usage: /selfskills ${info.name}${info.usage ? ` ${info.usage}` : ""} (/selfskills help lists all)`;
+	const accepts = (flag: string) =>
+		(info.flags ?? []).some((f) => (f.endsWith("=") ? flag.startsWith(f) : flag === f));
+	if (info.words !== "free" && args.some((a) => /["'`]/.test(a)))
+		return (
+			`Nothing changed: /selfskills ${info.name} takes plain words, not quotes ` +
+			`(a skill name has no spaces). ${usage}`
+		);
+	const flags = args.filter((a) => a.startsWith("--"));
+	const words = args.filter((a) => !a.startsWith("--"));
+	const unknown = info.words === "free" && info.flags === undefined ? [] : flags.filter((f) => !accepts(f));
+	const extra = info.words === "free" ? [] : words.slice(info.words);
+	const wrong = [...extra, ...unknown];
+	if (wrong.length === 0) return undefined;
+	const shown = wrong.map((w) => `"${shownName(w)}"`).join(" ");
+	return `Nothing changed: /selfskills ${info.name} does not take ${shown}. ${usage}`;
+}
+
 /** `/selfskills unused` without a number: skills not used for this many days. */
 const UNUSED_DAYS = 30;
 /** The most days `/selfskills unused` takes (a hundred years): more is no date. */
 const MAX_UNUSED_DAYS = 36_500;
 const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
+/** A backup id as restore takes it: a file's backup, a whole-skill snapshot, a snapshot copy, or git:<rev>. */
+const isBackupId = (word: string) => BACKUP_ID.test(word) || word.startsWith("git:") || word.startsWith("__deleted__/");
 
 /** customType of an output shown to the human; the model never sees these (index.ts drops them from its context). */
 export const OUTPUT_MESSAGE_TYPE = "selfskills";
@@ -188,18 +334,24 @@ async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 			"error",
 		);
 	const callCtx = await context(deps, ctx);
-	const names = [...new Set(callCtx.discovery.skills.map((s) => s.name))];
-	const stale = findUnused(readUsage(deps.fs, deps.agentDir()), names, days);
+	const names = new Set(callCtx.discovery.skills.map((s) => s.name));
+	const stale = findPrunable(callCtx, days);
 	if (stale.length === 0)
-		return output(ctx, `Every one of the ${names.length} skills was used in the last ${days} days.`);
+		return output(
+			ctx,
+			`No skill to prune: of the ${names.size} skills, every one was used in the last ${days} days, ` +
+				"is newer than that, or is this package's own or an npm package's.",
+		);
 	const lines = stale.map(
-		(s) => `  ${s.skill}: ${s.last ? `last used ${s.last.slice(0, 10)}` : "never used (since usage is counted)"}`,
+		(s) =>
+			`  ${s.skill.name}: ${s.last ? `last used ${s.last.slice(0, 10)}` : "never used (since usage is counted)"}` +
+			` — ${s.skill.dir ?? s.skill.filePath}`,
 	);
 	output(
 		ctx,
-		`${stale.length} of ${names.length} skills not used in the last ${days} days:\n${lines.join("\n")}\n` +
-			"Nothing is moved or archived; delete one you no longer want with skill_manage or by hand " +
-			"(a whole-skill delete is snapshotted first).",
+		`${stale.length} of ${names.size} skills not used in the last ${days} days:\n${lines.join("\n")}\n` +
+			"Nothing is moved or archived. To drop one you no longer want, delete its folder (shown); " +
+			`to keep the agent from changing one, pin it (e.g. /selfskills pin ${stale[0].skill.name}).`,
 	);
 }
 
@@ -285,7 +437,9 @@ async function history(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 	const skill = String(d.skill);
 	const file = String(d.file);
 	const backups = d.backups as BackupEntry[];
-	const next = backups.length > 0 ? chosenBackup(callCtx, skill, file, undefined) : undefined;
+	// A skill deleted as a whole comes back from its snapshot (its own line), never one file at a time.
+	const deleted = isRefusal(findSkill(callCtx.discovery.skills, { skill }, callCtx.cwd));
+	const next = backups.length > 0 && !deleted ? chosenBackup(callCtx, skill, file, undefined) : undefined;
 	output(
 		ctx,
 		historyText({
@@ -300,26 +454,41 @@ async function history(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 }
 
 async function restore(deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]): Promise<void> {
-	const [skill, second, third] = args;
-	if (!skill) return output(ctx, "usage: /selfskills restore <skill> [file] [backup]", "warning");
-	const backup = third ?? (second && BACKUP_ID.test(second) ? second : undefined);
+	const usage = "usage: /selfskills restore <skill> [file] [backup id] (ids: /selfskills history <skill>)";
+	const positional = args.filter((a) => a !== CONFIRM_FLAG);
+	const [skill, second, third] = positional;
+	if (!skill) return output(ctx, usage, "warning");
+	const backup = third ?? (second && isBackupId(second) ? second : undefined);
 	const file = second && second !== backup ? second : undefined;
-	const callCtx = await context(deps, ctx);
+	// The person is not the agent: pins and approval modes bind the agent; the confirmation decides.
+	const callCtx: CallContext = { ...(await context(deps, ctx)), byPerson: true };
 	const prepared = prepareRestore(callCtx, { skill, file, backup });
 	if (isRefusal(prepared)) return refused(ctx, prepared);
 	const view: RestoreView = {
 		skill: prepared.skill,
 		file: prepared.file ?? "",
 		backup: chosenBackup(callCtx, prepared.skill, prepared.file || "SKILL.md", backup) ?? backup ?? "(newest)",
+		named: backup !== undefined,
+		pin: findPin(callCtx.settings.pinned, prepared.skill),
 	};
 	const preview = await runMutations(callCtx, [prepared], { dryRun: true, batch: false, effects: deps.effects });
 	if (isRefusal(preview)) return refused(ctx, preview);
-	const diff = String(preview.details.diff ?? "");
-	if (!ctx.hasUI && !backup) return output(ctx, restorePreviewText(view, diff));
+	const findings = findingsBlock(preview.details.findings as ProposalView["findings"]);
+	const diff = [findings, String(preview.details.diff ?? "")].filter(Boolean).join("\n");
+	if (!ctx.hasUI && !(backup && args.includes(CONFIRM_FLAG))) return output(ctx, restorePreviewText(view, diff));
 	if (ctx.hasUI && !(await ctx.ui.confirm(restoreQuestion(view), diff))) return output(ctx, RESTORE_CANCELLED);
-	const done = await runMutations(callCtx, [prepared], { dryRun: false, batch: false, effects: deps.effects });
+	// What lands is the change the person saw, or nothing (the files changed since: conflict).
+	const expect = (preview.details.targets ?? []) as ProposalTarget[];
+	const done = await runMutations(callCtx, [prepared], {
+		dryRun: false,
+		batch: false,
+		effects: deps.effects,
+		decided: { expect, mark: { byPerson: "restore" } },
+	});
 	if (isRefusal(done)) return refused(ctx, done);
 	const changes = (done.details.changes ?? []) as Array<{ backup?: string }>;
+	if (done.details.proposed || changes.length === 0)
+		return output(ctx, `restore not landed: nothing was written.\n${done.text}`, "error");
 	output(ctx, restoreDoneText(view, view.file === "" ? undefined : changes[0]?.backup, diff));
 	tellModel(ctx, restoreNoteForModel(view));
 }
@@ -440,6 +609,19 @@ function wordsOf(args: readonly string[]): string | undefined {
 	return words === "" ? undefined : words;
 }
 
+/**
+ * The pending proposal `id`; else says why not — already approved or rejected (when, with the
+ * person's words), or unknown (with how to list them) — and returns undefined.
+ */
+function pendingProposal(deps: CommandDeps, ctx: ExtensionCommandContext, id: string): Proposal | undefined {
+	const proposal = findProposal(deps, id);
+	if (!isRefusal(proposal)) return proposal;
+	const decision = proposal.code === "unknown_proposal" ? readDecision(deps.fs, deps.agentDir(), id) : undefined;
+	if (decision) output(ctx, `${decidedText(decision)}\nIt is no longer pending.`, "warning");
+	else refused(ctx, proposal);
+	return undefined;
+}
+
 /** "patch of deploy-checks": what a proposal changes, as the agent named it (escaped). */
 const subjectOf = (p: Proposal) => `${shownName(p.action)} of ${p.skills.map(shownName).join(", ")}`;
 
@@ -455,12 +637,8 @@ function pending(deps: CommandDeps, ctx: ExtensionCommandContext): void {
  */
 async function show(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills show <id> (ids: /selfskills pending)", "warning");
-	const proposal = findProposal(deps, args[0]);
-	if (isRefusal(proposal)) {
-		const decision =
-			proposal.code === "unknown_proposal" ? readDecision(deps.fs, deps.agentDir(), args[0]) : undefined;
-		return decision ? output(ctx, decidedText(decision)) : refused(ctx, proposal);
-	}
+	const proposal = pendingProposal(deps, ctx, args[0]);
+	if (proposal === undefined) return;
 	const preview = await previewApproval(deps, ctx, proposal);
 	output(ctx, proposalText(proposal, isRefusal(preview) ? { refusal: preview } : preview));
 }
@@ -470,13 +648,19 @@ const DIGEST_FLAG = "--yes=";
 
 async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills approve <id> (ids: /selfskills pending)", "warning");
-	const proposal = findProposal(deps, args[0]);
-	if (isRefusal(proposal)) return refused(ctx, proposal);
+	const proposal = pendingProposal(deps, ctx, args[0]);
+	if (proposal === undefined) return;
 	const preview = await previewApproval(deps, ctx, proposal);
 	if (isRefusal(preview)) return refused(ctx, preview);
 	const { replayedOn } = preview;
 	if (ctx.hasUI) {
-		const body = approveBody(proposal.reason, preview.diff, preview.digest);
+		// A pin binds the agent; the person's approval lands, and the dialog says so.
+		const pins = proposal.skills.flatMap((skill) => {
+			const pin = findPin(preview.ctx.settings.pinned, skill);
+			return pin === undefined ? [] : [`${shownName(skill)} is pinned (selfskills.pinned "${shownName(pin)}")`];
+		});
+		const pinned = pins.length > 0 ? `${pins.join("; ")}: the pin holds the agent back; your approval lands.\n` : "";
+		const body = pinned + approveBody(proposal.reason, preview.diff, preview.digest);
 		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body)))
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 	} else {
@@ -502,6 +686,7 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 async function exportCommand(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	const id = args.find((a) => !a.startsWith("--"));
 	if (!id) return output(ctx, "usage: /selfskills export <id> [--branch] (ids: /selfskills pending)", "warning");
+	if (pendingProposal(deps, ctx, id) === undefined) return;
 	const done = await exportProposal(deps, ctx, id, { branch: args.includes("--branch") });
 	if (isRefusal(done)) return refused(ctx, done);
 	output(ctx, exportText(id, done));
@@ -509,8 +694,8 @@ async function exportCommand(deps: CommandDeps, ctx: ExtensionCommandContext, ar
 
 async function reject(deps: CommandDeps, ctx: ExtensionCommandContext, args: readonly string[]): Promise<void> {
 	if (!args[0]) return output(ctx, "usage: /selfskills reject <id> [reason] (ids: /selfskills pending)", "warning");
-	const proposal = findProposal(deps, args[0]);
-	if (isRefusal(proposal)) return refused(ctx, proposal);
+	const proposal = pendingProposal(deps, ctx, args[0]);
+	if (proposal === undefined) return;
 	const asked = await confirmed(ctx, args, {
 		title: `Reject proposal ${proposal.id}?`,
 		question: `${subjectOf(proposal)}; the agent is told, with your reason.`,
@@ -605,42 +790,47 @@ function globalPins(deps: CommandDeps): string[] {
 		: [];
 }
 
+type Handler = (deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]) => Promise<void> | void;
+
+/** What each subcommand runs; a subcommand of SUBCOMMAND_INFO without one is not offered. */
+const HANDLERS: Record<string, Handler> = {
+	status: async (deps, ctx) => output(ctx, await formatStatus(deps, ctx)),
+	help: (_deps, ctx) => output(ctx, helpText(new Set(Object.keys(HANDLERS)))),
+	history: (deps, ctx, args) => history(deps, ctx, args),
+	restore: (deps, ctx, args) => restore(deps, ctx, args),
+	unused: (deps, ctx, args) => unused(deps, ctx, args),
+	trust: (deps, ctx, args) => changeTrust(deps, ctx, true, args),
+	untrust: (deps, ctx, args) => changeTrust(deps, ctx, false, args),
+	pending: (deps, ctx) => pending(deps, ctx),
+	show: (deps, ctx, args) => show(deps, ctx, args),
+	approve: (deps, ctx, args) => approve(deps, ctx, args),
+	reject: (deps, ctx, args) => reject(deps, ctx, args),
+	pin: (deps, ctx, args) => pin(deps, ctx, true, args),
+	unpin: (deps, ctx, args) => pin(deps, ctx, false, args),
+	export: (deps, ctx, args) => exportCommand(deps, ctx, args),
+	doctor: async (deps, ctx) => output(ctx, doctorReport(await context(deps, ctx))),
+};
+
+/** The subcommands this build runs, in help's order. */
+const offered = () => SUBCOMMAND_INFO.filter((c) => HANDLERS[c.name] !== undefined);
+
 export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: ExtensionCommandContext): Promise<void> {
-	const [sub, ...rest] = rawArgs.trim().split(/\s+/).filter(Boolean);
+	const [sub = "status", ...rest] = rawArgs.trim().split(/\s+/).filter(Boolean);
 	calls.set(ctx, { send: deps.send, command: rawArgs.trim() });
 	try {
-		switch (sub ?? "status") {
-			case "status":
-				return output(ctx, await formatStatus(deps, ctx));
-			case "history":
-				return await history(deps, ctx, rest);
-			case "restore":
-				return await restore(deps, ctx, rest);
-			case "unused":
-				return await unused(deps, ctx, rest);
-			case "trust":
-				return await changeTrust(deps, ctx, true, rest);
-			case "untrust":
-				return await changeTrust(deps, ctx, false, rest);
-			case "pending":
-				return pending(deps, ctx);
-			case "show":
-				return await show(deps, ctx, rest);
-			case "approve":
-				return await approve(deps, ctx, rest);
-			case "reject":
-				return await reject(deps, ctx, rest);
-			case "pin":
-				return await pin(deps, ctx, true, rest);
-			case "unpin":
-				return await pin(deps, ctx, false, rest);
-			case "export":
-				return await exportCommand(deps, ctx, rest);
-			case "doctor":
-				return output(ctx, doctorReport(await context(deps, ctx)));
-			default:
-				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
-		}
+		const info = offered().find((c) => c.name === sub);
+		const handler = info && HANDLERS[info.name];
+		if (!info || !handler)
+			return output(
+				ctx,
+				`unknown subcommand "${shownName(sub)}"; use one of ${offered()
+					.map((c) => c.name)
+					.join(", ")} (/selfskills help says what each does)`,
+				"warning",
+			);
+		const problem = argumentProblem(info, rest);
+		if (problem) return output(ctx, problem, "error");
+		return await handler(deps, ctx, rest);
 	} catch (error) {
 		output(ctx, `selfskills: ${error instanceof Error ? error.message : String(error)}`, "error");
 	} finally {
@@ -669,8 +859,6 @@ async function skillNames(deps: CommandDeps): Promise<string[]> {
 	return [...new Set([...deps.knownSkills, ...backedUp])];
 }
 
-/** Subcommands that take arguments: their completion ends in a space so the next Tab goes on. */
-const TAKES_ARGUMENTS = new Set(["history", "restore", "show", "approve", "reject", "pin", "unpin", "export"]);
 /** Subcommands whose argument is a pending proposal's id; reject takes a reason after it, export --branch. */
 const TAKES_PROPOSAL = new Set(["show", "approve", "reject", "export"]);
 
@@ -695,24 +883,34 @@ export async function completeArguments(
 	const final = (names: string[]) => names.map((name) => ({ name, more: false }));
 	const notFinal = (names: string[]) => names.map((name) => ({ name, more: true }));
 	let options: Array<{ name: string; more: boolean }> = [];
-	if (words.length === 1) options = SUBCOMMANDS.map((name) => ({ name, more: TAKES_ARGUMENTS.has(name) }));
+	if (words.length === 1) options = offered().map((c) => ({ name: c.name, more: c.usage.startsWith("<") }));
 	else if (words.length === 2 && TAKES_PROPOSAL.has(sub)) {
 		const ids = listProposals(deps.fs, deps.agentDir()).map((p) => p.id);
 		options = sub === "reject" || sub === "export" ? notFinal(ids) : final(ids);
 	} else if (words.length === 3 && sub === "export") {
 		options = final(["--branch"]);
-	} else if (words.length === 2 && sub === "unpin")
-		options = final([...loadPolicy({ cwd: process.cwd() }, deps.agentDir()).report.settings.pinned]);
-	else if (words.length === 2 && sub === "pin") options = final(await skillNames(deps));
-	else if (words.length === 2 && TAKES_ARGUMENTS.has(sub)) options = notFinal(await skillNames(deps));
+	} else if (words.length === 2 && sub === "unpin") options = final(globalPins(deps));
+	else if (words.length === 2 && sub === "pin") {
+		const pins = globalPins(deps);
+		options = final((await skillNames(deps)).filter((name) => !pins.includes(name)));
+	} else if (words.length === 2 && sub === "history") options = notFinal(await skillNames(deps));
+	// restore offers only what it can put back: skills with backups or snapshots.
+	else if (words.length === 2 && sub === "restore") options = notFinal(store.skillNames());
 	else if (words.length === 3 && sub === "history")
 		options = final(store.trackedFiles(skill).filter((f) => f !== "SKILL.md"));
 	else if (words.length === 3 && sub === "restore") {
-		options = [
-			...final([...ids(skill, "SKILL.md"), ...store.listSnapshots(skill).map((s) => s.id)]),
-			...notFinal(store.trackedFiles(skill).filter((f) => f !== "SKILL.md")),
-		];
-	} else if (words.length === 4 && sub === "restore" && !BACKUP_ID.test(file)) options = final(ids(skill, file));
+		await skillNames(deps);
+		// A skill deleted as a whole comes back from a snapshot, never one file at a time.
+		const present = deps.knownSkills.includes(skill);
+		const snapshots = store.listSnapshots(skill).map((s) => s.id);
+		options = present
+			? [
+					...final([...ids(skill, "SKILL.md"), ...snapshots]),
+					...notFinal(store.trackedFiles(skill).filter((f) => f !== "SKILL.md")),
+				]
+			: final(snapshots);
+	} else if (words.length === 4 && sub === "restore" && !BACKUP_ID.test(file) && deps.knownSkills.includes(skill))
+		options = final(ids(skill, file));
 	const hits = options.filter((o) => o.name.startsWith(last));
 	return hits.length > 0
 		? hits.map((o) => ({ value: withHead(o.more ? `${o.name} ` : o.name), label: o.name }))

@@ -3,7 +3,8 @@
 // Skills rule violations, skills unused for 30 days, SKILL.md files over 500 lines, links to bundled
 // files that do not exist, proposals pending for more than 7 days. Nothing is moved or changed.
 
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { CallContext } from "../pipeline/call-context.ts";
 import { similarPairs } from "../checks/similarity.ts";
 import { specBreaksOfText } from "../checks/spec-rules.ts";
@@ -11,6 +12,10 @@ import { DEFAULT_SIMILARITY } from "../policy/settings.ts";
 import { findUnused, readUsage } from "../store/usage.ts";
 import { listProposals } from "../store/proposals.ts";
 import { escapeControls } from "../checks/content-guard.ts";
+import type { DiscoveredSkill } from "../policy/discovery.ts";
+
+/** This package's own folder: its bundled doc-skill is never a candidate for pruning. */
+const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 const UNUSED_DAYS = 30;
 const MAX_LINES = 500;
@@ -73,11 +78,10 @@ export function doctorReport(ctx: CallContext, now = new Date()): string {
 				);
 		}
 	}
-	const names = [...new Set(skills.map((s) => s.name))];
-	for (const unused of findUnused(readUsage(ctx.fs, ctx.agentDir), names, UNUSED_DAYS, now))
+	for (const unused of findPrunable(ctx, UNUSED_DAYS, now))
 		lines.push(
-			`unused: ${unused.skill}: ${unused.last ? `last used ${unused.last.slice(0, 10)}` : "never used"} — ` +
-				`/selfskills unused ${UNUSED_DAYS} lists them; delete it if you no longer want it`,
+			`unused: ${unused.skill.name}: ${unused.last ? `last used ${unused.last.slice(0, 10)}` : "never used"} — ` +
+				`if you no longer want it, delete its folder ${unused.skill.dir ?? unused.skill.filePath}`,
 		);
 	const cutoff = now.getTime() - PENDING_DAYS * 86_400_000;
 	for (const proposal of listProposals(ctx.fs, ctx.agentDir))
@@ -91,4 +95,27 @@ export function doctorReport(ctx: CallContext, now = new Date()): string {
 		`selfskills doctor: ${skills.length} skills checked, ${lines.length} finding(s) (nothing was changed):`,
 		...lines.map((l) => `  ${l}`),
 	].join("\n");
+}
+
+/**
+ * Skills not used for `days` that the person might prune: never this package's own doc-skill, never
+ * a skill created or changed within `days` (its SKILL.md's modification time), never one pi
+ * loads from an npm package (pi installs those). Oldest use first.
+ */
+export function findPrunable(
+	ctx: CallContext,
+	days: number,
+	now = new Date(),
+): Array<{ skill: DiscoveredSkill; last: string | undefined }> {
+	const cutoff = now.getTime() - days * 86_400_000;
+	const byName = new Map<string, DiscoveredSkill>();
+	for (const skill of ctx.discovery.skills) {
+		if (skill.filePath.startsWith(PACKAGE_DIR + sep) || skill.filePath.includes(`${sep}node_modules${sep}`)) continue;
+		if ((ctx.fs.stat(skill.filePath)?.mtimeMs ?? 0) > cutoff) continue;
+		if (!byName.has(skill.name)) byName.set(skill.name, skill);
+	}
+	return findUnused(readUsage(ctx.fs, ctx.agentDir), [...byName.keys()], days, now).flatMap((u) => {
+		const skill = byName.get(u.skill);
+		return skill ? [{ skill, last: u.last }] : [];
+	});
 }

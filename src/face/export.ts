@@ -174,7 +174,10 @@ export async function exportProposal(
 		else byRepo.set(where.top, [...(byRepo.get(where.top) ?? []), { rel: where.rel, change, mode: where.mode }]);
 	}
 	if (outside.length > 0 || byRepo.size === 0)
-		return refusals.gitFailed(proposal.id, `${outside.join(", ") || "its files"} lie in no git work tree`);
+		return refusals.gitFailed(
+			proposal.id,
+			`${outside.join(", ") || "its files"} ${outside.length === 1 ? "is" : "are"} in no git work tree`,
+		);
 	const exported: ExportedRepo[] = [];
 	for (const [top, files] of byRepo) {
 		const done = await exportToRepo(deps, proposal, top, files, options);

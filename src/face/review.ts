@@ -96,13 +96,15 @@ function personLedger(fs: FsOps): ReadLedger {
  */
 async function reviewContext(deps: SessionDeps, ctx: TrustContext, proposal: Proposal): Promise<CallContext> {
 	const trustCtx = ctx.cwd === proposal.cwd ? ctx : { cwd: proposal.cwd };
-	return createCallContext({
+	// The person approves: a pin added since the proposal binds the agent, not them (the dialog names it).
+	const callCtx = await createCallContext({
 		ctx: trustCtx,
 		agentDir: deps.agentDir(),
 		ledger: personLedger(deps.fs),
 		fs: deps.fs,
 		runtimeSkillFiles: deps.state.runtimeSkillFiles,
 	});
+	return { ...callCtx, byPerson: true };
 }
 
 export interface ApprovalPreview {

@@ -30,6 +30,11 @@ export interface CallContext {
 	readonly signal?: AbortSignal;
 	/** pi's places, resolved once per call (the settings and gate 4 both ask). */
 	readonly places: () => PiPlaces;
+	/**
+	 * The person acts through /selfskills (restore, approve): pins and approval modes bind the agent,
+	 * not them; their confirmation is the decision. None: the agent's call.
+	 */
+	readonly byPerson?: boolean;
 }
 
 /** A finished non-mutating call: text for the model and details for renderers and tests. */

@@ -115,16 +115,18 @@ export function readGates(
 }
 
 /**
- * The person's gates for one skill. A pin refuses every change. The approval gate never refuses:
+ * The person's gates for one skill. A pin refuses every change of the agent's. The approval gate never refuses:
  * when the skill's origin has a mode other than "auto" it notes that need in `input.approvals`, and
  * runMutations (mutate.ts), once every op of the call has passed every gate, asks the person once or
  * files one proposal for the whole call. A dry run notes it too (and neither asks nor proposes).
  */
 export function humanGates(
-	ctx: { settings: SelfSkillsSettings; fs: FsOps; agentDir: string },
+	ctx: { settings: SelfSkillsSettings; fs: FsOps; agentDir: string; byPerson?: boolean },
 	input: Pick<PlanInput, "approvals">,
 	skill: { name: string; dir: string; created?: boolean },
 ): Pick<GateSet, "pinned" | "approval"> {
+	// A change the person makes with /selfskills is their own decision: it lands after their confirmation.
+	if (ctx.byPerson) return { pinned: () => undefined, approval: () => undefined };
 	return {
 		pinned: () => {
 			const pin = findPin(ctx.settings.pinned, skill.name);

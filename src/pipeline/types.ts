@@ -127,7 +127,10 @@ export interface RunOptions {
 export interface Decided {
 	readonly expect: readonly ProposalTarget[];
 	/** Kept in each audit line of the change. */
-	readonly mark: { readonly approved: string } | { readonly allowed: "once" | "session" };
+	readonly mark:
+		| { readonly approved: string }
+		| { readonly allowed: "once" | "session" }
+		| { readonly byPerson: "restore" };
 }
 
 /** What became of each op of a call, from its files' fates. */

@@ -7,10 +7,16 @@
 // receives it. The temp folder is deleted at the end.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, type FauxStep } from "../support/faux-script.ts";
-import { FAUX_CLI_ARGS, piInstall, runPiCli, type PiCliResult } from "../support/pi-cli.ts";
-import { getPiLineInfo, REPO_ROOT } from "../support/pi-line.ts";
-import { createTempEnv, type TempEnv } from "../support/temp-env.ts";
+import type { FauxStep } from "../support/faux-script.ts";
+import type { PiCliResult } from "../support/pi-cli.ts";
+import type { TempEnv } from "../support/temp-env.ts";
+
+// Loading pi's modules takes seconds: say so first, then load them.
+console.log("pi-selfskills demo: loading pi (a few seconds), then about 30 s of scripted sessions…");
+const { call } = await import("../support/faux-script.ts");
+const { FAUX_CLI_ARGS, piInstall, runPiCli } = await import("../support/pi-cli.ts");
+const { getPiLineInfo, REPO_ROOT } = await import("../support/pi-line.ts");
+const { createTempEnv } = await import("../support/temp-env.ts");
 
 const SKILL = `---
 name: deploy-checks
@@ -142,6 +148,11 @@ function heading(title: string): void {
 	console.log(`\n━━ ${title}`);
 }
 
+/** Said before a step that takes seconds, so the screen never sits still without a word. */
+function working(what: string): void {
+	console.log(`  (${what}…)`);
+}
+
 /** Turns pi's `--mode json` event stream into a transcript: prompts, tool calls, results, answers. */
 function printTranscript(stdout: string): void {
 	for (const line of stdout.split("\n")) {
@@ -228,6 +239,7 @@ async function demo(env: TempEnv): Promise<void> {
 	console.log(`the project ${env.projectDir} is a web app whose npm scripts stand in for build, deploy and checks.`);
 
 	heading("the agent: a deploy, a gap in its skill found and fixed, a new routine saved (pi -p --mode json)");
+	working("running pi with three prompts and the scripted model; its transcript follows in about 10 s");
 	const session = check(
 		await pi(
 			["-p", "--mode", "json", "--no-session", ...FAUX_CLI_ARGS, ...PROMPTS],
@@ -258,6 +270,7 @@ async function demo(env: TempEnv): Promise<void> {
 	// The human reviews in one pi process (print mode takes several messages); a fresh process (what
 	// /reload does) runs beside it to show pi listing the new skill itself.
 	const review = ["/selfskills", "/selfskills history deploy-checks"];
+	working("running the person's review and, beside it, a fresh pi process");
 	const [reviewed, next] = await Promise.all([
 		pi(["-p", "--no-session", ...FAUX_CLI_ARGS, ...review]),
 		pi(
@@ -271,14 +284,14 @@ async function demo(env: TempEnv): Promise<void> {
 	// History's last line is the command that undoes the newest change.
 	const restore = /^Restore one \(.*\): (\/selfskills restore .+)$/m.exec(printed(reviewed))?.[1];
 	if (!restore) throw new Error("/selfskills history named no restore command");
-	const undo = ["/selfskills restore deploy-checks", restore];
+	const undo = ["/selfskills restore deploy-checks", `${restore} --yes`];
 	heading(
 		"a week later the team deploys from main again; the human undoes the release-branch step: " +
 			`pi -p ${undo.map((c) => `"${c}"`).join(" ")}`,
 	);
 	console.log(
 		"(no UI here, so pi cannot ask: a restore named by skill alone only shows its diff, " +
-			"and the command copied from history restores; in the TUI the first one asks with the diff)",
+			"and the command copied from history, confirmed with --yes, restores; in the TUI the first one asks)",
 	);
 	printCommands(
 		undo,

@@ -5,7 +5,7 @@
 // description padded with zero-width spaces or spelled with look-alikes is refused similar_exists;
 // /selfskills doctor reports near-duplicates, rule violations, long files, broken links, unused skills
 // and old proposals.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { DEPLOY_SKILL, skillText, writeFile, writeJson, writeSkill } from "../support/fixtures.ts";
@@ -159,7 +159,9 @@ describe(`content review through pi (pi ${getPiLine()})`, function () {
 	it("reports the library's problems with /selfskills doctor, each with its next step", async function () {
 		const env = getEnv();
 		const skills = join(env.agentDir, "skills");
-		writeSkill(skills, "deploy-checks", DEPLOY_SKILL);
+		// Written long ago: a skill changed within the window is never advice to prune.
+		const old = new Date(Date.now() - 90 * 86_400_000);
+		utimesSync(writeSkill(skills, "deploy-checks", DEPLOY_SKILL), old, old);
 		writeSkill(
 			skills,
 			"deploy-checklist",
@@ -193,7 +195,7 @@ describe(`content review through pi (pi ${getPiLine()})`, function () {
 		expect(report).to.contain('rule: extra-fields: top-level field(s) "author"');
 		expect(report).to.contain("long: long-one: SKILL.md has 6");
 		expect(report).to.contain("broken link: deploy-checklist: references/list.md does not exist");
-		expect(report).to.contain("unused: deploy-checks: never used — /selfskills unused 30");
+		expect(report).to.contain("unused: deploy-checks: never used — if you no longer want it, delete its folder");
 		expect(report).to.contain("old proposal: p-0000beef").and.to.contain("/selfskills show p-0000beef");
 	});
 });

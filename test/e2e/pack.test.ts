@@ -1,5 +1,6 @@
 // What `npm pack` ships: the extension entries of package.json "pi" and every module they import, the
-// skills, README, CHANGELOG, LICENSE and package.json — and nothing else (no tests, fixtures, bench, .ci, docs).
+// skills, README and the docs/*.md it links, CHANGELOG, LICENSE and package.json — and nothing else (no
+// tests, fixtures, bench, .ci, screenshots or their scripts).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { expect } from "chai";
@@ -12,7 +13,15 @@ interface Manifest {
 	dependencies: Record<string, string>;
 }
 
-const DOCUMENTS = ["package.json", "README.md", "CHANGELOG.md", "LICENSE"];
+const DOCUMENTS = [
+	"package.json",
+	"README.md",
+	"CHANGELOG.md",
+	"LICENSE",
+	...readdirSync(join(REPO_ROOT, "docs"))
+		.filter((name) => name.endsWith(".md"))
+		.map((name) => join("docs", name)),
+];
 /** Relative module specifiers in import/export statements, dynamic imports included. */
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
 
@@ -64,13 +73,17 @@ describe("npm pack: what the published package holds", function () {
 		expect([...needed].filter((file) => !packed.includes(file))).to.deep.equal([]);
 	});
 
-	it("ships the doc-skill and the documents a user reads", function () {
+	it("ships the doc-skill and the documents a user reads, every docs/ link of the README among them", function () {
+		const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+		const linked = [...readme.matchAll(/\]\((docs\/[^)#\s]+\.md)/g)].map((m) => m[1]);
+		expect(linked.length).to.be.greaterThan(0);
+		for (const doc of linked) expect(DOCUMENTS, `${doc} is linked from the README`).to.include(doc);
 		const skills = manifest.pi.skills.flatMap((dir) => filesUnder(normalize(dir)));
 		expect(skills).to.include(join("skills", "selfskills", "SKILL.md"));
 		expect([...skills, ...DOCUMENTS].filter((file) => !packed.includes(file))).to.deep.equal([]);
 	});
 
-	it("ships nothing else: no module the extension never imports, no tests, fixtures, bench, .ci or docs", function () {
+	it("ships nothing else: no module it never imports, no tests, fixtures, bench, .ci or screenshots", function () {
 		const wanted = new Set([
 			...importClosure(manifest.pi.extensions),
 			...manifest.pi.skills.flatMap((dir) => filesUnder(normalize(dir))),
@@ -78,7 +91,12 @@ describe("npm pack: what the published package holds", function () {
 		]);
 		expect(packed.filter((file) => !wanted.has(file))).to.deep.equal([]);
 		expect(
-			packed.filter((file) => /^(test|bench|\.ci|docs|node_modules)\//.test(file) || /\.test\.ts$/.test(file)),
+			packed.filter(
+				(file) =>
+					/^(test|bench|\.ci|node_modules)\//.test(file) ||
+					/\.test\.ts$/.test(file) ||
+					(file.startsWith("docs/") && !file.endsWith(".md")),
+			),
 		).to.deep.equal([]);
 	});
 

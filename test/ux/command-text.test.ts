@@ -94,7 +94,7 @@ describe("/selfskills texts for the human", function () {
 		expect(text).to.contain(
 			"Other file with backups: references/api.md (/selfskills history deploy-checks references/api.md)",
 		);
-		expect(text).to.contain("/selfskills restore deploy-checks 20261203-070000.000 recreates it");
+		expect(text).to.contain("recreate the skill from it: /selfskills restore deploy-checks 20261203-070000.000");
 		expect(text).to.not.match(TOOL_CALL_SYNTAX);
 	});
 
@@ -106,7 +106,7 @@ describe("/selfskills texts for the human", function () {
 			"-new",
 			"+old",
 			"Nothing was restored: without a UI pi cannot ask you first. " +
-				"To restore it, name the backup: /selfskills restore deploy-checks SKILL.md b1.md",
+				"To restore it, run: /selfskills restore deploy-checks SKILL.md b1.md --yes",
 			"Other backups: /selfskills history deploy-checks",
 		]);
 	});

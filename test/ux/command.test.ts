@@ -184,28 +184,32 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 				((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
 			expect(await complete("")).to.deep.equal([
 				"status",
+				"help",
 				"history ",
 				"restore ",
-				"unused",
-				"trust",
-				"untrust",
 				"pending",
 				"show ",
 				"approve ",
 				"reject ",
+				"export ",
 				"pin ",
 				"unpin ",
-				"export ",
+				"trust",
+				"untrust",
+				"unused",
 				"doctor",
 			]);
 			expect(await complete("export p-00000000 ")).to.deep.equal(["export p-00000000 --branch"]);
 			expect(await complete("re")).to.deep.equal(["restore ", "reject "]);
 			expect(await complete("res")).to.deep.equal(["restore "]);
 			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
-			expect(await complete("restore ")).to.include.members([
+			expect(await complete("restore "), "only skills with something to put back").to.deep.equal([
 				"restore deploy-checks ",
-				"restore shared-notes ",
-				"restore selfskills ",
+			]);
+			expect(await complete("history ")).to.include.members([
+				"history deploy-checks ",
+				"history shared-notes ",
+				"history selfskills ",
 			]);
 			const ids = backupIds(env);
 			expect(await complete("restore deploy-checks ")).to.include.members(
@@ -379,7 +383,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 
 	describe("without a UI", function () {
 		this.timeout(150000);
-		it("prints status and history, previews a restore without a backup id, restores a named one", async function () {
+		it("prints status and history, previews a restore, restores a named one with --yes", async function () {
 			const env = getEnv();
 			const { pi: session, skillFile } = await editedSession(env, { ui: false });
 			pi = session;
@@ -400,7 +404,12 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			const named = await captureStderr(() =>
 				session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]}`),
 			);
-			expect(named).to.match(/^restore landed/);
+			expect(named, "a named backup without --yes only shows it").to.contain("Nothing was restored");
+			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
+			const confirmed = await captureStderr(() =>
+				session.runCommand(`/selfskills restore deploy-checks ${backupIds(env)[0]} --yes`),
+			);
+			expect(confirmed).to.match(/^restore landed/);
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		});
 
@@ -438,7 +447,10 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 					"the newest that differs from it now.",
 			);
 			expect(readFileSync(skillFile, "utf8")).to.equal(TWICE);
-			const named = await runPiPrint({ env, prompt: `/selfskills restore deploy-checks ${backupIds(env)[0]}` });
+			const named = await runPiPrint({
+				env,
+				prompt: `/selfskills restore deploy-checks ${backupIds(env)[0]} --yes`,
+			});
 			expect(named.stderr).to.match(/restore landed/);
 			expect(readFileSync(skillFile, "utf8")).to.equal(DEPLOY_SKILL);
 		});

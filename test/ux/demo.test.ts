@@ -49,8 +49,9 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		expect(demo.stdout).to.contain(`Installed ${REPO_ROOT}`);
 	});
 
-	it("opens with a whole sentence", function () {
-		const first = demo.stdout.split("\n")[0] ?? "";
+	it("says at once that it started, then opens with a whole sentence", function () {
+		const [progress, first] = demo.stdout.split("\n");
+		expect(progress, "a line before pi's modules load").to.match(/^pi-selfskills demo: loading pi/);
 		expect(first).to.match(
 			new RegExp(
 				/^This demo runs the real pi \S+ CLI .* offline with a scripted model, /.source +
@@ -133,7 +134,7 @@ describe(`npm run demo (pi ${getPiLine()})`, function () {
 		expect(out).to.contain("-Deploy staging from the `release` branch.");
 		expect(out).to.contain("Nothing was restored: without a UI pi cannot ask you first.");
 		expect(out).to.contain(
-			`\n/selfskills restore deploy-checks SKILL.md ${id}\n` +
+			`\n/selfskills restore deploy-checks SKILL.md ${id} --yes\n` +
 				`    restore landed: deploy-checks/SKILL.md is back to backup ${id}.`,
 		);
 		expect(out).to.match(

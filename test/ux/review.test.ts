@@ -114,7 +114,9 @@ describe(`keeping a human in the loop (pi ${getPiLine()})`, function () {
 			`${id} (patch of deploy-checks): rejected, saying: "keep npm build, the alias exists"`,
 		);
 		await pi.runCommand(`/selfskills approve ${id}`);
-		expect(last(pi)).to.contain("unknown_proposal");
+		expect(last(pi))
+			.to.contain(`proposal ${id} (patch of deploy-checks) was rejected`)
+			.and.contain("no longer pending");
 	});
 
 	it("replays a patch on a changed file and shows the new diff first; fails stale if it cannot", async function () {
