@@ -59,6 +59,7 @@ import {
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
 import { doctorReport } from "./doctor.ts";
+import { runEvalCommand } from "../eval/evaluate.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = [
@@ -76,6 +77,7 @@ const SUBCOMMANDS = [
 	"unpin",
 	"export",
 	"doctor",
+	"eval",
 ];
 /** `/selfskills unused` without a number: skills not used for this many days. */
 const UNUSED_DAYS = 30;
@@ -638,6 +640,11 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 				return await exportCommand(deps, ctx, rest);
 			case "doctor":
 				return output(ctx, doctorReport(await context(deps, ctx)));
+			case "eval":
+				return await runEvalCommand(deps, ctx, rawArgs.trim().slice(sub.length), {
+					say: (text, level) => output(ctx, text, level),
+					confirm: (c) => confirmed(ctx, rest, c),
+				});
 			default:
 				return output(ctx, `unknown subcommand "${sub}"; use one of ${SUBCOMMANDS.join(", ")}`, "warning");
 		}
