@@ -32,6 +32,7 @@ import { isScannedByPi } from "./policy/discovery.ts";
 import { checkSkillContent } from "./checks/validation.ts";
 import { pathExists } from "./base/fs-reads.ts";
 import type { MutationEffects } from "./pipeline/types.ts";
+import { sweepWorkspaces } from "./eval/workspace.ts";
 
 function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
 	const { settings } = loadPolicy(ctx, getAgentDir()).report;
@@ -102,6 +103,8 @@ export default function selfskills(pi: ExtensionAPI): void {
 		firstPrompt.pending = true;
 		if (probe?.available !== true) probe = probeSandbox();
 		warnAtStart(ctx, probe);
+		// Throwaway folders of an eval whose pi was killed: one readdir of the temp folder, after start-up.
+		setImmediate(() => sweepWorkspaces());
 	});
 	registerPrompt(wiring, firstPrompt);
 	registerSideDoors(wiring);

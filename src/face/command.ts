@@ -60,6 +60,7 @@ import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
 import { doctorReport } from "./doctor.ts";
 import { runEvalCommand } from "../eval/evaluate.ts";
+import { readSkillEvals } from "../store/evals.ts";
 
 export const COMMAND_NAME = "selfskills";
 const SUBCOMMANDS = [
@@ -297,6 +298,7 @@ async function history(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 			next,
 			snapshots: d.snapshots as SnapshotEntry[],
 			otherFiles: d.otherFiles as string[],
+			evals: readSkillEvals(deps.fs, deps.agentDir(), skill),
 		}),
 	);
 }
@@ -478,7 +480,7 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 	if (isRefusal(preview)) return refused(ctx, preview);
 	const { replayedOn } = preview;
 	if (ctx.hasUI) {
-		const body = approveBody(proposal.reason, preview.diff, preview.digest);
+		const body = approveBody(proposal.reason, preview.diff, preview.digest, proposal.eval);
 		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body)))
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 	} else {
