@@ -24,7 +24,7 @@ import { EVAL_USAGE, parseEvalArguments, splitWords, type EvalArguments } from "
 import { libraryOf, proposalArms, skillArms, type Arm } from "./arms.ts";
 import { findPiCli, type PiCli } from "./pi-cli.ts";
 import { evalReportText, runLine, summarizeArm, verdictOf } from "./report.ts";
-import { runOnce, type RunResult, type RunSetup } from "./run.ts";
+import { runOnce, runProcess, type RunResult, type RunSetup } from "./run.ts";
 import { bwrapArgs, hiddenPlaces, keptPlaces, nodePrefix } from "./sandbox.ts";
 import { createWorkspace, type Workspace } from "./workspace.ts";
 
@@ -109,9 +109,13 @@ function checkProblem(check: string, cwd: string, env: Record<string, string>): 
 	);
 }
 
+/** Skill names that look like a typo of `name`: one holds the other, or they share their first 4 characters. */
 function nearNames(name: string, names: readonly string[]): string[] {
 	const lower = name.toLowerCase();
-	return names.filter((n) => n.includes(lower) || lower.includes(n)).slice(0, 5);
+	const head = lower.slice(0, 4);
+	return names
+		.filter((n) => n.includes(lower) || lower.includes(n) || (head.length === 4 && n.startsWith(head)))
+		.slice(0, 5);
 }
 
 /** The two arms: a proposal planned again on the files now (stale refused), or a skill's with/without. */
@@ -200,11 +204,27 @@ function extensionRoot(path: string): string {
 	return dirname(path);
 }
 
+/** The models pi's RPC `get_available_models` answered with (those a run can reach with its key). */
+function availableModels(stdout: string): Array<{ provider?: unknown; id?: unknown }> {
+	for (const line of stdout.split("\n")) {
+		if (!line.startsWith("{")) continue;
+		try {
+			const reply = JSON.parse(line) as { id?: unknown; success?: unknown; data?: { models?: unknown } };
+			if (reply.id === "models" && reply.success === true && Array.isArray(reply.data?.models))
+				return reply.data.models as Array<{ provider?: unknown; id?: unknown }>;
+		} catch {
+			// Not a reply.
+		}
+	}
+	return [];
+}
+
 /**
- * Before anything costs money: `pi --list-models` in the sandbox, with the extension and the
- * handed-over key, must list the person's model; else the extension does not load or the key does not reach it.
+ * Before anything costs money: pi in RPC mode, in the sandbox, with the extension and the
+ * handed-over key, must list the person's model as available; else the extension does not load or
+ * the key does not reach a run. No model is called.
  */
-function preflight(setup: RunSetup, workspace: Workspace): Refusal | undefined {
+async function preflight(setup: RunSetup, workspace: Workspace, signal: AbortSignal): Promise<Refusal | undefined> {
 	const dir = join(workspace.root, "preflight");
 	for (const sub of ["agent", "home", "tmp"]) mkdirSync(join(dir, sub), { recursive: true });
 	if (setup.modelsJson !== undefined)
@@ -212,47 +232,34 @@ function preflight(setup: RunSetup, workspace: Workspace): Refusal | undefined {
 	const argv = [
 		setup.cli.node,
 		setup.cli.cliPath,
+		"--mode",
+		"rpc",
+		"--no-session",
 		"--no-extensions",
 		...(setup.extension ? ["-e", setup.extension] : []),
 		"--no-skills",
-		"--list-models",
-		setup.modelId,
 	];
-	const command = setup.sandbox
-		? [
-				setup.sandbox.bwrap,
-				...bwrapArgs({ ...setup.sandbox, writable: [dir], binds: [], cwd: join(dir, "home") }),
-				"--",
-				...argv,
-			]
-		: argv;
-	const env = {
-		...setup.env,
-		HOME: join(dir, "home"),
-		TMPDIR: join(dir, "tmp"),
-		PI_CODING_AGENT_DIR: join(dir, "agent"),
-		PI_OFFLINE: "1",
-	};
-	const run = spawnSync(command[0], command.slice(1), {
+	const layout = setup.sandbox && { ...setup.sandbox, writable: [dir], binds: [], cwd: join(dir, "home") };
+	let stdout = "";
+	const run = await runProcess(layout ? [layout.bwrap, ...bwrapArgs(layout), "--", ...argv] : argv, {
 		cwd: join(dir, "home"),
-		env,
-		encoding: "utf8",
-		timeout: 60_000,
+		env: { ...setup.env, HOME: join(dir, "home"), TMPDIR: join(dir, "tmp"), PI_CODING_AGENT_DIR: join(dir, "agent") },
+		deadline: Date.now() + 60_000,
+		signal,
+		input: `${JSON.stringify({ id: "models", type: "get_available_models" })}\n`,
+		onStdout: (chunk) => {
+			stdout += chunk;
+		},
 	});
-	// pi prints the list on stdout or, in some modes, on stderr: both are read.
-	const said = `${run.stderr ?? ""}\n${run.stdout ?? ""}`;
-	const listed = said
-		.split("\n")
-		.some((line) => line.split(/\s+/)[0] === setup.provider && line.split(/\s+/)[1] === setup.modelId);
-	if (listed) return undefined;
-	const failed = said.split("\n").find((l) => /Failed to load extension|Error/i.test(l));
+	if (availableModels(stdout).some((m) => m.provider === setup.provider && m.id === setup.modelId)) return undefined;
+	const failed = run.stderr.split("\n").find((l) => /Failed to load extension/i.test(l));
 	if (setup.extension && failed)
 		return refusals.evalRefused(
 			`the extension ${setup.extension} does not load in a run (${failed.trim().slice(0, 200)})`,
 			"Fix it, or name another with --extension <path>.",
 		);
 	return refusals.evalRefused(
-		`a run cannot use the model ${setup.provider}/${setup.modelId}: pi in the run does not list it` +
+		`a run cannot use the model ${setup.provider}/${setup.modelId}: pi in the run does not list it as available` +
 			`${setup.extension ? ` with the extension ${setup.extension}` : ""}`,
 		setup.extension
 			? "Check that the extension registers that provider and model."
@@ -281,9 +288,10 @@ async function prepare(
 		if (problem) return problem;
 	}
 	const model = ctx.model;
-	if (!model)
+	// With no model set up, pi 0.73 still hands a placeholder ("unknown/unknown") that no registry knows.
+	if (!model || !ctx.modelRegistry.find(model.provider, model.id))
 		return refusals.evalRefused(
-			"no model is configured in this session",
+			`no model is configured in this session${model ? ` (pi names "${model.provider}/${model.id}")` : ""}`,
 			"Choose one (/model, or --provider and --model when starting pi), then run the eval again.",
 		);
 	let sandbox: RunSetup["sandbox"];
@@ -342,7 +350,7 @@ async function prepare(
 		env: { ...baseEnv, ...key.env },
 		...(key.modelsJson !== undefined ? { modelsJson: key.modelsJson } : {}),
 	};
-	const problem = preflight(setup, workspace());
+	const problem = await preflight(setup, workspace(), new AbortController().signal);
 	if (problem) return problem;
 	const pass = args.check !== undefined ? `check: ${args.check}` : `expect: ${args.expect}`;
 	return {

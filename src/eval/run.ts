@@ -103,7 +103,7 @@ class EventTally {
 	}
 }
 
-interface Spawned {
+export interface Spawned {
 	readonly code: number | null;
 	readonly timedOut: boolean;
 	readonly aborted: boolean;
@@ -112,24 +112,26 @@ interface Spawned {
 
 const MAX_STDERR = 4000;
 
+export interface ProcessOptions {
+	readonly cwd: string;
+	readonly env: Record<string, string>;
+	readonly deadline: number;
+	readonly signal: AbortSignal;
+	readonly onStdout?: (s: string) => void;
+	/** Written to stdin, which is then closed; none: no stdin. */
+	readonly input?: string;
+}
+
 /** Runs `command` (in its own process group), killed as a group at the deadline or on abort. */
-function runProcess(
-	command: readonly string[],
-	options: {
-		cwd: string;
-		env: Record<string, string>;
-		deadline: number;
-		signal: AbortSignal;
-		onStdout?: (s: string) => void;
-	},
-): Promise<Spawned> {
+export function runProcess(command: readonly string[], options: ProcessOptions): Promise<Spawned> {
 	return new Promise((resolve) => {
 		const child = spawn(command[0], command.slice(1), {
 			cwd: options.cwd,
 			env: options.env,
-			stdio: ["ignore", "pipe", "pipe"],
+			stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
 			detached: true,
 		});
+		child.stdin?.on("error", () => undefined).end(options.input);
 		let stderr = "";
 		let timedOut = false;
 		let aborted = false;
@@ -153,8 +155,8 @@ function runProcess(
 		};
 		if (options.signal.aborted) onAbort();
 		options.signal.addEventListener("abort", onAbort);
-		child.stdout.setEncoding("utf8").on("data", (chunk: string) => options.onStdout?.(chunk));
-		child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+		child.stdout?.setEncoding("utf8").on("data", (chunk: string) => options.onStdout?.(chunk));
+		child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
 			if (stderr.length < MAX_STDERR) stderr += chunk.slice(0, MAX_STDERR - stderr.length);
 		});
 		const done = (code: number | null) => {
