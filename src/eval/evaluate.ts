@@ -49,8 +49,10 @@ export interface EvalIo {
 }
 
 /** Environment variables a run inherits: the shell's basics and proxies; nothing else of the person's. */
-const PASSED_ENV =
-	/^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLORTERM|NO_COLOR|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR)|NODE_EXTRA_CA_CERTS)$/;
+const PASSED_ENV = new RegExp(
+	"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLORTERM|NO_COLOR|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|" +
+		"SSL_CERT_(FILE|DIR)|NODE_EXTRA_CA_CERTS)$",
+);
 /** Where the key goes when no variable of pi's environment holds it: a models.json entry names it. */
 const KEY_VARIABLE = "PI_SELFSKILLS_EVAL_API_KEY";
 const MAX_TASK_BYTES = 100_000;

@@ -17,10 +17,10 @@ export interface PiCli {
 	readonly node: string;
 }
 
-/** A file path in a stack line (`file:///…/x.js:1:2` or `/…/x.js:1:2`) from pi's own package. */
+/** The file paths in a stack (`file:///…/x.js:1:2`, `/…/x.js:1:2`, or a source-mapped `/…/x.ts:1:2`). */
 function stackFiles(stack: string): string[] {
 	const files: string[] = [];
-	for (const match of stack.matchAll(/(file:\/\/\/[^\s:)]+|\/[^\s:()]+\.[cm]?js):\d+:\d+/g)) {
+	for (const match of stack.matchAll(/(file:\/\/\/[^\s:)]+|\/[^\s:()]+\.[cm]?[jt]s):\d+:\d+/g)) {
 		const raw = match[1];
 		files.push(raw.startsWith("file:") ? fileURLToPath(raw) : raw);
 	}

@@ -92,7 +92,7 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 	this.timeout(180_000);
 	const getEnv = useTempEnv({ prefix: "selfskills-evaltest-" });
 
-	it("scores a proposal that makes the task pass as helped, keeps it with the proposal; changes nothing", async function () {
+	it("scores a proposal that makes the task pass as helped, keeps it with it; changes nothing", async function () {
 		const env = getEnv();
 		const tmp = setUp(env);
 		writeSkill(join(env.agentDir, "skills"), "ship-it", skillText("ship-it", "How to ship."));
@@ -272,7 +272,7 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 		expect(leftovers(tmp)).to.deep.equal([]);
 	});
 
-	it("asks before it spends: without --yes in print mode it says what it would run and runs nothing", async function () {
+	it("asks before it spends: without --yes in print mode it says what it would run; runs nothing", async function () {
 		const env = getEnv();
 		const tmp = setUp(env);
 		writeSkill(join(env.agentDir, "skills"), "ship-it", skillText("ship-it", "How to ship."));
