@@ -679,7 +679,7 @@ async function skillNames(deps: CommandDeps): Promise<string[]> {
 }
 
 /** Subcommands that take arguments: their completion ends in a space so the next Tab goes on. */
-const TAKES_ARGUMENTS = new Set(["history", "restore", "show", "approve", "reject", "pin", "unpin", "export"]);
+const TAKES_ARGUMENTS = new Set(["history", "restore", "show", "approve", "reject", "pin", "unpin", "export", "eval"]);
 /** Subcommands whose argument is a pending proposal's id; reject takes a reason after it, export --branch. */
 const TAKES_PROPOSAL = new Set(["show", "approve", "reject", "export"]);
 
@@ -705,6 +705,8 @@ export async function completeArguments(
 	const notFinal = (names: string[]) => names.map((name) => ({ name, more: true }));
 	let options: Array<{ name: string; more: boolean }> = [];
 	if (words.length === 1) options = SUBCOMMANDS.map((name) => ({ name, more: TAKES_ARGUMENTS.has(name) }));
+	else if (words.length === 2 && sub === "eval")
+		options = notFinal([...listProposals(deps.fs, deps.agentDir()).map((p) => p.id), ...(await skillNames(deps))]);
 	else if (words.length === 2 && TAKES_PROPOSAL.has(sub)) {
 		const ids = listProposals(deps.fs, deps.agentDir()).map((p) => p.id);
 		options = sub === "reject" || sub === "export" ? notFinal(ids) : final(ids);
