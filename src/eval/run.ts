@@ -63,7 +63,7 @@ interface AssistantMessage {
 }
 
 /** Reads pi's json events line by line: assistant replies make turns; their usage adds up. */
-class EventTally {
+export class EventTally {
 	turns = 0;
 	inputTokens = 0;
 	outputTokens = 0;

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { parseEvalArguments, splitWords } from "../../../src/eval/arguments.ts";
 import { materializeArm, proposalArms, skillArms } from "../../../src/eval/arms.ts";
 import { summarizeArm, verdictOf } from "../../../src/eval/report.ts";
-import type { RunResult } from "../../../src/eval/run.ts";
+import { EventTally, type RunResult } from "../../../src/eval/run.ts";
 import { bwrapArgs, hiddenPlaces, keptPlaces } from "../../../src/eval/sandbox.ts";
 import { copyProject, EVAL_FOLDER_PREFIX, sweepWorkspaces } from "../../../src/eval/workspace.ts";
 import { isRefusal } from "../../../src/base/errors.ts";
@@ -89,6 +89,29 @@ describe("eval verdict", function () {
 	it("takes the median of turns (the mean of the middle two for an even count)", function () {
 		const s = summarizeArm("x", [run("passed", 1), run("passed", 5), run("failed", 2), run("failed", 4)]);
 		expect(s.medianTurns).to.equal(3);
+	});
+});
+
+describe("eval run tally", function () {
+	it("counts assistant replies as turns and sums their usage and cost, across split chunks", function () {
+		const reply = (text: string, cost: number, stopReason = "stop") =>
+			JSON.stringify({
+				type: "message_end",
+				message: {
+					role: "assistant",
+					content: [{ type: "text", text }],
+					usage: { input: 100, output: 20, cacheRead: 50, cacheWrite: 5, cost: { total: cost } },
+					stopReason,
+				},
+			});
+		const user = JSON.stringify({ type: "message_end", message: { role: "user", content: [] } });
+		const text = [user, reply("thinking", 0.25), '{"type":"turn_end"}', reply("final DONE", 0.5)].join("\n");
+		const tally = new EventTally();
+		tally.feed(text.slice(0, 37));
+		tally.feed(text.slice(37));
+		tally.end();
+		expect(tally).to.include({ turns: 2, inputTokens: 310, outputTokens: 40, cost: 0.75, finalText: "final DONE" });
+		expect(tally.error).to.equal(undefined);
 	});
 });
 
