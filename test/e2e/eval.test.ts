@@ -272,6 +272,25 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 		expect(leftovers(tmp)).to.deep.equal([]);
 	});
 
+	it("hands the model's key to a run from pi's auth store or its env var; refuses without one", async function () {
+		const env = getEnv();
+		const tmp = setUp(env);
+		writeSkill(join(env.agentDir, "skills"), "ship-it", skillText("ship-it", "How to ship."));
+		const openai = ["-p", "--no-session", "--provider", "openai", "--model", "gpt-4o-mini"];
+		const message = "/selfskills eval ship-it --task x --expect y --runs 1";
+		const run = (extraEnv: Record<string, string>) =>
+			runPiCli([...openai, message], { env, extraEnv: { TMPDIR: tmp, ...extraEnv } });
+		// The preflight lists the model as available in the run only when its key reached it.
+		const ready = /eval: 2 runs \(1 per arm: without ship-it \/ with ship-it\) on openai\/gpt-4o-mini/;
+		const none = await run({});
+		expect(none.stderr).to.match(/eval_refused: a run cannot use the model openai\/gpt-4o-mini/);
+		expect((await run({ OPENAI_API_KEY: "sk-from-env" })).stderr).to.match(ready);
+		writeFileSync(join(env.agentDir, "auth.json"), JSON.stringify({ openai: { type: "api_key", key: "sk-stored" } }));
+		const stored = await run({});
+		expect(stored.stderr, stored.stderr).to.match(ready);
+		expect(leftovers(tmp)).to.deep.equal([]);
+	});
+
 	it("asks before it spends: without --yes in print mode it says what it would run; runs nothing", async function () {
 		const env = getEnv();
 		const tmp = setUp(env);
