@@ -332,7 +332,14 @@ async function prepare(
 			tmpdir(),
 			`/run/user/${process.getuid?.()}`,
 		]);
-		const needed = [piInstallRoot(cli), nodePrefix(cli.node), ...(extension ? [extensionRoot(extension)] : [])];
+		// Programs on PATH inside the home folder (~/.local/bin, ~/.cargo/bin…) stay usable; the rest of home does not.
+		const onPath = (process.env.PATH ?? "").split(":").filter((dir) => dir.startsWith("/"));
+		const needed = [
+			piInstallRoot(cli),
+			nodePrefix(cli.node),
+			...(extension ? [extensionRoot(extension)] : []),
+			...onPath,
+		];
 		sandbox = { ...sandbox, hidden, keep: keptPlaces(needed, hidden) };
 	}
 	const key = await keyHandover(ctx, deps.agentDir(), extension);

@@ -368,9 +368,15 @@ export function approveBody(reason: string | undefined, diff: string, digest: st
  * Print mode's approve without a digest: the change as it would land now (as `show` prints it), and
  * the command that approves exactly that change.
  */
-export function approvePreviewText(id: string, reason: string | undefined, diff: string, digest: string): string {
+export function approvePreviewText(
+	id: string,
+	reason: string | undefined,
+	diff: string,
+	digest: string,
+	evidence?: EvalRecord,
+): string {
 	return [
-		approveBody(reason, diff, digest),
+		approveBody(reason, diff, digest, evidence),
 		`Nothing changed: without a UI nobody can be asked. To approve it, run: ${approveCommand(shownName(id), digest)}`,
 	].join("\n");
 }

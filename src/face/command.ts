@@ -487,7 +487,11 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 		// Without a UI the person saw the change in `show`: it lands only while the plan has that digest.
 		const given = args.find((a) => a.startsWith(DIGEST_FLAG))?.slice(DIGEST_FLAG.length);
 		if (given === undefined)
-			return output(ctx, approvePreviewText(proposal.id, proposal.reason, preview.diff, preview.digest), "warning");
+			return output(
+				ctx,
+				approvePreviewText(proposal.id, proposal.reason, preview.diff, preview.digest, proposal.eval),
+				"warning",
+			);
 		if (given !== preview.digest) return refused(ctx, digestMismatch(proposal.id, given, preview.digest));
 	}
 	const words = wordsOf(args.slice(1));

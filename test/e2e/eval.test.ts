@@ -101,12 +101,17 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 		const result = await piPrint(env, tmp, [
 			evalOf(proposal.id, "--task 'ship the release' --expect SHIPPED"),
 			"/selfskills pending",
+			`/selfskills show ${proposal.id}`,
+			`/selfskills approve ${proposal.id}`,
 		]);
 		const out = result.stderr;
 		expect(out, out).to.include("verdict: helped in 1 of 1 runs against 0 of 1");
 		expect(out).to.match(/without the proposal: passed 0 of 1; median turns 1; tokens in \d+, out \d+; cost \$/);
 		expect(out).to.match(/with the proposal, run 1 of 1: passed; 1 turn\(s\)/);
 		expect(out).to.include(`${proposal.id}`).and.to.include("eval: helped in 1 of 1 runs against 0 of 1");
+		// show and print mode's approve preview print the kept report above the change.
+		expect(out.match(/with the proposal: passed 1 of 1; median turns 1/g) ?? []).to.have.length(3);
+		expect(out).not.to.include("evidence: no eval");
 		expect(readProposal(realFs, env.agentDir, proposal.id)?.eval?.verdict).to.equal(
 			"helped in 1 of 1 runs against 0 of 1",
 		);
