@@ -34,6 +34,7 @@ import { isScannedByPi } from "./policy/discovery.ts";
 import { checkSkillContent } from "./checks/validation.ts";
 import { pathExists } from "./base/fs-reads.ts";
 import type { MutationEffects } from "./pipeline/types.ts";
+import { sweepWorkspaces } from "./eval/workspace.ts";
 
 function isEnabled(ctx: Pick<ExtensionContext, "cwd">): { enabled: boolean; inject: boolean } {
 	const { settings } = loadPolicy(ctx, getAgentDir()).report;
@@ -105,6 +106,8 @@ export default function selfskills(pi: ExtensionAPI): void {
 		firstPrompt.pending = true;
 		startBoundary(ctx, boundary);
 		warnAtStart(ctx, sandbox);
+		// Throwaway folders of an eval whose pi was killed: one readdir of the temp folder, after start-up.
+		setImmediate(() => sweepWorkspaces());
 	});
 	pi.on("session_shutdown", () => boundary.end());
 	registerPrompt(wiring, firstPrompt);

@@ -39,7 +39,8 @@ export type RefusalCode =
 	| "digest_mismatch"
 	| "risky_content"
 	| "similar_exists"
-	| "spec_violation";
+	| "spec_violation"
+	| "eval_refused";
 
 export interface Refusal {
 	readonly code: RefusalCode;
@@ -585,4 +586,12 @@ export function digestMismatch(id: string, given: string, current: string): Refu
 			`/selfskills approve ${id} --yes=<the digest show prints>.`,
 		{ id, given, current },
 	);
+}
+
+/**
+ * `/selfskills eval` cannot start as asked (a flag, the task, the check, the model, the sandbox, the
+ * extension): nothing ran and nothing changed. `problem` names the offending value, `next` the step.
+ */
+export function evalRefused(problem: string, next: string, data: Record<string, unknown> = {}): Refusal {
+	return refusal("eval_refused", `${problem}; nothing ran and nothing changed. ${next}`, { problem, ...data });
 }

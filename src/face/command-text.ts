@@ -7,6 +7,8 @@ import type { BackupEntry, SnapshotEntry } from "../store/backup-store.ts";
 import { findingsText, type Refusal } from "../base/errors.ts";
 import { shownDiff, shownName, shownReason } from "../checks/agent-text.ts";
 import type { Decision } from "../store/proposals.ts";
+import type { EvalRecord } from "../store/evals.ts";
+import { evalReportText } from "../eval/report.ts";
 
 const SKILL_FILE = "SKILL.md";
 
@@ -34,7 +36,26 @@ export interface HistoryView {
 	readonly next?: string;
 	readonly snapshots: readonly SnapshotEntry[];
 	readonly otherFiles: readonly string[];
+	/** The skill's evals (/selfskills eval), oldest first. */
+	readonly evals?: readonly EvalRecord[];
 }
+
+/** Evals shown by history: the newest few. */
+const EVALS_SHOWN = 3;
+
+/** The last evals of a skill, newest last; "" when it has none. */
+export function evalsText(evals: readonly EvalRecord[]): string {
+	if (evals.length === 0) return "";
+	const shown = evals.slice(-EVALS_SHOWN);
+	const older = evals.length - shown.length;
+	return [
+		`${evals.length} eval(s) of this skill${older > 0 ? ` (the ${shown.length} newest shown)` : ""}:`,
+		...shown.map((e) => escapedReport(e)),
+	].join("\n");
+}
+
+/** An eval's report with the person's task and check escaped (they are shown back as typed). */
+const escapedReport = (e: EvalRecord) => shownDiff(evalReportText(e)).trimEnd();
 
 export function historyText(view: HistoryView): string {
 	const { skill, file, backups } = view;
@@ -54,6 +75,8 @@ export function historyText(view: HistoryView): string {
 		);
 	if (view.next)
 		lines.push(`Restore one (you see the change and confirm first): ${restoreCommand(skill, file, view.next)}`);
+	const evals = evalsText(view.evals ?? []);
+	if (evals) lines.push(evals);
 	return lines.join("\n");
 }
 
@@ -274,6 +297,8 @@ export interface ProposalView {
 	readonly diff: string;
 	/** Lines the change adds that the risk scan flags. */
 	readonly findings?: ReadonlyArray<{ readonly category: string; readonly line: number; readonly text: string }>;
+	/** The last /selfskills eval of it. */
+	readonly eval?: EvalRecord;
 }
 
 /** The risky lines of a change, for the person, above its diff; "" when there are none. */
@@ -298,7 +323,8 @@ export function pendingText(
 		(p) =>
 			`  ${shownName(p.id)}  ${ageText(p.time, now)}  ${names(p.skills)}  ` +
 			`${shownName(p.action)}  +${p.added} −${p.removed}  ${reasonText(p.reason)}` +
-			`${p.findings?.length ? `  ⚠ ${p.findings.length} risky line(s)` : ""}`,
+			`${p.findings?.length ? `  ⚠ ${p.findings.length} risky line(s)` : ""}` +
+			`${p.eval ? `  eval: ${shownName(p.eval.verdict)}` : ""}`,
 	);
 	return [
 		`${proposals.length} pending proposal(s), oldest first:\n${lines.join("\n")}`,
@@ -324,6 +350,9 @@ export function proposalText(p: ProposalView, planned: PlannedView, now = Date.n
 		`proposal ${shownName(p.id)}: ${shownName(p.action)} of ${names(p.skills)}, ` +
 			`proposed ${ageText(p.time, now)} in ${shownName(p.cwd)}`,
 		`reason: ${reasonText(p.reason)}`,
+		p.eval
+			? escapedReport(p.eval)
+			: `evidence: none yet (/selfskills eval ${shownName(p.id)} --task … --check … measures it)`,
 	];
 	if ("refusal" in planned) {
 		return [
@@ -373,17 +402,28 @@ export function approveQuestion(id: string, replayedOn: readonly string[]): stri
 }
 
 /** The body of the approval dialog: the agent's reason and the change as it would land now. */
-export function approveBody(reason: string | undefined, diff: string, digest: string): string {
-	return [`reason: ${reasonText(reason)}`, shownDiff(diff).trimEnd(), `digest: ${digest}`].join("\n");
+export function approveBody(reason: string | undefined, diff: string, digest: string, evidence?: EvalRecord): string {
+	return [
+		`reason: ${reasonText(reason)}`,
+		evidence ? escapedReport(evidence) : "evidence: no eval of this change (/selfskills eval)",
+		shownDiff(diff).trimEnd(),
+		`digest: ${digest}`,
+	].join("\n");
 }
 
 /**
  * Print mode's approve without a digest: the change as it would land now (as `show` prints it), and
  * the command that approves exactly that change.
  */
-export function approvePreviewText(id: string, reason: string | undefined, diff: string, digest: string): string {
+export function approvePreviewText(
+	id: string,
+	reason: string | undefined,
+	diff: string,
+	digest: string,
+	evidence?: EvalRecord,
+): string {
 	return [
-		approveBody(reason, diff, digest),
+		approveBody(reason, diff, digest, evidence),
 		`Nothing changed: without a UI nobody can be asked. To approve it, run: ${approveCommand(shownName(id), digest)}`,
 	].join("\n");
 }

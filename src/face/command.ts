@@ -67,6 +67,8 @@ import {
 import { readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
 import { doctorReport, findPrunable } from "./doctor.ts";
+import { runEvalCommand } from "../eval/evaluate.ts";
+import { readSkillEvals } from "../store/evals.ts";
 
 export const COMMAND_NAME = "selfskills";
 /**
@@ -449,6 +451,7 @@ async function history(deps: CommandDeps, ctx: ExtensionCommandContext, args: st
 			next,
 			snapshots: d.snapshots as SnapshotEntry[],
 			otherFiles: d.otherFiles as string[],
+			evals: readSkillEvals(deps.fs, deps.agentDir(), skill),
 		}),
 	);
 }
@@ -660,14 +663,18 @@ async function approve(deps: CommandDeps, ctx: ExtensionCommandContext, args: re
 			return pin === undefined ? [] : [`${shownName(skill)} is pinned (selfskills.pinned "${shownName(pin)}")`];
 		});
 		const pinned = pins.length > 0 ? `${pins.join("; ")}: the pin holds the agent back; your approval lands.\n` : "";
-		const body = pinned + approveBody(proposal.reason, preview.diff, preview.digest);
+		const body = pinned + approveBody(proposal.reason, preview.diff, preview.digest, proposal.eval);
 		if (!(await ctx.ui.confirm(approveQuestion(proposal.id, replayedOn), body)))
 			return output(ctx, `nothing changed; ${proposal.id} is still pending`);
 	} else {
 		// Without a UI the person saw the change in `show`: it lands only while the plan has that digest.
 		const given = args.find((a) => a.startsWith(DIGEST_FLAG))?.slice(DIGEST_FLAG.length);
 		if (given === undefined)
-			return output(ctx, approvePreviewText(proposal.id, proposal.reason, preview.diff, preview.digest), "warning");
+			return output(
+				ctx,
+				approvePreviewText(proposal.id, proposal.reason, preview.diff, preview.digest, proposal.eval),
+				"warning",
+			);
 		if (given !== preview.digest) return refused(ctx, digestMismatch(proposal.id, given, preview.digest));
 	}
 	const words = wordsOf(args.slice(1));
@@ -790,7 +797,8 @@ function globalPins(deps: CommandDeps): string[] {
 		: [];
 }
 
-type Handler = (deps: CommandDeps, ctx: ExtensionCommandContext, args: string[]) => Promise<void> | void;
+/** `raw` is the text after the subcommand as typed, for a subcommand that parses its own quoting (eval). */
+type Handler = (deps: CommandDeps, ctx: ExtensionCommandContext, args: string[], raw: string) => Promise<void> | void;
 
 /** What each subcommand runs; a subcommand of SUBCOMMAND_INFO without one is not offered. */
 const HANDLERS: Record<string, Handler> = {
@@ -809,6 +817,11 @@ const HANDLERS: Record<string, Handler> = {
 	unpin: (deps, ctx, args) => pin(deps, ctx, false, args),
 	export: (deps, ctx, args) => exportCommand(deps, ctx, args),
 	doctor: async (deps, ctx) => output(ctx, doctorReport(await context(deps, ctx))),
+	eval: (deps, ctx, args, raw) =>
+		runEvalCommand(deps, ctx, raw, {
+			say: (text, level) => output(ctx, text, level),
+			confirm: (c) => confirmed(ctx, args, c),
+		}),
 };
 
 /** The subcommands this build runs, in help's order. */
@@ -830,7 +843,7 @@ export async function handleCommand(deps: CommandDeps, rawArgs: string, ctx: Ext
 			);
 		const problem = argumentProblem(info, rest);
 		if (problem) return output(ctx, problem, "error");
-		return await handler(deps, ctx, rest);
+		return await handler(deps, ctx, rest, rawArgs.trim().slice(sub.length));
 	} catch (error) {
 		output(ctx, `selfskills: ${error instanceof Error ? error.message : String(error)}`, "error");
 	} finally {
@@ -884,6 +897,8 @@ export async function completeArguments(
 	const notFinal = (names: string[]) => names.map((name) => ({ name, more: true }));
 	let options: Array<{ name: string; more: boolean }> = [];
 	if (words.length === 1) options = offered().map((c) => ({ name: c.name, more: c.usage.startsWith("<") }));
+	else if (words.length === 2 && sub === "eval")
+		options = notFinal([...listProposals(deps.fs, deps.agentDir()).map((p) => p.id), ...(await skillNames(deps))]);
 	else if (words.length === 2 && TAKES_PROPOSAL.has(sub)) {
 		const ids = listProposals(deps.fs, deps.agentDir()).map((p) => p.id);
 		options = sub === "reject" || sub === "export" ? notFinal(ids) : final(ids);

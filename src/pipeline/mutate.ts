@@ -306,6 +306,22 @@ export async function runMutations(
 	return "kind" in outcome ? renderOutcome(outcome) : outcome;
 }
 
+/**
+ * The file changes a call would make, planned as a dry run through every gate, nothing written: what
+ * an eval lays over its copy of the skills to build the "with the change" arm.
+ */
+export async function plannedChanges(
+	ctx: CallContext,
+	prepared: readonly PreparedMutation[],
+	options: Pick<RunOptions, "batch" | "effects">,
+): Promise<readonly FileChange[] | Refusal> {
+	const outcome = await decideAndRun(ctx, prepared, { ...options, dryRun: true });
+	if (!("kind" in outcome)) return outcome;
+	return outcome.kind === "dry_run"
+		? outcome.changes
+		: refusals.invalidArguments("eval", "the plan was not a dry run");
+}
+
 async function decideAndRun(
 	ctx: CallContext,
 	prepared: readonly PreparedMutation[],

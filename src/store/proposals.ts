@@ -21,6 +21,7 @@ import { getProposalsDir } from "../base/paths.ts";
 import { assertNoLinkBelow, isProcessAlive, mkdirPrivate, removeFileDurable, writeFileAtomic } from "../base/writer.ts";
 import { listDir, lstatIfExists, tryHash, tryReadJson } from "../base/fs-reads.ts";
 import { sha256 } from "../base/hash.ts";
+import { isEvalRecord, type EvalRecord } from "./evals.ts";
 
 /** One file the proposed change touches: its hash when planned (null: absent) and after the change. */
 export interface ProposalTarget {
@@ -62,6 +63,8 @@ export interface Proposal {
 	/** Lines the change adds that the risk scan flags, as they were when it was proposed. */
 	readonly findings?: ReadonlyArray<{ readonly category: string; readonly line: number; readonly text: string }>;
 	readonly approving?: Approving;
+	/** The last `/selfskills eval` of this proposal: whether the change helped on the person's task. */
+	readonly eval?: EvalRecord;
 }
 
 export interface Decision {
@@ -168,6 +171,7 @@ export function proposalProblem(record: unknown, id: string): string | undefined
 	if (record.mode !== "propose" && record.mode !== "ask") return 'mode is not "propose" or "ask"';
 	const targets = targetsProblem(record.targets, "targets");
 	if (targets) return targets;
+	if (record.eval !== undefined && !isEvalRecord(record.eval)) return "eval is not an eval record";
 	if (record.approving === undefined) return undefined;
 	const a = record.approving;
 	if (!isObject(a) || !Number.isInteger(a.pid) || !isString(a.at)) return "approving is not an approval mark";
@@ -229,6 +233,13 @@ export function fileProposal(
 	const filed: Proposal = { id: newId(fs, agentDir), key, time: new Date().toISOString(), ...proposal };
 	writeRecord(fs, agentDir, pendingPath(agentDir, filed.id), filed);
 	return { proposal: filed, existed: false };
+}
+
+/** Keeps `record` with the pending proposal (its last eval replaces an earlier one). */
+export function recordProposalEval(fs: FsOps, agentDir: string, proposal: Proposal, record: EvalRecord): Proposal {
+	const withEval: Proposal = { ...proposal, eval: record };
+	writeRecord(fs, agentDir, pendingPath(agentDir, proposal.id), withEval);
+	return withEval;
 }
 
 /** Approvals running in this process right now: the sweep leaves their marks alone. */

@@ -1,7 +1,15 @@
 // Scripted faux-model turns shared by the in-process session (pi-session.ts) and the CLI extension
 // (test/fixtures/faux-cli-ext.ts), plus a line-neutral view of what the model was sent on each call.
 import * as piAi from "@mariozechner/pi-ai";
-import { fauxAssistantMessage, fauxToolCall, type AssistantMessage, type Context } from "@mariozechner/pi-ai";
+import {
+	fauxAssistantMessage,
+	fauxToolCall,
+	getApiProvider,
+	registerFauxProvider,
+	type AssistantMessage,
+	type Context,
+} from "@mariozechner/pi-ai";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 
 export interface FauxToolCallSpec {
 	name: string;
@@ -65,4 +73,37 @@ export function captureContext(context: Context): CapturedCall {
 	}
 	const toolNames = helpers.getCurrentTools(messages).map((tool) => tool.name);
 	return { systemPrompt: helpers.getCurrentSystemPrompt(messages), toolNames, lastMessage };
+}
+
+/**
+ * For a CLI test extension: registers pi-ai's faux provider under `api`, answering with `replies`
+ * in turn, and hands it to pi as provider "faux", model "faux-1".
+ */
+export function registerFauxModel(
+	pi: ExtensionAPI,
+	api: string,
+	replies: ReadonlyArray<(context: Context) => AssistantMessage>,
+	cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+): void {
+	const faux = registerFauxProvider({ provider: "faux", api, models: [{ id: "faux-1" }] });
+	faux.setResponses([...replies]);
+	const provider = getApiProvider(api);
+	if (!provider) throw new Error("faux api provider was not registered");
+	pi.registerProvider("faux", {
+		api,
+		baseUrl: "http://localhost:0",
+		apiKey: "faux-key",
+		streamSimple: provider.streamSimple,
+		models: [
+			{
+				id: "faux-1",
+				name: "Faux",
+				reasoning: false,
+				input: ["text"],
+				cost,
+				contextWindow: 128000,
+				maxTokens: 16384,
+			},
+		],
+	});
 }

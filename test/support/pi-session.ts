@@ -30,6 +30,10 @@ export interface UiScript {
 	confirm?: boolean | ((title: string, message: string) => boolean);
 	select?: string | ((title: string, options: string[]) => string | undefined);
 	input?: string | ((title: string) => string | undefined);
+	/** ui.onTerminalInput: the extension's key handler (a test presses keys through it); default: ignored. */
+	onTerminalInput?: (handler: (data: string) => unknown) => () => void;
+	/** ui.setStatus, observed; default: ignored. */
+	setStatus?: (key: string, text: string | undefined) => void;
 }
 
 export interface PiSessionOptions {
@@ -233,6 +237,8 @@ function createCapturingUi(script: UiScript, notifications: Notification[]): Ext
 		select: async (title: string, choices: string[]) =>
 			typeof script.select === "function" ? script.select(title, choices) : script.select,
 		input: async (title: string) => (typeof script.input === "function" ? script.input(title) : script.input),
+		...(script.onTerminalInput ? { onTerminalInput: script.onTerminalInput } : {}),
+		...(script.setStatus ? { setStatus: script.setStatus } : {}),
 		editor: async () => undefined,
 		custom: async () => undefined,
 		getEditorText: () => "",
