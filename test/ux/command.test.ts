@@ -198,6 +198,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 				"untrust",
 				"unused",
 				"doctor",
+				"eval ",
 			]);
 			expect(await complete("export p-00000000 ")).to.deep.equal(["export p-00000000 --branch"]);
 			expect(await complete("re")).to.deep.equal(["restore ", "reject "]);
