@@ -158,6 +158,11 @@ export function refusalForHuman(refusal: Refusal): string {
 			const file = str(d.file);
 			const which = backup ? `backup "${backup}"` : "backup";
 			const where = file === "(whole skill)" ? `${skill} (whole skill)` : `${skill}/${file}`;
+			if (available.length === 0)
+				return (
+					`no_backup: there is no ${which} of ${where} yet: one is taken before each change, ` +
+					"so there is nothing to restore."
+				);
 			return (
 				`no_backup: there is no ${which} of ${where}.` +
 				`${available.length > 0 ? ` Available: ${available.slice(0, 10).join(", ")}.` : ""} ` +

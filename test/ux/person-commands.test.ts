@@ -149,6 +149,15 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
 		});
 
+		it("says a skill with no backup has nothing to restore, naming no dead-end command", async function () {
+			pi = await edited(false);
+			writeSkill(join(env.agentDir, "skills"), "fresh-notes");
+			const out = await printed("/selfskills restore fresh-notes");
+			expect(out)
+				.to.contain("no_backup: there is no backup of fresh-notes/SKILL.md yet")
+				.and.not.contain("/selfskills");
+		});
+
 		it("offers in history only restore commands that work, a snapshot as a whole-skill restore", async function () {
 			pi = await edited(false);
 			await pi.run("drop it", [call({ action: "delete", skill: "deploy-checks" }), { text: "gone" }]);
