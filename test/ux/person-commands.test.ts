@@ -104,6 +104,39 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 		expect(proposals(env)).to.deep.equal([]);
 	});
 
+	it("approves a proposal on a skill pinned since, naming the pin in the dialog", async function () {
+		const bodies: string[] = [];
+		pi = await edited({
+			confirm: (_title, body) => {
+				bodies.push(body);
+				return true;
+			},
+		});
+		setSelfskills(env, { approval: "propose" });
+		const run = await pi.run("again", [
+			call({ action: "read", skill: "deploy-checks" }),
+			call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
+			{ text: "proposed" },
+		]);
+		const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+		setSelfskills(env, { approval: "propose", pinned: ["deploy-checks"] });
+		await pi.runCommand(`/selfskills approve ${id}`);
+		expect(bodies[0]).to.contain('deploy-checks is pinned (selfskills.pinned "deploy-checks")');
+		expect(last(pi)).to.match(new RegExp(`^approved ${id}: patch of deploy-checks landed`));
+		expect(readFileSync(skillFile, "utf8")).to.contain("health url");
+	});
+
+	it("completes pin with unpinned skills and unpin with the global pins only", async function () {
+		pi = await edited({ confirm: true });
+		setSelfskills(env, { pinned: ["deploy-checks"] });
+		const command = pi.session.extensionRunner.getCommand("selfskills");
+		const complete = async (prefix: string) =>
+			((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
+		expect(await complete("unpin ")).to.deep.equal(["unpin deploy-checks"]);
+		expect(await complete("pin ")).not.to.include("pin deploy-checks");
+		expect(await complete("pin ")).to.include("pin selfskills");
+	});
+
 	it("says nothing landed when the dialog is declined", async function () {
 		pi = await edited({ confirm: false });
 		setSelfskills(env, { approval: "propose" });
