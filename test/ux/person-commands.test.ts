@@ -10,6 +10,7 @@ import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { call } from "../support/faux-script.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 import { auditLines } from "../support/backups.ts";
+import { git, initRepo } from "../support/git-repo.ts";
 import { listProposals } from "../../src/store/proposals.ts";
 import { realFs } from "../../src/base/fs-ops.ts";
 import { captureStderr, commandOutputs } from "./ux-support.ts";
@@ -282,6 +283,21 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 			const unknown = await printed("/selfskills show p-deadbeef");
 			expect(unknown).to.contain('unknown proposal "p-deadbeef"').and.contain("/selfskills pending");
 			expect(unknown).not.to.contain("missing");
+		});
+
+		it("exports a proposal on a skill pinned since as a branch", async function () {
+			pi = await edited(false);
+			initRepo(join(env.agentDir, "skills"));
+			setSelfskills(env, { approval: "propose" });
+			const run = await pi.run("again", [
+				call({ action: "read", skill: "deploy-checks" }),
+				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
+				{ text: "proposed" },
+			]);
+			const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+			setSelfskills(env, { approval: "propose", pinned: ["deploy-checks"] });
+			const out = await printed(`/selfskills export ${id} --branch`);
+			expect(git(join(env.agentDir, "skills"), "branch", "--list", `selfskills/${id}`), out).to.contain(id);
 		});
 
 		it("says why export needs git, and what to do, outside a repository", async function () {
