@@ -223,6 +223,15 @@ export function refusalForHuman(refusal: Refusal): string {
 					: "No proposal is pending (/selfskills pending lists them when there are).")
 			);
 		}
+		case "risky_content": {
+			const findings = Array.isArray(d.findings) ? (d.findings as Parameters<typeof findingsText>[0]) : [];
+			return (
+				`risky_content: that version of ${str(d.path)} holds ${findings.length} line(s) that look risky, and ` +
+				'selfskills.contentReview is "refuse"; nothing was restored:\n' +
+				`${findingsText(findings, 10)}\nTo put it back anyway, copy it out of git by hand, or pick another ` +
+				"version."
+			);
+		}
 		case "git_failed":
 			return gitFailedText(str(d.id), str(d.detail));
 		case "conflict":
