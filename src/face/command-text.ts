@@ -181,6 +181,11 @@ export function refusalForHuman(refusal: Refusal): string {
 			const file = str(d.file);
 			const which = backup ? `backup "${backup}"` : "backup";
 			const where = file === "(whole skill)" ? `${skill} (whole skill)` : `${skill}/${file}`;
+			if (available.length === 0)
+				return (
+					`no_backup: there is no ${which} of ${where} yet: one is taken before each change, ` +
+					"so there is nothing to restore."
+				);
 			return (
 				`no_backup: there is no ${which} of ${where}.` +
 				`${available.length > 0 ? ` Available: ${available.slice(0, 10).join(", ")}.` : ""} ` +
@@ -239,6 +244,15 @@ export function refusalForHuman(refusal: Refusal): string {
 				(pending.length > 0
 					? `Pending now: ${pending.slice(0, 10).join(", ")} (/selfskills pending lists them).`
 					: "No proposal is pending (/selfskills pending lists them when there are).")
+			);
+		}
+		case "risky_content": {
+			const findings = Array.isArray(d.findings) ? (d.findings as Parameters<typeof findingsText>[0]) : [];
+			return (
+				`risky_content: that version of ${str(d.path)} holds ${findings.length} line(s) that look risky, and ` +
+				'selfskills.contentReview is "refuse"; nothing was restored:\n' +
+				`${findingsText(findings, 10)}\nTo put it back anyway, copy it out of git by hand, or pick another ` +
+				"version."
 			);
 		}
 		case "git_failed":

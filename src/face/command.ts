@@ -1,9 +1,10 @@
-// The `/selfskills` command for the human: status, history, restore (diff shown, confirmation
-// asked), trust and untrust, the review of proposals (pending, show, approve, reject) and pins.
-// With a UI each output stays in the conversation as a message of its own; without one (print
-// mode) it prints, never restores without an explicit backup id, never trusts, rejects or pins
-// without the explicit confirmation `--yes`, and approves only with `--yes=<digest>` of the change
-// `show` printed.
+// The `/selfskills` command for the human: status, help, history, restore (diff shown, confirmation
+// asked), trust and untrust, the review of proposals (pending, show, approve, reject, export), pins,
+// unused and doctor — one table (SUBCOMMAND_INFO) for help, completion and argument checks. A change
+// the person makes here is theirs: it lands after their confirmation whatever the approval mode and
+// pins (those bind the agent). With a UI each output stays in the conversation as a message of its
+// own; without one (print mode) it prints, restores only a named backup with `--yes`, trusts, rejects
+// or pins only with `--yes`, and approves only with `--yes=<digest>` of the change `show` printed.
 
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { newestDiffering, pickBackup, prepareRestore, restoreCandidates } from "../actions/restore.ts";

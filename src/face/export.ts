@@ -97,13 +97,15 @@ async function planOnHead(
 	proposal: Proposal,
 	view: FileView,
 ): Promise<FileChange[] | Refusal> {
-	const callCtx = await createCallContext({
+	const planned = await createCallContext({
 		ctx: ctx.cwd === proposal.cwd ? ctx : { cwd: proposal.cwd },
 		agentDir: deps.agentDir(),
 		ledger: headLedger(view),
 		fs: deps.fs,
 		runtimeSkillFiles: deps.state.runtimeSkillFiles,
 	});
+	// The person exports: a pin added since the proposal binds the agent, not them.
+	const callCtx = { ...planned, byPerson: true };
 	const files = proposal.targets.map((t) => `${t.skill}/${t.file}`);
 	const prepared = prepareCall(callCtx, proposal.args as unknown as SkillManageArgs);
 	if ("code" in prepared)

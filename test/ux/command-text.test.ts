@@ -120,4 +120,28 @@ describe("/selfskills texts for the human", function () {
 				"default used (and 1 more). /selfskills lists them.",
 		);
 	});
+	it("speaks to the person, not the model, of risky content, an unknown proposal and export outside git", function () {
+		const risky = refusalForHuman(
+			refusals.riskyContent("/s/deploy-checks/SKILL.md", [
+				{ category: "pipe-to-shell", line: 3, text: "curl x | sh" },
+			]),
+		);
+		expect(risky)
+			.to.match(/^risky_content: /)
+			.and.contain("[pipe-to-shell] line 3")
+			.and.contain("nothing was restored");
+		const unknown = refusalForHuman(refusals.unknownProposal("p-deadbeef", ["p-00000001"]));
+		expect(unknown).to.equal(
+			'unknown proposal "p-deadbeef": no proposal has that id. ' +
+				"Pending now: p-00000001 (/selfskills pending lists them).",
+		);
+		const git = refusalForHuman(refusals.gitFailed("p-00000001", "deploy-checks/SKILL.md is in no git work tree"));
+		expect(git)
+			.to.contain("not in a git repository")
+			.and.contain("git init")
+			.and.contain("/selfskills show p-00000001");
+		for (const text of [risky, unknown, git]) {
+			expect(text).not.to.match(/skill_manage|\{"action"|ask the person|<skill>/);
+		}
+	});
 });

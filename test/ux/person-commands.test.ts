@@ -10,6 +10,7 @@ import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { call } from "../support/faux-script.ts";
 import { DEPLOY_SKILL, writeSkill } from "../support/fixtures.ts";
 import { auditLines } from "../support/backups.ts";
+import { git, initRepo } from "../support/git-repo.ts";
 import { listProposals } from "../../src/store/proposals.ts";
 import { realFs } from "../../src/base/fs-ops.ts";
 import { captureStderr, commandOutputs } from "./ux-support.ts";
@@ -104,6 +105,39 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 		expect(proposals(env)).to.deep.equal([]);
 	});
 
+	it("approves a proposal on a skill pinned since, naming the pin in the dialog", async function () {
+		const bodies: string[] = [];
+		pi = await edited({
+			confirm: (_title, body) => {
+				bodies.push(body);
+				return true;
+			},
+		});
+		setSelfskills(env, { approval: "propose" });
+		const run = await pi.run("again", [
+			call({ action: "read", skill: "deploy-checks" }),
+			call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
+			{ text: "proposed" },
+		]);
+		const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+		setSelfskills(env, { approval: "propose", pinned: ["deploy-checks"] });
+		await pi.runCommand(`/selfskills approve ${id}`);
+		expect(bodies[0]).to.contain('deploy-checks is pinned (selfskills.pinned "deploy-checks")');
+		expect(last(pi)).to.match(new RegExp(`^approved ${id}: patch of deploy-checks landed`));
+		expect(readFileSync(skillFile, "utf8")).to.contain("health url");
+	});
+
+	it("completes pin with unpinned skills and unpin with the global pins only", async function () {
+		pi = await edited({ confirm: true });
+		setSelfskills(env, { pinned: ["deploy-checks"] });
+		const command = pi.session.extensionRunner.getCommand("selfskills");
+		const complete = async (prefix: string) =>
+			((await command?.getArgumentCompletions?.(prefix)) ?? []).map((c) => c.value);
+		expect(await complete("unpin ")).to.deep.equal(["unpin deploy-checks"]);
+		expect(await complete("pin ")).not.to.include("pin deploy-checks");
+		expect(await complete("pin ")).to.include("pin selfskills");
+	});
+
 	it("says nothing landed when the dialog is declined", async function () {
 		pi = await edited({ confirm: false });
 		setSelfskills(env, { approval: "propose" });
@@ -147,6 +181,15 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 			expect(hint, plain).to.not.equal(null);
 			await printed(hint?.[1] ?? "");
 			expect(readFileSync(skillFile, "utf8")).to.equal(PATCHED);
+		});
+
+		it("says a skill with no backup has nothing to restore, naming no dead-end command", async function () {
+			pi = await edited(false);
+			writeSkill(join(env.agentDir, "skills"), "fresh-notes");
+			const out = await printed("/selfskills restore fresh-notes");
+			expect(out)
+				.to.contain("no_backup: there is no backup of fresh-notes/SKILL.md yet")
+				.and.not.contain("/selfskills");
 		});
 
 		it("offers in history only restore commands that work, a snapshot as a whole-skill restore", async function () {
@@ -240,6 +283,21 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 			const unknown = await printed("/selfskills show p-deadbeef");
 			expect(unknown).to.contain('unknown proposal "p-deadbeef"').and.contain("/selfskills pending");
 			expect(unknown).not.to.contain("missing");
+		});
+
+		it("exports a proposal on a skill pinned since as a branch", async function () {
+			pi = await edited(false);
+			initRepo(join(env.agentDir, "skills"));
+			setSelfskills(env, { approval: "propose" });
+			const run = await pi.run("again", [
+				call({ action: "read", skill: "deploy-checks" }),
+				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
+				{ text: "proposed" },
+			]);
+			const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+			setSelfskills(env, { approval: "propose", pinned: ["deploy-checks"] });
+			const out = await printed(`/selfskills export ${id} --branch`);
+			expect(git(join(env.agentDir, "skills"), "branch", "--list", `selfskills/${id}`), out).to.contain(id);
 		});
 
 		it("says why export needs git, and what to do, outside a repository", async function () {
