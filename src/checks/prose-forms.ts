@@ -169,9 +169,15 @@ const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
 
 const BLOCK_START = /^ ?(?:$|\n|[-*+>#|]|\d{1,3}[.)] |```|~~~)/;
 
-const TRAILING = new Set(")\"'`*_]>},;:!?.");
-const LEADING = new Set("(\"'`*_[<{");
-const SENTENCE_END = /[.!?;]/;
+/** Character classes by code: 1 trails a word, 2 leads one, 4 ends a sentence. */
+const CLASS = new Uint8Array(128);
+for (const c of ")\"'`*_]>},;:!?.") CLASS[c.charCodeAt(0)] |= 1;
+for (const c of "(\"'`*_[<{") CLASS[c.charCodeAt(0)] |= 2;
+for (const c of ".!?;") CLASS[c.charCodeAt(0)] |= 4;
+const classOf = (text: string, at: number): number => {
+	const code = text.charCodeAt(at);
+	return code < 128 ? CLASS[code] : 0;
+};
 
 /** The words of a normalised text, each with its line and whether a sentence ends after it. */
 function wordsOf(normalized: string, lines: readonly number[]): Words {
@@ -201,9 +207,13 @@ function wordsOf(normalized: string, lines: readonly number[]): Words {
 		let j = i + 1;
 		while (j < text.length && text.charCodeAt(j) !== 32 && text.charCodeAt(j) !== 10) j++;
 		let stop = j;
-		while (stop > i && TRAILING.has(text[stop - 1])) stop--;
+		let end = false;
+		while (stop > i && classOf(text, stop - 1) & 1) {
+			if (classOf(text, stop - 1) & 4) end = true;
+			stop--;
+		}
 		let from = i;
-		while (from < stop && LEADING.has(text[from])) from++;
+		while (from < stop && classOf(text, from) & 2) from++;
 		if (from < stop) {
 			const raw = text.slice(from, stop);
 			let s = stemmed.get(raw);
@@ -215,7 +225,7 @@ function wordsOf(normalized: string, lines: readonly number[]): Words {
 			out.stem.push(s);
 			out.raw.push(raw);
 			out.line.push(lines[index] ?? index + 1);
-			out.end.push(stop < j && SENTENCE_END.test(text.slice(stop, j)));
+			out.end.push(end);
 		}
 		i = j;
 	}
