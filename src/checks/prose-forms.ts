@@ -184,38 +184,23 @@ function wordsOf(normalized: string, lines: readonly number[]): Words {
 	const out: Words = { stem: [], raw: [], line: [], end: [] };
 	// Stems of the words met so far: a text repeats its words, and stemming is the cost here.
 	const stemmed = new Map<string, string>();
-	const text = normalized.replace(/\u2019/g, "'");
-	let index = 0;
-	let lineStart = 0;
-	let i = 0;
-	while (i <= text.length) {
-		const c = text.charCodeAt(i);
-		if (i === lineStart && out.end.length > 0 && BLOCK_START.test(text.slice(i, i + 8))) {
-			// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
-			out.end[out.end.length - 1] = true;
-		}
-		if (i === text.length || c === 10) {
-			index++;
-			lineStart = i + 1;
-			i++;
-			continue;
-		}
-		if (c === 32) {
-			i++;
-			continue;
-		}
-		let j = i + 1;
-		while (j < text.length && text.charCodeAt(j) !== 32 && text.charCodeAt(j) !== 10) j++;
-		let stop = j;
-		let end = false;
-		while (stop > i && classOf(text, stop - 1) & 1) {
-			if (classOf(text, stop - 1) & 4) end = true;
-			stop--;
-		}
-		let from = i;
-		while (from < stop && classOf(text, from) & 2) from++;
-		if (from < stop) {
-			const raw = text.slice(from, stop);
+	const texts = normalized.replace(/\u2019/g, "'").split("\n");
+	for (let index = 0; index < texts.length; index++) {
+		const text = texts[index];
+		// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
+		if (out.end.length > 0 && BLOCK_START.test(text)) out.end[out.end.length - 1] = true;
+		const line = lines[index] ?? index + 1;
+		for (const token of text.split(" ")) {
+			let stop = token.length;
+			let end = false;
+			while (stop > 0 && classOf(token, stop - 1) & 1) {
+				if (classOf(token, stop - 1) & 4) end = true;
+				stop--;
+			}
+			let from = 0;
+			while (from < stop && classOf(token, from) & 2) from++;
+			if (from === stop) continue;
+			const raw = from === 0 && stop === token.length ? token : token.slice(from, stop);
 			let s = stemmed.get(raw);
 			if (s === undefined) {
 				const word = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
@@ -224,10 +209,9 @@ function wordsOf(normalized: string, lines: readonly number[]): Words {
 			}
 			out.stem.push(s);
 			out.raw.push(raw);
-			out.line.push(lines[index] ?? index + 1);
+			out.line.push(line);
 			out.end.push(end);
 		}
-		i = j;
 	}
 	return out;
 }
