@@ -28,21 +28,10 @@ interface Slot {
 	readonly byRaw?: boolean;
 }
 
-const NEGATIONS = new Set([
-	"not",
-	"never",
-	"no",
-	"nor",
-	"don't",
-	"dont",
-	"doesn't",
-	"didn't",
-	"mustn't",
-	"shouldn't",
-	"can't",
-	"cannot",
-	"won't",
-]);
+/** Words that negate an instruction wherever they stand. */
+const NEGATIONS = new Set(["never", "nor", "don't", "dont", "mustn't", "shouldn't", "needn't"]);
+/** `not` negates an instruction after these ("do not", "must not"); "pi does not ask" only describes. */
+const BEFORE_NOT = new Set(["do", "must", "should", "shall", "need", "please"]);
 
 const stems = (words: string) => new Set(words.split(" ").map(stem));
 
@@ -142,6 +131,7 @@ const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
 		// hide something from the user
 		[slot(NEG), slot(TELL, 2), slot(any(one(AUDIENCE), one(THING)), 5)],
 		[slot(NEG), slot(stems("let"), 1), slot(AUDIENCE, 3), slot(PERCEIVE, 2)],
+		[slot(stems("no")), slot(stems("need")), slot(TELL, 2), slot(any(one(AUDIENCE), one(THING)), 5)],
 		[slot(HIDE_STRONG), slot(AUDIENCE, 6)],
 		[slot(HIDE_WEAK), slot(stems("out"), 5), slot(stems("of")), slot(CONTEXT, 3)],
 		[slot(HIDE_WEAK), slot(AUDIENCE, 3), slot(stems("dark"), 3)],
@@ -158,6 +148,7 @@ const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
 		[slot(stems("without")), slot(ASK, 1), slot(any(one(AUDIENCE), one(BEFORE), one(APPROVAL)), 3)],
 		[slot(NEG), slot(ASK, 2), slot(any(one(APPROVAL), one(BEFORE)), 4)],
 		[slot(NEG), slot(WAIT, 2), slot(APPROVAL, 3)],
+		[slot(stems("no")), slot(stems("need")), slot(ASK, 2), slot(any(one(APPROVAL), one(BEFORE)), 4)],
 		[{ is: raw(STEALTH), within: 0, keys: STEALTH, byRaw: true }, slot(ACTION, 1)],
 		[slot(stems("as")), slot(stems("if though")), slot(AUDIENCE, 2), slot(APPROVED, 3)],
 		[slot(stems("assume pretend")), slot(AUDIENCE, 2), slot(APPROVED, 3)],
@@ -207,6 +198,7 @@ function wordsOf(normalized: string, lines: readonly number[]): Words {
 				s = NEGATIONS.has(word) ? "NEG" : /^[a-z][a-z-]*$/.test(word) ? stem(word) : word;
 				stemmed.set(raw, s);
 			}
+			if (raw === "not" && BEFORE_NOT.has(out.raw[out.raw.length - 1] ?? "")) s = "NEG";
 			out.stem.push(s);
 			out.raw.push(raw);
 			out.line.push(line);
