@@ -194,20 +194,27 @@ function logicalLines(text: string): Normalized {
 	const rawLines = text.split(/\r\n?|\n/);
 	let logical: string[] = [];
 	let raw: string[] = [];
-	normalizeText(text)
-		.split("\n")
-		.forEach((normalized, index) => {
-			const line = normalized.trim();
-			if (logical.length === 0) lines.push(index + 1);
-			raw.push(rawLines[index] ?? "");
-			if (!continues(line)) {
-				logical.push(line);
-				parts.push(logical.join(" "));
-				raws.push(raw.join("\n"));
-				logical = [];
-				raw = [];
-			} else logical.push(line.endsWith("\\") ? line.slice(0, -1).trimEnd() : line);
-		});
+	const normalizedLines = normalizeText(text).split("\n");
+	for (let index = 0; index < normalizedLines.length; index++) {
+		const line = normalizedLines[index].trim();
+		const goesOn = continues(line);
+		if (logical.length === 0 && !goesOn) {
+			// The common case, a line on its own: no joining.
+			lines.push(index + 1);
+			parts.push(line);
+			raws.push(rawLines[index] ?? "");
+			continue;
+		}
+		if (logical.length === 0) lines.push(index + 1);
+		raw.push(rawLines[index] ?? "");
+		if (!goesOn) {
+			logical.push(line);
+			parts.push(logical.join(" "));
+			raws.push(raw.join("\n"));
+			logical = [];
+			raw = [];
+		} else logical.push(line.endsWith("\\") ? line.slice(0, -1).trimEnd() : line);
+	}
 	if (logical.length > 0) {
 		parts.push(logical.join(" "));
 		raws.push(raw.join("\n"));
