@@ -28,21 +28,10 @@ interface Slot {
 	readonly byRaw?: boolean;
 }
 
-const NEGATIONS = new Set([
-	"not",
-	"never",
-	"no",
-	"nor",
-	"don't",
-	"dont",
-	"doesn't",
-	"didn't",
-	"mustn't",
-	"shouldn't",
-	"can't",
-	"cannot",
-	"won't",
-]);
+/** Words that negate an instruction wherever they stand. */
+const NEGATIONS = new Set(["never", "nor", "don't", "dont", "mustn't", "shouldn't", "needn't"]);
+/** `not` negates an instruction after these ("do not", "must not"); "pi does not ask" only describes. */
+const BEFORE_NOT = new Set(["do", "must", "should", "shall", "need", "please"]);
 
 const stems = (words: string) => new Set(words.split(" ").map(stem));
 
@@ -142,6 +131,7 @@ const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
 		// hide something from the user
 		[slot(NEG), slot(TELL, 2), slot(any(one(AUDIENCE), one(THING)), 5)],
 		[slot(NEG), slot(stems("let"), 1), slot(AUDIENCE, 3), slot(PERCEIVE, 2)],
+		[slot(stems("no")), slot(stems("need")), slot(TELL, 2), slot(any(one(AUDIENCE), one(THING)), 5)],
 		[slot(HIDE_STRONG), slot(AUDIENCE, 6)],
 		[slot(HIDE_WEAK), slot(stems("out"), 5), slot(stems("of")), slot(CONTEXT, 3)],
 		[slot(HIDE_WEAK), slot(AUDIENCE, 3), slot(stems("dark"), 3)],
@@ -158,6 +148,7 @@ const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
 		[slot(stems("without")), slot(ASK, 1), slot(any(one(AUDIENCE), one(BEFORE), one(APPROVAL)), 3)],
 		[slot(NEG), slot(ASK, 2), slot(any(one(APPROVAL), one(BEFORE)), 4)],
 		[slot(NEG), slot(WAIT, 2), slot(APPROVAL, 3)],
+		[slot(stems("no")), slot(stems("need")), slot(ASK, 2), slot(any(one(APPROVAL), one(BEFORE)), 4)],
 		[{ is: raw(STEALTH), within: 0, keys: STEALTH, byRaw: true }, slot(ACTION, 1)],
 		[slot(stems("as")), slot(stems("if though")), slot(AUDIENCE, 2), slot(APPROVED, 3)],
 		[slot(stems("assume pretend")), slot(AUDIENCE, 2), slot(APPROVED, 3)],
@@ -169,55 +160,50 @@ const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
 
 const BLOCK_START = /^ ?(?:$|\n|[-*+>#|]|\d{1,3}[.)] |```|~~~)/;
 
-const TRAILING = new Set(")\"'`*_]>},;:!?.");
-const LEADING = new Set("(\"'`*_[<{");
-const SENTENCE_END = /[.!?;]/;
+/** Character classes by code: 1 trails a word, 2 leads one, 4 ends a sentence. */
+const CLASS = new Uint8Array(128);
+for (const c of ")\"'`*_]>},;:!?.") CLASS[c.charCodeAt(0)] |= 1;
+for (const c of "(\"'`*_[<{") CLASS[c.charCodeAt(0)] |= 2;
+for (const c of ".!?;") CLASS[c.charCodeAt(0)] |= 4;
+const classOf = (text: string, at: number): number => {
+	const code = text.charCodeAt(at);
+	return code < 128 ? CLASS[code] : 0;
+};
 
 /** The words of a normalised text, each with its line and whether a sentence ends after it. */
 function wordsOf(normalized: string, lines: readonly number[]): Words {
 	const out: Words = { stem: [], raw: [], line: [], end: [] };
 	// Stems of the words met so far: a text repeats its words, and stemming is the cost here.
 	const stemmed = new Map<string, string>();
-	const text = normalized.replace(/\u2019/g, "'");
-	let index = 0;
-	let lineStart = 0;
-	let i = 0;
-	while (i <= text.length) {
-		const c = text.charCodeAt(i);
-		if (i === lineStart && out.end.length > 0 && BLOCK_START.test(text.slice(i, i + 8))) {
-			// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
-			out.end[out.end.length - 1] = true;
-		}
-		if (i === text.length || c === 10) {
-			index++;
-			lineStart = i + 1;
-			i++;
-			continue;
-		}
-		if (c === 32) {
-			i++;
-			continue;
-		}
-		let j = i + 1;
-		while (j < text.length && text.charCodeAt(j) !== 32 && text.charCodeAt(j) !== 10) j++;
-		let stop = j;
-		while (stop > i && TRAILING.has(text[stop - 1])) stop--;
-		let from = i;
-		while (from < stop && LEADING.has(text[from])) from++;
-		if (from < stop) {
-			const raw = text.slice(from, stop);
+	const texts = normalized.replace(/\u2019/g, "'").split("\n");
+	for (let index = 0; index < texts.length; index++) {
+		const text = texts[index];
+		// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
+		if (out.end.length > 0 && BLOCK_START.test(text)) out.end[out.end.length - 1] = true;
+		const line = lines[index] ?? index + 1;
+		for (const token of text.split(" ")) {
+			let stop = token.length;
+			let end = false;
+			while (stop > 0 && classOf(token, stop - 1) & 1) {
+				if (classOf(token, stop - 1) & 4) end = true;
+				stop--;
+			}
+			let from = 0;
+			while (from < stop && classOf(token, from) & 2) from++;
+			if (from === stop) continue;
+			const raw = from === 0 && stop === token.length ? token : token.slice(from, stop);
 			let s = stemmed.get(raw);
 			if (s === undefined) {
 				const word = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
 				s = NEGATIONS.has(word) ? "NEG" : /^[a-z][a-z-]*$/.test(word) ? stem(word) : word;
 				stemmed.set(raw, s);
 			}
+			if (raw === "not" && BEFORE_NOT.has(out.raw[out.raw.length - 1] ?? "")) s = "NEG";
 			out.stem.push(s);
 			out.raw.push(raw);
-			out.line.push(lines[index] ?? index + 1);
-			out.end.push(stop < j && SENTENCE_END.test(text.slice(stop, j)));
+			out.line.push(line);
+			out.end.push(end);
 		}
-		i = j;
 	}
 	return out;
 }

@@ -8,7 +8,7 @@
 import { escapeControls } from "./content-guard.ts";
 import { normalizeText, showInvisibles } from "./normalize.ts";
 import { proseMatches } from "./prose-forms.ts";
-import { shellFamilies } from "./shell-forms.ts";
+import { SHELL_NAMES, type ShellFamily, shellFamilies } from "./shell-forms.ts";
 
 export const RISK_CATEGORIES = [
 	"pipe-to-shell",
@@ -194,20 +194,27 @@ function logicalLines(text: string): Normalized {
 	const rawLines = text.split(/\r\n?|\n/);
 	let logical: string[] = [];
 	let raw: string[] = [];
-	normalizeText(text)
-		.split("\n")
-		.forEach((normalized, index) => {
-			const line = normalized.trim();
-			if (logical.length === 0) lines.push(index + 1);
-			raw.push(rawLines[index] ?? "");
-			if (!continues(line)) {
-				logical.push(line);
-				parts.push(logical.join(" "));
-				raws.push(raw.join("\n"));
-				logical = [];
-				raw = [];
-			} else logical.push(line.endsWith("\\") ? line.slice(0, -1).trimEnd() : line);
-		});
+	const normalizedLines = normalizeText(text).split("\n");
+	for (let index = 0; index < normalizedLines.length; index++) {
+		const line = normalizedLines[index].trim();
+		const goesOn = continues(line);
+		if (logical.length === 0 && !goesOn) {
+			// The common case, a line on its own: no joining.
+			lines.push(index + 1);
+			parts.push(line);
+			raws.push(rawLines[index] ?? "");
+			continue;
+		}
+		if (logical.length === 0) lines.push(index + 1);
+		raw.push(rawLines[index] ?? "");
+		if (!goesOn) {
+			logical.push(line);
+			parts.push(logical.join(" "));
+			raws.push(raw.join("\n"));
+			logical = [];
+			raw = [];
+		} else logical.push(line.endsWith("\\") ? line.slice(0, -1).trimEnd() : line);
+	}
 	if (logical.length > 0) {
 		parts.push(logical.join(" "));
 		raws.push(raw.join("\n"));
@@ -286,6 +293,35 @@ function fetchesAndRuns(line: string): boolean {
 	return false;
 }
 
+/**
+ * Characters of shell-looking lines read with the shell reader in one scan (a few hundred lines of real
+ * skills; a hostile file of 1 MiB of commands would cost seconds). Past it a line is read coarsely, and
+ * errs toward a finding.
+ */
+const SHELL_BUDGET = 128 * 1024;
+const COARSE_RUN = re(
+	[
+		String.raw`(?:\||<\(|\$\(|\x60|<<<)[^\n]{0,200}?\b(?:${[...SHELL_NAMES].join("|")}|python[0-9.]*|node|perl|ruby|`,
+		"php|source|eval|iex)\\b",
+	],
+	"",
+);
+const COARSE_SEND = re(
+	[
+		String.raw`\b(?:scp|rsync|sftp|nc|ncat|netcat|socat|telnet)\b|\s(?:-t|-d|-f|--data[\w-]*|--form|--upload-file|`,
+		String.raw`--post-file)[\s=]|\/dev\/(?:tcp|udp)\/`,
+	],
+	"",
+);
+
+/** A shell-looking line past the budget, read coarsely: a download next to a shell, or an upload form. */
+function coarseFamilies(line: string): ShellFamily[] {
+	const out: ShellFamily[] = [];
+	if (COARSE_RUN.test(line)) out.push("pipe-to-shell");
+	if (COARSE_SEND.test(line)) out.push("exfiltration");
+	return out;
+}
+
 function hitOf(category: RiskCategory, line: number, raw: string, key: string, matched?: string): Hit {
 	// A long line is shown by what matched in it: its head may be far from the finding.
 	const text = raw.length <= SHOWN_CHARS || matched === undefined ? shown(raw) : `...${shown(matched)}`;
@@ -309,13 +345,32 @@ function scanHits(text: string): Hit[] {
 		}
 	}
 	let shellCount = 0;
+	let budget = SHELL_BUDGET;
+	// A line met again is read once (a file repeats its commands; a hostile one repeats them a lot).
+	const read = new Map<string, ShellFamily[]>();
 	normalized.parts.forEach((part, index) => {
-		if (shellCount >= MAX_MATCHES) return;
-		const line = normalized.lines[index];
-		const families = SHELL_WORDS.test(part) ? shellFamilies(normalized.raws[index], part) : [];
-		if (!families.includes("pipe-to-shell") && fetchesAndRuns(part)) families.push("pipe-to-shell");
-		for (const family of families) hits.push(hitOf(family, line, rawLine(line), part));
+		if (shellCount >= MAX_MATCHES || !SHELL_WORDS.test(part)) return;
+		const raw = normalized.raws[index];
+		let families = read.get(raw);
+		if (families === undefined) {
+			budget -= raw.length;
+			families = budget >= 0 ? shellFamilies(raw, part) : coarseFamilies(part);
+			read.set(raw, families);
+		}
+		for (const family of families)
+			hits.push(hitOf(family, normalized.lines[index], rawLine(normalized.lines[index]), part));
 		shellCount += families.length;
+	});
+	normalized.parts.forEach((part, index) => {
+		const line = normalized.lines[index];
+		if (
+			shellCount < MAX_MATCHES &&
+			fetchesAndRuns(part) &&
+			!read.get(normalized.raws[index])?.includes("pipe-to-shell")
+		) {
+			hits.push(hitOf("pipe-to-shell", line, rawLine(line), part));
+			shellCount++;
+		}
 	});
 	for (const match of proseMatches(normalized.text, normalized.lines, MAX_MATCHES))
 		hits.push(hitOf(match.family, match.line, rawLine(match.line), match.key));

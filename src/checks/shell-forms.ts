@@ -38,7 +38,20 @@ const PIPES = new Set(["|", "|&"]);
 const REDIRECTS = new Set(["<", ">", ">>", "<<<", "<<", "<>", ">&", "&>", "&>>", ">|", "<&"]);
 const GROUPING = new Set(["(", ")"]);
 
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "csh", "tcsh", "fish", "yash", "posh"]);
+export const SHELL_NAMES: ReadonlySet<string> = new Set([
+	"sh",
+	"bash",
+	"zsh",
+	"dash",
+	"ksh",
+	"mksh",
+	"ash",
+	"csh",
+	"tcsh",
+	"fish",
+	"yash",
+	"posh",
+]);
 /** Interpreters and the options whose value they run as code. */
 const CODE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
 	shell: ["-c"],
@@ -104,7 +117,7 @@ const WRAPPERS = new Map<string, readonly string[]>([
 ]);
 
 const KNOWN = new Set([
-	...SHELLS,
+	...SHELL_NAMES,
 	...Object.keys(INTERPRETERS),
 	...EVALUATORS,
 	...FETCHERS,
@@ -202,7 +215,7 @@ function commandOf(stage: Stage, search: boolean): Command | undefined {
 
 /** The interpreter family of a command (`shell`, `python`, …), or undefined. */
 function interpreterOf(name: string): string | undefined {
-	return SHELLS.has(name) ? "shell" : INTERPRETERS[name];
+	return SHELL_NAMES.has(name) ? "shell" : INTERPRETERS[name];
 }
 
 /** Options of an interpreter that take a separate value (so that value is no script). */

@@ -41,6 +41,7 @@ import { REPO_ROOT } from "../support/pi-line.ts";
 import { skillBackupDir } from "../support/backups.ts";
 import { createTempEnv } from "../support/temp-env.ts";
 import { cpuMs, shapeUnits, toMiB } from "../support/hostile.ts";
+import { benchContentReview } from "./content-review-bench.ts";
 import { createBenchEnv, expectOk, MARK_A, writeSkill, type BenchEnv } from "./fixtures.ts";
 import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
 
@@ -710,6 +711,9 @@ async function main(): Promise<void> {
 	if (wants("sidedoors")) await benchSideDoors();
 	if (wants("matcher")) benchMatcher();
 	if (wants("riskscan")) benchRiskScan();
+	if (wants("contentreview"))
+		for (const r of benchContentReview())
+			rows.push({ figure: r.name, value: `${r.ms.toFixed(1)} ms`, goal: `≤ ${r.goalMs} ms`, met: r.ms <= r.goalMs });
 	heading(`summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 	printTable(rows);
 }
