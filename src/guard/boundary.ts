@@ -86,16 +86,20 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 				cwd: resolveReal(input.cwd, fs),
 			};
 		},
-		movedPlace: (set) => checkPins(set, pins, fs),
+		movedPlace: (set) => checkPins(set, pins, held, fs),
 		sweep: (agentDir) => sweepHeld(held, agentDir),
 		start: (input) => {
 			piDir ??= findPiDir();
-			// The whole real temp folder is distrusted here: the session's own is made at first need.
-			const { set, writable } = places(input, realpathSync(tmpdir()));
-			distrustFolders(writable.places.map((p) => p.real));
-			programPath("git");
-			programPath("bwrap");
-			if (input.control) checkPins(set, pins, fs);
+			try {
+				// The whole real temp folder is distrusted here: the session's own is made at first need.
+				const { set, writable } = places(input, realpathSync(tmpdir()));
+				distrustFolders(writable.places.map((p) => p.real));
+				programPath("git");
+				programPath("bwrap");
+				if (input.control) checkPins(set, pins, held, fs);
+			} catch {
+				// Never stops pi's start: the lookups and pins are made again at first need.
+			}
 		},
 		end: () => {
 			for (const dir of held) {
@@ -125,10 +129,18 @@ function holdOpen(real: string, held: Set<string>): void {
 	held.add(real);
 }
 
-/** Each protected folder's device and inode, pinned the first time it is seen; a different one now is a move. */
-function checkPins(set: ProtectedSet, pins: Map<string, string>, fs: FsOps): string | undefined {
+/**
+ * Each protected folder's device and inode, pinned the first time it is seen; a different one now is a
+ * move. Folders held open by a pi are not pinned (a second pi may end and remove one): the sweep covers them.
+ */
+function checkPins(
+	set: ProtectedSet,
+	pins: Map<string, string>,
+	held: ReadonlySet<string>,
+	fs: FsOps,
+): string | undefined {
 	for (const place of set.places) {
-		if (place.why === SKILL_FOLDER) continue;
+		if (place.why === SKILL_FOLDER || held.has(place.real)) continue;
 		let id: string;
 		try {
 			const stat = fs.lstat(place.real);

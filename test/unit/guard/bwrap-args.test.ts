@@ -2,7 +2,7 @@
 // mount can undo, every writable folder between a protected place and its writable holder bound too (so
 // renaming it fails), and the same layout run through real bwrap holds.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { buildBwrapArgs, pinningBinds, shellQuote, type SandboxLayout } from "../../../src/guard/bwrap-args.ts";
@@ -95,7 +95,26 @@ describe("bwrap arguments", function () {
 		expect(existsSync(join(cwd, "here.txt"))).to.equal(true);
 		expect(existsSync(join(tmp, "t"))).to.equal(true);
 		expect(existsSync(join(project, "a"))).to.equal(true);
+		// Different mounts: a rename from $TMPDIR into the project is refused (mv copies instead).
+		const rename = run(`echo r > $TMPDIR/r && python3 -c "import os; os.rename(os.environ['TMPDIR'] + '/r', 'r')"`);
+		expect(rename.stderr).to.contain("Invalid cross-device link");
 		expect(execFileSync("cat", [join(agents, "keep.md")], { encoding: "utf8" })).to.equal("keep\n");
+	});
+
+	it("cuts the network with network: false, and keeps it by default", function () {
+		const probe = probeSandbox();
+		if (!probe.available) expect.fail("bubblewrap must work here");
+		const env = getEnv();
+		const base = { readOnlyRoot: "/", writable: [env.projectDir], protected: [], hide: [], tmpdir: env.projectDir };
+		const links = (network: boolean) =>
+			spawnSync(probe.bwrap, [...buildBwrapArgs({ ...base, network }), "--", "/bin/cat", "/proc/net/dev"], {
+				encoding: "utf8",
+			})
+				.stdout.split("\n")
+				.flatMap((line) => /^\s*([^\s:]+):/.exec(line)?.[1] ?? [])
+				.sort();
+		expect(links(false)).to.deep.equal(["lo"]);
+		expect(links(true)).to.deep.equal(readdirSync("/sys/class/net").sort());
 	});
 
 	it("quotes any text for a POSIX shell", function () {
