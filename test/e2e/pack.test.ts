@@ -113,8 +113,15 @@ describe("npm pack: what the published package holds", function () {
 		const imported = new Set<string>();
 		for (const file of importClosure(manifest.pi.extensions)) {
 			const source = readFileSync(join(REPO_ROOT, file), "utf8");
-			for (const match of source.matchAll(/^\s*import\s(?!type\s)[^;]*?from\s*["']([^"'.][^"']*)["']/gm)) {
-				const name = match[1].startsWith("@") ? match[1].split("/").slice(0, 2).join("/") : match[1].split("/")[0];
+			// Static imports, and what a module loads on first use through createRequire (normalize.ts's table).
+			const loads = new RegExp(
+				String.raw`^\s*import\s(?!type\s)[^;]*?from\s*["']([^"'.][^"']*)["']|` +
+					String.raw`createRequire\([^)]*\)\(\s*["']([^"'.][^"']*)["']`,
+				"gm",
+			);
+			for (const match of source.matchAll(loads)) {
+				const id = match[1] ?? match[2];
+				const name = id.startsWith("@") ? id.split("/").slice(0, 2).join("/") : id.split("/")[0];
 				if (!name.startsWith("node:")) imported.add(name);
 			}
 		}
