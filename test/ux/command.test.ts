@@ -197,11 +197,13 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 				"unpin ",
 				"export ",
 				"doctor",
+				"eval ",
 			]);
 			expect(await complete("export p-00000000 ")).to.deep.equal(["export p-00000000 --branch"]);
 			expect(await complete("re")).to.deep.equal(["restore ", "reject "]);
 			expect(await complete("res")).to.deep.equal(["restore "]);
 			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
+			expect(await complete("eval dep")).to.deep.equal(["eval deploy-checks "]);
 			expect(await complete("restore ")).to.include.members([
 				"restore deploy-checks ",
 				"restore shared-notes ",
