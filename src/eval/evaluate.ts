@@ -26,7 +26,7 @@ import { findPiCli, type PiCli } from "./pi-cli.ts";
 import { evalReportText, runLine, summarizeArm, verdictOf } from "./report.ts";
 import { runOnce, runProcess, type RunResult, type RunSetup } from "./run.ts";
 import { bwrapArgs, hiddenPlaces, keptPlaces, nodePrefix } from "./sandbox.ts";
-import { createWorkspace, type Workspace } from "./workspace.ts";
+import { createWorkspace, removeTree, type Workspace } from "./workspace.ts";
 
 export interface EvalDeps extends SessionDeps {
 	/** bubblewrap's probe, shared with pi's bash sandbox; none: probed here. */
@@ -419,7 +419,10 @@ async function runArms(
 				current = `${arm.label}, run ${i} of ${p.args.runs}`;
 				tick();
 				if (!ctx.hasUI) io.say(`eval: ${current} started (${clock(Date.now() - started)} elapsed)`);
-				const result = await runOnce(p.setup, arm, join(workspace.root, `r${i}-${index}`), signal);
+				const runDir = join(workspace.root, `r${i}-${index}`);
+				const result = await runOnce(p.setup, arm, runDir, signal);
+				// One project copy on disk at a time.
+				removeTree(runDir);
 				if (result.outcome === "aborted") break;
 				results[index].push(result);
 				io.say(runLine(arm.label, i, p.args.runs, result));
