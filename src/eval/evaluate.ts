@@ -11,7 +11,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import * as refusals from "../base/errors.ts";
 import { isRefusal, type Refusal } from "../base/errors.ts";
-import { expandHome, findProjectRoot, getHomeDir } from "../base/paths.ts";
+import { expandHome, findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
 import { probeSandbox, type SandboxProbe } from "../guard/sandbox.ts";
 import { createSessionCallContext } from "../pipeline/call-context.ts";
 import { plannedChanges } from "../pipeline/mutate.ts";
@@ -333,6 +333,21 @@ async function checkRequest(deps: EvalDeps, ctx: ExtensionCommandContext, text: 
 	return { args, arms, task, env, model };
 }
 
+/**
+ * A project a run must not copy: the filesystem root, the home folder or an ancestor of it (pi
+ * started outside any project would copy the whole home, ~/.ssh included, into every run).
+ */
+function projectTooBig(projectRoot: string): Refusal | undefined {
+	const real = resolveReal(projectRoot);
+	const home = resolveReal(getHomeDir());
+	if (real !== "/" && !isWithin(real, home)) return undefined;
+	const what = real === "/" ? "the filesystem root" : "your home folder or above it";
+	return refusals.evalRefused(
+		`the project to copy into each run would be ${real}, ${what}`,
+		"Start pi in the project's folder (one inside a git repository, or the folder itself), then run the eval again.",
+	);
+}
+
 const bounded = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 3)}...` : text);
 
 /** Everything checked and laid out before the first run; a refusal when the eval cannot start. */
@@ -355,8 +370,10 @@ async function prepare(
 	if (isRefusal(extension)) return extension;
 	const sandbox = args.sandbox ? sandboxOf(deps, cli, extension) : undefined;
 	if (isRefusal(sandbox)) return sandbox;
-	const key = await keyHandover(ctx, deps.agentDir(), extension);
 	const projectRoot = findProjectRoot(ctx.cwd);
+	const tooBig = projectTooBig(projectRoot);
+	if (tooBig) return tooBig;
+	const key = await keyHandover(ctx, deps.agentDir(), extension);
 	const setup: RunSetup = {
 		cli,
 		provider: model.provider,
