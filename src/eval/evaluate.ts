@@ -11,7 +11,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import * as refusals from "../base/errors.ts";
 import { isRefusal, type Refusal } from "../base/errors.ts";
-import { expandHome, findProjectRoot, getHomeDir } from "../base/paths.ts";
+import { expandHome, findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
 import { probeSandbox, type SandboxProbe } from "../guard/sandbox.ts";
 import { createSessionCallContext } from "../pipeline/call-context.ts";
 import { plannedChanges } from "../pipeline/mutate.ts";
@@ -26,7 +26,7 @@ import { findPiCli, type PiCli } from "./pi-cli.ts";
 import { evalReportText, runLine, summarizeArm, verdictOf } from "./report.ts";
 import { runOnce, runProcess, type RunResult, type RunSetup } from "./run.ts";
 import { bwrapArgs, hiddenPlaces, keptPlaces, nodePrefix } from "./sandbox.ts";
-import { createWorkspace, type Workspace } from "./workspace.ts";
+import { createWorkspace, removeTree, type Workspace } from "./workspace.ts";
 
 export interface EvalDeps extends SessionDeps {
 	/** bubblewrap's probe, shared with pi's bash sandbox; none: probed here. */
@@ -269,6 +269,87 @@ async function preflight(setup: RunSetup, workspace: Workspace, signal: AbortSig
 	);
 }
 
+/** The session's model, when one is set up (pi 0.73 hands "unknown/unknown" that no registry knows otherwise). */
+function modelOf(ctx: ExtensionCommandContext): { provider: string; id: string } | Refusal {
+	const model = ctx.model;
+	if (model && ctx.modelRegistry.find(model.provider, model.id)) return model;
+	return refusals.evalRefused(
+		`no model is configured in this session${model ? ` (pi names "${model.provider}/${model.id}")` : ""}`,
+		"Choose one (/model, or --provider and --model when starting pi), then run the eval again.",
+	);
+}
+
+/** The named extension's absolute path (relative to the session's folder), when it exists. */
+function extensionOf(args: EvalArguments, cwd: string): string | undefined | Refusal {
+	if (args.extension === undefined) return undefined;
+	const path = resolve(cwd, expandHome(args.extension));
+	try {
+		statSync(path);
+		return path;
+	} catch {
+		return refusals.evalRefused(
+			`the extension path ${path} does not exist`,
+			"Name the extension's file or folder with --extension <path>.",
+		);
+	}
+}
+
+/** The sandbox's places for this pi and extension; a refusal when bubblewrap cannot make one. */
+function sandboxOf(deps: EvalDeps, cli: PiCli, extension: string | undefined): RunSetup["sandbox"] | Refusal {
+	const probe = deps.sandbox?.() ?? probeSandbox();
+	if (!probe.available)
+		return refusals.evalRefused(
+			`the runs cannot be sandboxed here: ${probe.reason}`,
+			"Install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox to run without it " +
+				"(a skill under review could then read your home folder).",
+		);
+	const hidden = hiddenPlaces([getHomeDir(), homedir(), deps.agentDir(), tmpdir(), `/run/user/${process.getuid?.()}`]);
+	// Programs on PATH inside the home folder (~/.local/bin, ~/.cargo/bin…) stay usable; the rest of home does not.
+	const onPath = (process.env.PATH ?? "").split(":").filter((dir) => dir.startsWith("/"));
+	const needed = [
+		piInstallRoot(cli),
+		nodePrefix(cli.node),
+		...(extension ? [extensionRoot(extension)] : []),
+		...onPath,
+	];
+	return { bwrap: probe.bwrap, hidden, keep: keptPlaces(needed, hidden) };
+}
+
+/** What the person asked, checked against the session: target, task, check, model. */
+async function checkRequest(deps: EvalDeps, ctx: ExtensionCommandContext, text: string) {
+	const args = parseEvalArguments(text);
+	if (isRefusal(args)) return args;
+	const arms = await armsFor(deps, ctx, args.target);
+	if (isRefusal(arms)) return arms;
+	const task = readTask(args.task, ctx.cwd);
+	if (isRefusal(task)) return task;
+	const env = Object.fromEntries(
+		Object.entries(process.env).filter((e): e is [string, string] => PASSED_ENV.test(e[0]) && e[1] !== undefined),
+	);
+	const problem = args.check === undefined ? undefined : checkProblem(args.check, ctx.cwd, env);
+	if (problem) return problem;
+	const model = modelOf(ctx);
+	if (isRefusal(model)) return model;
+	return { args, arms, task, env, model };
+}
+
+/**
+ * A project a run must not copy: the filesystem root, the home folder or an ancestor of it (pi
+ * started outside any project would copy the whole home, ~/.ssh included, into every run).
+ */
+function projectTooBig(projectRoot: string): Refusal | undefined {
+	const real = resolveReal(projectRoot);
+	const home = resolveReal(getHomeDir());
+	if (real !== "/" && !isWithin(real, home)) return undefined;
+	const what = real === "/" ? "the filesystem root" : "your home folder or above it";
+	return refusals.evalRefused(
+		`the project to copy into each run would be ${real}, ${what}`,
+		"Start pi in the project's folder (one inside a git repository, or the folder itself), then run the eval again.",
+	);
+}
+
+const bounded = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 3)}...` : text);
+
 /** Everything checked and laid out before the first run; a refusal when the eval cannot start. */
 async function prepare(
 	deps: EvalDeps,
@@ -276,74 +357,23 @@ async function prepare(
 	text: string,
 	workspace: () => Workspace,
 ): Promise<Prepared | Refusal> {
-	const args = parseEvalArguments(text);
-	if (isRefusal(args)) return args;
-	const armsAndTarget = await armsFor(deps, ctx, args.target);
-	if (isRefusal(armsAndTarget)) return armsAndTarget;
-	const task = readTask(args.task, ctx.cwd);
-	if (isRefusal(task)) return task;
-	const baseEnv = Object.fromEntries(
-		Object.entries(process.env).filter((e): e is [string, string] => PASSED_ENV.test(e[0]) && e[1] !== undefined),
-	);
-	if (args.check !== undefined) {
-		const problem = checkProblem(args.check, ctx.cwd, baseEnv);
-		if (problem) return problem;
-	}
-	const model = ctx.model;
-	// With no model set up, pi 0.73 still hands a placeholder ("unknown/unknown") that no registry knows.
-	if (!model || !ctx.modelRegistry.find(model.provider, model.id))
-		return refusals.evalRefused(
-			`no model is configured in this session${model ? ` (pi names "${model.provider}/${model.id}")` : ""}`,
-			"Choose one (/model, or --provider and --model when starting pi), then run the eval again.",
-		);
-	let sandbox: RunSetup["sandbox"];
-	if (args.sandbox) {
-		const probe = deps.sandbox?.() ?? probeSandbox();
-		if (!probe.available)
-			return refusals.evalRefused(
-				`the runs cannot be sandboxed here: ${probe.reason}`,
-				"Install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox to run without it " +
-					"(a skill under review could then read your home folder).",
-			);
-		sandbox = { bwrap: probe.bwrap, hidden: [], keep: [] };
-	}
+	const request = await checkRequest(deps, ctx, text);
+	if (isRefusal(request)) return request;
+	const { args, model, task } = request;
 	const cli = await findPiCli();
 	if (!cli)
 		return refusals.evalRefused(
 			"the CLI of the running pi was not found in its package folder",
 			"Run the eval from pi started by its CLI (`pi`).",
 		);
-	const extension = args.extension === undefined ? undefined : resolve(ctx.cwd, expandHome(args.extension));
-	if (extension !== undefined) {
-		try {
-			statSync(extension);
-		} catch {
-			return refusals.evalRefused(
-				`the extension path ${extension} does not exist`,
-				"Name the extension's file or folder with --extension <path>.",
-			);
-		}
-	}
-	if (sandbox) {
-		const hidden = hiddenPlaces([
-			getHomeDir(),
-			homedir(),
-			deps.agentDir(),
-			tmpdir(),
-			`/run/user/${process.getuid?.()}`,
-		]);
-		// Programs on PATH inside the home folder (~/.local/bin, ~/.cargo/bin…) stay usable; the rest of home does not.
-		const onPath = (process.env.PATH ?? "").split(":").filter((dir) => dir.startsWith("/"));
-		const needed = [
-			piInstallRoot(cli),
-			nodePrefix(cli.node),
-			...(extension ? [extensionRoot(extension)] : []),
-			...onPath,
-		];
-		sandbox = { ...sandbox, hidden, keep: keptPlaces(needed, hidden) };
-	}
-	const key = await keyHandover(ctx, deps.agentDir(), extension);
+	const extension = extensionOf(args, ctx.cwd);
+	if (isRefusal(extension)) return extension;
+	const sandbox = args.sandbox ? sandboxOf(deps, cli, extension) : undefined;
+	if (isRefusal(sandbox)) return sandbox;
 	const projectRoot = findProjectRoot(ctx.cwd);
+	const tooBig = projectTooBig(projectRoot);
+	if (tooBig) return tooBig;
+	const key = await keyHandover(ctx, deps.agentDir(), extension);
 	const setup: RunSetup = {
 		cli,
 		provider: model.provider,
@@ -356,22 +386,21 @@ async function prepare(
 		projectRoot,
 		cwdInProject: relative(projectRoot, ctx.cwd),
 		...(sandbox ? { sandbox } : {}),
-		env: { ...baseEnv, ...key.env },
+		env: { ...request.env, ...key.env },
 		...(key.modelsJson !== undefined ? { modelsJson: key.modelsJson } : {}),
 	};
 	const problem = await preflight(setup, workspace(), new AbortController().signal);
 	if (problem) return problem;
-	const pass = args.check !== undefined ? `check: ${args.check}` : `expect: ${args.expect}`;
 	return {
 		args,
-		arms: armsAndTarget.arms,
+		arms: request.arms.arms,
 		setup,
 		record: {
-			target: armsAndTarget.target,
+			target: request.arms.target,
 			model: `${model.provider}/${model.id}`,
 			...(setup.thinking ? { thinking: setup.thinking } : {}),
-			task: task.length > 500 ? `${task.slice(0, 497)}...` : task,
-			pass: pass.length > 300 ? `${pass.slice(0, 297)}...` : pass,
+			task: bounded(task, 500),
+			pass: bounded(args.check !== undefined ? `check: ${args.check}` : `expect: ${args.expect}`, 300),
 			runs: args.runs,
 			sandboxed: sandbox !== undefined,
 		},
@@ -419,7 +448,10 @@ async function runArms(
 				current = `${arm.label}, run ${i} of ${p.args.runs}`;
 				tick();
 				if (!ctx.hasUI) io.say(`eval: ${current} started (${clock(Date.now() - started)} elapsed)`);
-				const result = await runOnce(p.setup, arm, join(workspace.root, `r${i}-${index}`), signal);
+				const runDir = join(workspace.root, `r${i}-${index}`);
+				const result = await runOnce(p.setup, arm, runDir, signal);
+				// One project copy on disk at a time.
+				removeTree(runDir);
 				if (result.outcome === "aborted") break;
 				results[index].push(result);
 				io.say(runLine(arm.label, i, p.args.runs, result));

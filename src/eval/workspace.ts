@@ -31,7 +31,8 @@ export function createWorkspace(): Workspace {
 	return { root, remove: () => removeTree(root) };
 }
 
-function removeTree(path: string): void {
+/** Removes a folder of the workspace (a finished run's); never throws. */
+export function removeTree(path: string): void {
 	try {
 		rmSync(path, { recursive: true, force: true, maxRetries: 3 });
 	} catch {

@@ -269,6 +269,13 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 			extraEnv: { TMPDIR: tmp },
 		});
 		expect(noModel.stderr).to.match(/eval_refused: no model is configured in this session/);
+		const inHome = await runPiCli([...SESSION_ARGS, `/selfskills eval ship-it --task x --expect y ${ext}`], {
+			env: { ...env, projectDir: env.home },
+			extraEnv: { TMPDIR: tmp },
+		});
+		expect(inHome.stderr).to.match(
+			/the project to copy into each run would be \S+home, your home folder or above it/,
+		);
 		const noBwrap = await piPrint(env, tmp, [`/selfskills eval ship-it --task x --expect y ${ext}`], {
 			PATH: "/nonexistent",
 		});

@@ -204,6 +204,7 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(await complete("re")).to.deep.equal(["restore ", "reject "]);
 			expect(await complete("res")).to.deep.equal(["restore "]);
 			expect(await complete("history dep")).to.deep.equal(["history deploy-checks "]);
+			expect(await complete("eval dep")).to.deep.equal(["eval deploy-checks "]);
 			expect(await complete("restore "), "only skills with something to put back").to.deep.equal([
 				"restore deploy-checks ",
 			]);
