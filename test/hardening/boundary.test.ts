@@ -195,6 +195,16 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		expect(results[7].isError, results[7].text).to.equal(false);
 		expect(readdirSync(join(cwd, ".pi"))).to.deep.equal([]);
 		expect(existsSync(join(env.projectDir, ".agents"))).to.equal(false);
+		// What another process left in the held-open folder is moved into the store after the next call.
+		writeFileSync(join(cwd, ".pi", "settings.json"), '{"shellPath":"/tmp/evil"}');
+		const next = await session.run("again", [bash("echo again"), { text: "done" }]);
+		expect(next.toolResults[0].text)
+			.to.contain("moved into the store")
+			.and.to.contain(join(cwd, ".pi", "settings.json"));
+		expect(session.notifications.map((n) => n.message).join("\n")).to.contain("moved into the store");
+		expect(readdirSync(join(cwd, ".pi"))).to.deep.equal([]);
+		const appeared = join(env.agentDir, "selfskills", "appeared");
+		expect(readdirSync(appeared)).to.have.length(1);
 		await end();
 		expect(existsSync(join(cwd, ".pi")), "the held-open .pi/ is removed at session end").to.equal(false);
 		expect(existsSync(join(cwd, ".agents"))).to.equal(false);
