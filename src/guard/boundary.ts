@@ -200,18 +200,10 @@ function findPiDir(): string | undefined {
 	const frame = /(\/[^\s()]*?\/(?:@mariozechner|@earendil-works)\/pi-coding-agent)\/(?:dist|src)\//.exec(
 		stack.replace(/file:\/\//g, ""),
 	);
-	if (frame) return safeReal(frame[1]);
+	if (frame) return resolveReal(frame[1]);
 	const cli = process.argv[1];
 	if (!cli) return undefined;
-	const real = safeReal(cli);
+	const real = resolveReal(cli);
 	const at = real.indexOf("/pi-coding-agent/");
 	return at < 0 ? undefined : real.slice(0, at + "/pi-coding-agent".length);
-}
-
-function safeReal(path: string): string {
-	try {
-		return realpathSync(path);
-	} catch {
-		return path;
-	}
 }
