@@ -23,7 +23,7 @@ import { finishInterrupted } from "./face/review.ts";
 import { renderCommandOutput } from "./face/render.ts";
 import { createSessionState, resetSessionState, type SessionState } from "./pipeline/session-state.ts";
 import { createSideDoorGuard } from "./guard/side-doors.ts";
-import { bashStatusLine, type SandboxProbe } from "./guard/sandbox.ts";
+import type { SandboxProbe } from "./guard/sandbox.ts";
 import { type Boundary, createBoundary } from "./guard/boundary.ts";
 import { registerBashTool } from "./guard/bash-tool.ts";
 import { controlIsOn } from "./policy/settings.ts";
@@ -105,7 +105,7 @@ export default function selfskills(pi: ExtensionAPI): void {
 		recover(state);
 		firstPrompt.pending = true;
 		startBoundary(ctx, boundary);
-		warnAtStart(ctx, sandbox);
+		warnAtStart(ctx);
 		// Throwaway folders of an eval whose pi was killed: one readdir of the temp folder, after start-up.
 		setImmediate(() => sweepWorkspaces());
 	});
@@ -173,16 +173,10 @@ function registerCommand({ pi, state, effects, sandbox }: Wiring): void {
 	});
 }
 
-/**
- * Once per session: a bad settings value (it falls back to its default), and an unsandboxed bash
- * under a control (the only case in which bwrap is started this early).
- */
-function warnAtStart(ctx: ExtensionContext, sandbox: () => SandboxProbe): void {
-	const report = loadPolicy(ctx, getAgentDir()).report;
-	const warnings = [settingsWarning(report.problems)];
-	const probe = controlIsOn(report.settings) ? sandbox() : undefined;
-	if (probe && !probe.available) warnings.push(`selfskills: ${bashStatusLine(probe, true)}`);
-	for (const warning of warnings) if (warning) tellPerson(ctx, warning);
+/** Once per session: a bad settings value (it falls back to its default). An unsandboxed bash is said at first use. */
+function warnAtStart(ctx: ExtensionContext): void {
+	const warning = settingsWarning(loadPolicy(ctx, getAgentDir()).report.problems);
+	if (warning) tellPerson(ctx, warning);
 }
 
 function tellPerson(ctx: ExtensionContext, text: string): void {

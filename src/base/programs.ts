@@ -4,7 +4,7 @@
 
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import { findProjectRoot, isWithin } from "./paths.ts";
+import { findProjectRoot, isWithin, resolveReal } from "./paths.ts";
 
 /** The absolute path of `name` on `path`, skipping relative entries and those inside `untrusted` (real paths). */
 export function findProgram(
@@ -42,16 +42,8 @@ export function distrustFolders(dirs: readonly string[]): void {
 /** `name`'s absolute path for this process (looked up once per set of writable places), or undefined. */
 export function programPath(name: string): string | undefined {
 	if (!found.has(name)) {
-		const untrusted = untrustedDirs ?? [safeReal(findProjectRoot(process.cwd()))];
+		const untrusted = untrustedDirs ?? [resolveReal(findProjectRoot(process.cwd()))];
 		found.set(name, findProgram(name, { path: process.env.PATH, untrusted }));
 	}
 	return found.get(name);
-}
-
-function safeReal(path: string): string {
-	try {
-		return realpathSync(path);
-	} catch {
-		return path;
-	}
 }

@@ -19,6 +19,7 @@ import type { SessionState } from "../pipeline/session-state.ts";
 import { controlIsOn, getGlobalSettingsPath, getProjectSettingsPath, readSettingsFile } from "../policy/settings.ts";
 import type { Boundary } from "./boundary.ts";
 import { buildBwrapArgs, type SandboxLayout, shellQuote } from "./bwrap-args.ts";
+import { bashStatusLine } from "./sandbox.ts";
 import { describeWritable, type WritablePlaces } from "./writable.ts";
 
 export interface BashToolDeps {
@@ -103,6 +104,11 @@ function foreignBashBlock(pi: ExtensionAPI, deps: BashToolDeps, ctx: ExtensionCo
 /** Registers the package's `bash` (one call from index.ts). */
 export function registerBashTool(pi: ExtensionAPI, deps: BashToolDeps): void {
 	const template = createBashToolDefinition(process.cwd());
+	// Once per session, at the first bash call under a control: bash is not sandboxed here, and why.
+	let warned = false;
+	pi.on("session_start", () => {
+		warned = false;
+	});
 	pi.on("tool_call", (event, ctx) => {
 		if (event.toolName !== "bash") return undefined;
 		const reason = foreignBashBlock(pi, deps, ctx);
@@ -115,6 +121,10 @@ export function registerBashTool(pi: ExtensionAPI, deps: BashToolDeps): void {
 			const shell = shellSettings(ctx, agentDir, deps.fs);
 			const { settings } = loadPolicy(ctx, agentDir).report;
 			const probe = controlIsOn(settings) ? deps.boundary.probe() : undefined;
+			if (probe && !probe.available && !warned) {
+				warned = true;
+				deps.tellPerson(ctx, `selfskills: ${bashStatusLine(probe, true)}`);
+			}
 			if (!probe?.available)
 				return createBashToolDefinition(ctx.cwd, shell).execute(id, params, signal, onUpdate, ctx);
 			const input = { cwd: ctx.cwd, agentDir, settings, runtimeSkillFiles: deps.state.runtimeSkillFiles };

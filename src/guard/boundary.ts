@@ -2,7 +2,8 @@
 // need), the layout of each sandboxed call, the protected folders pinned by device and inode, and the
 // missing protected places held open as empty read-only folders (removed, and swept, afterwards).
 
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { cpSync, mkdirSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
@@ -31,8 +32,10 @@ export interface CallInput {
 export interface Boundary {
 	/** The sandbox, found and proven at first call (spawns bwrap once); kept once it works. */
 	probe(): SandboxProbe;
-	/** The session's own temp folder, created at first need. */
+	/** The session's own temp folder, created at first need (a sandboxed call). */
 	tmpdir(): string;
+	/** Its path, chosen once per session without creating it (what edit and write are judged by). */
+	tmpdirPath(): string;
 	places(input: CallInput): CallPlaces;
 	/** The layout of one sandboxed call; missing protected places inside writable ones are held open first. */
 	layout(input: CallInput, places: CallPlaces): SandboxLayout;
@@ -54,7 +57,7 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 	let piDir: string | undefined;
 	const pins = new Map<string, string>();
 	const held = new Set<string>();
-	const places = (input: CallInput, temp = boundary.tmpdir()): CallPlaces => {
+	const places = (input: CallInput, temp = boundary.tmpdirPath()): CallPlaces => {
 		const set = getProtectedSet({ ...input, piDir, fs });
 		return { set, writable: getWritablePlaces({ ...input, tmpdir: temp, protectedSet: set, fs }) };
 	};
@@ -64,8 +67,12 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 			return probe;
 		},
 		tmpdir: () => {
-			if (temp === undefined || !pathExists(fs, temp))
-				temp = realpathSync(mkdtempSync(join(tmpdir(), "pi-selfskills-session-")));
+			const path = boundary.tmpdirPath();
+			if (!pathExists(fs, path)) mkdirSync(path, { mode: 0o700 });
+			return path;
+		},
+		tmpdirPath: () => {
+			temp ??= join(realpathSync(tmpdir()), `pi-selfskills-session-${randomBytes(8).toString("hex")}`);
 			return temp;
 		},
 		places,
@@ -200,18 +207,10 @@ function findPiDir(): string | undefined {
 	const frame = /(\/[^\s()]*?\/(?:@mariozechner|@earendil-works)\/pi-coding-agent)\/(?:dist|src)\//.exec(
 		stack.replace(/file:\/\//g, ""),
 	);
-	if (frame) return safeReal(frame[1]);
+	if (frame) return resolveReal(frame[1]);
 	const cli = process.argv[1];
 	if (!cli) return undefined;
-	const real = safeReal(cli);
+	const real = resolveReal(cli);
 	const at = real.indexOf("/pi-coding-agent/");
 	return at < 0 ? undefined : real.slice(0, at + "/pi-coding-agent".length);
-}
-
-function safeReal(path: string): string {
-	try {
-		return realpathSync(path);
-	} catch {
-		return path;
-	}
 }

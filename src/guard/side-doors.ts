@@ -462,7 +462,7 @@ function outsideBlock(deps: GuardDeps, call: SideDoorCall, path: string, places:
 		`selfskills: outside_writable: this ${call.via} call would change ${path}, outside the places pi's own ` +
 		`edit, write and bash may change while the person's review is on (${describeControl(call.settings)}): ` +
 		`${describeWritable(places.writable)}. Work inside the project, or put scratch files in the session's temp ` +
-		`folder ${deps.boundary.tmpdir()} ($TMPDIR in bash). Only the person can add a folder, to ` +
+		`folder ${deps.boundary.tmpdirPath()} ($TMPDIR in bash). Only the person can add a folder, to ` +
 		`selfskills.sandbox.writable in ${getGlobalSettingsPath(deps.agentDir())}.`;
 	return { block };
 }

@@ -99,15 +99,22 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		let signals = 0;
 		const count = () => signals++;
 		process.on("SIGUSR2", count);
+		const agentSocket = process.env.SSH_AUTH_SOCK;
+		process.env.SSH_AUTH_SOCK = join(env.runtimeDir, "agent.sock");
+		writeFileSync(join(env.runtimeDir, "agent.sock"), "");
 		try {
 			const session = await start(env, { approval: "propose" });
 			const run = await session.run("try", [
 				bash(`kill -USR2 ${process.pid}; echo "kill=$?"; kill -0 ${process.pid} 2>/dev/null; echo "seen=$?"`),
 				bash(`ls /proc | grep -c '^[0-9]'; readlink /proc/self/ns/pid`),
 				bash("(sleep 2; echo late > late.txt) > /dev/null 2>&1 & echo started"),
+				bash(`echo "ssh=\${SSH_AUTH_SOCK-unset}"; ls -A ${s(env.runtimeDir)} | wc -l`),
 				{ text: "done" },
 			]);
-			const [kill, procs, background] = run.toolResults;
+			const [kill, procs, background, sockets] = run.toolResults;
+			// The agent's socket is not handed in, and the runtime folder holding it is hidden.
+			expect(sockets.text).to.contain("ssh=unset");
+			expect(sockets.text.trim().split("\n").pop()).to.equal("0");
 			expect(kill.text).to.contain("kill=1").and.to.contain("seen=1");
 			const [count, ns] = procs.text.trim().split("\n");
 			expect(Number(count), procs.text).to.be.below(10);
@@ -118,6 +125,8 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 			expect(signals).to.equal(0);
 		} finally {
 			process.off("SIGUSR2", count);
+			if (agentSocket === undefined) delete process.env.SSH_AUTH_SOCK;
+			else process.env.SSH_AUTH_SOCK = agentSocket;
 		}
 	});
 
@@ -195,6 +204,16 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		expect(results[7].isError, results[7].text).to.equal(false);
 		expect(readdirSync(join(cwd, ".pi"))).to.deep.equal([]);
 		expect(existsSync(join(env.projectDir, ".agents"))).to.equal(false);
+		// What another process left in the held-open folder is moved into the store after the next call.
+		writeFileSync(join(cwd, ".pi", "settings.json"), '{"shellPath":"/tmp/evil"}');
+		const next = await session.run("again", [bash("echo again"), { text: "done" }]);
+		expect(next.toolResults[0].text)
+			.to.contain("moved into the store")
+			.and.to.contain(join(cwd, ".pi", "settings.json"));
+		expect(session.notifications.map((n) => n.message).join("\n")).to.contain("moved into the store");
+		expect(readdirSync(join(cwd, ".pi"))).to.deep.equal([]);
+		const appeared = join(env.agentDir, "selfskills", "appeared");
+		expect(readdirSync(appeared)).to.have.length(1);
 		await end();
 		expect(existsSync(join(cwd, ".pi")), "the held-open .pi/ is removed at session end").to.equal(false);
 		expect(existsSync(join(cwd, ".agents"))).to.equal(false);

@@ -2,6 +2,7 @@
 // its files (patch, create, delete, batch), the person's staged and unstaged work stays as it was, a
 // target with uncommitted work is left uncommitted, hooks run (and can refuse) unless a control is
 // on, and a lock, a merge, a detached HEAD or a missing git leave the change landed and say why.
+import { distrustFolders } from "../../../src/base/programs.ts";
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -253,11 +254,14 @@ describe("git-commit: landed changes become commits", function () {
 	it("says git is missing when no git is on PATH, and lands the change", async function () {
 		const path = process.env.PATH;
 		process.env.PATH = join(env.root, "no-bin");
+		// git is looked up at session start (programs.ts): this is a start with no git on PATH.
+		distrustFolders([env.projectDir]);
 		let result: Awaited<ReturnType<Harness["call"]>>;
 		try {
 			result = await patchDeploy();
 		} finally {
 			process.env.PATH = path;
+			distrustFolders([env.projectDir]);
 		}
 		expect(readFileSync(join(repo, "deploy-checks", "SKILL.md"), "utf8")).to.contain("npm run build");
 		expect(commitCount(repo)).to.equal(1);

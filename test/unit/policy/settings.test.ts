@@ -50,6 +50,7 @@ describe("settings", function () {
 			contentReview: "escalate",
 			similarity: DEFAULT_SIMILARITY,
 			git: "off",
+			sandbox: { writable: [], network: true },
 		});
 	});
 
@@ -203,6 +204,24 @@ describe("settings", function () {
 				(p) => p.includes(projectPath) && p.includes("trustedProjects is read from the global settings only"),
 			),
 		).to.equal(true);
+	});
+
+	it("reads sandbox from the global file only, ~ expanded; a project cannot add a writable folder", function () {
+		const env = getEnv();
+		writeGlobal(env, { selfskills: { sandbox: { writable: ["~/sibling"], network: false } } });
+		const projectPath = writeProject(env, { selfskills: { inject: false, sandbox: { writable: ["/etc"] } } });
+		const report = load(env, true);
+		expect(report.source).to.equal(projectPath);
+		expect(report.settings.sandbox).to.deep.equal({ writable: [join(env.home, "sibling")], network: false });
+		expect(
+			report.problems.some(
+				(p) => p.includes(projectPath) && p.includes("selfskills.sandbox is read from the global"),
+			),
+		).to.equal(true);
+		writeGlobal(env, { selfskills: { sandbox: { writable: "/x", colour: 1 } } });
+		const bad = load(env, false);
+		expect(bad.settings.sandbox).to.deep.equal({ writable: [], network: true });
+		expect(bad.problems.join("\n")).to.contain('selfskills.sandbox must be { "writable": [folder paths]');
 	});
 
 	it("expands ~ in skillsDir against $HOME", function () {
