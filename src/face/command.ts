@@ -59,8 +59,10 @@ import {
 import { findUnused, readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
 import { doctorReport } from "./doctor.ts";
+import { COMMAND_NAME, OUTPUT_MESSAGE_TYPE } from "./names.ts";
 
-export const COMMAND_NAME = "selfskills";
+export { COMMAND_NAME, OUTPUT_MESSAGE_TYPE };
+
 const SUBCOMMANDS = [
 	"status",
 	"history",
@@ -83,8 +85,6 @@ const UNUSED_DAYS = 30;
 const MAX_UNUSED_DAYS = 36_500;
 const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
 
-/** customType of an output shown to the human; the model never sees these (index.ts drops them from its context). */
-export const OUTPUT_MESSAGE_TYPE = "selfskills";
 /** customType of a note only the model sees: a change the human made to what it may write or has read. */
 export const MODEL_NOTE_TYPE = "selfskills-note";
 
