@@ -9,57 +9,42 @@ import { ACTIONS, ArgumentError, BATCH_ACTIONS, normalizeArguments, type SkillMa
 export const TOOL_NAME = "skill_manage";
 
 /**
- * A field's description, or none: batch items repeat the top-level fields, and every character is
- * paid on each request.
+ * Every character here is paid on each request: descriptions say only what the name does not, and
+ * batch items name their action alone (their fields are the top-level ones, checked in code).
  */
-const note = (described: boolean, description: string) => (described ? { description } : {});
-
-const targetFields = (d: boolean) => ({
-	skill: Type.Optional(Type.String(note(d, "Skill name (from list)"))),
-	path: Type.Optional(Type.String(note(d, "Skill folder or its SKILL.md, instead of skill"))),
-	file: Type.Optional(Type.String(note(d, "File in the skill folder, e.g. references/api.md; default SKILL.md"))),
-});
-const editFields = (d: boolean) => ({
-	old_string: Type.Optional(Type.String(note(d, "patch: exact text to replace"))),
-	new_string: Type.Optional(Type.String(note(d, "patch: replacement text"))),
-	replace_all: Type.Optional(Type.Boolean(note(d, "patch: replace every occurrence"))),
-	content: Type.Optional(Type.String(note(d, "write: full text of the bundled file"))),
-	reason: Type.Optional(Type.String(note(d, "why: what in this task proved the skill wrong (the person sees it)"))),
-});
-
 export const skillManageSchema = Type.Object({
 	action: StringEnum(ACTIONS),
-	...targetFields(true),
-	...editFields(true),
-	name: Type.Optional(Type.String({ description: "create: new skill name, lowercase-hyphenated" })),
-	description: Type.Optional(Type.String({ description: "create: when to use the skill and what it does" })),
-	body: Type.Optional(Type.String({ description: "create: Markdown after the frontmatter" })),
-	backup: Type.Optional(Type.String({ description: "restore: backup id from history; default latest" })),
+	skill: Type.Optional(Type.String()),
+	path: Type.Optional(Type.String({ description: "Skill folder or SKILL.md, instead of skill" })),
+	file: Type.Optional(Type.String({ description: "File in the skill; default SKILL.md" })),
+	old_string: Type.Optional(Type.String({ description: "patch: exact text to replace" })),
+	new_string: Type.Optional(Type.String()),
+	replace_all: Type.Optional(Type.Boolean()),
+	content: Type.Optional(Type.String({ description: "write: whole file text" })),
+	reason: Type.Optional(Type.String({ description: "what proved the skill wrong in this task" })),
+	name: Type.Optional(Type.String({ description: "create: lowercase-hyphenated" })),
+	description: Type.Optional(Type.String({ description: "create: when to use it, what it does" })),
+	body: Type.Optional(Type.String()),
+	backup: Type.Optional(Type.String({ description: "restore: id from history" })),
 	distinct_from: Type.Optional(
-		Type.Array(Type.String(), {
-			description: "create/patch: skills this one really differs from (after similar_exists); needs a reason",
-		}),
+		Type.Array(Type.String(), { description: "skills it differs from, after similar_exists; needs reason" }),
 	),
 	operations: Type.Optional(
-		Type.Array(Type.Object({ action: StringEnum(BATCH_ACTIONS), ...targetFields(false), ...editFields(false) }), {
-			description: "all-or-nothing batch of patch/write/delete; each item takes that action's fields",
+		Type.Array(Type.Object({ action: StringEnum(BATCH_ACTIONS) }), {
+			description: "all-or-nothing; items: {action, ...its fields}",
 		}),
 	),
-	dry_run: Type.Optional(Type.Boolean({ description: "check everything, return the diff, write nothing" })),
+	dry_run: Type.Optional(Type.Boolean({ description: "diff only, write nothing" })),
 });
 
 export const TOOL_DESCRIPTION =
-	"Manage your pi skills: list, read, patch, create, write bundled files, delete, restore, history, batch. " +
-	"A change needs the skill read this session and unchanged since, stays in writable skill folders, " +
-	"matches old_string once, must still load in pi and is backed up first. " +
-	"Refusals start with a code and name the next call.";
+	"Read, fix and create your pi skills. A change needs the file read this session and unchanged since, " +
+	"old_string found once and a result that still loads; it is backed up first. " +
+	"Refusals start with a code and say the fix.";
 
-export const PROMPT_SNIPPET = "Read, patch or create your own pi skills safely (backed up, validated, restorable)";
+export const PROMPT_SNIPPET = "Read, fix or create your pi skills";
 
-export const PROMPT_GUIDELINES = [
-	"Use skill_manage to fix a skill only when it proved wrong in this task.",
-	"Before skill_manage patch, skill_manage read the skill and copy old_string exactly from it.",
-];
+export const PROMPT_GUIDELINES = ["Before a skill_manage patch, read the skill with it; copy old_string exactly."];
 
 /**
  * pi turns a throw in prepareArguments into an error result with empty details, so arguments
