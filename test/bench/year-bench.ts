@@ -4,7 +4,7 @@
 // pi's start-up, /selfskills, list, a patch, history and /selfskills doctor are timed on both, in turn.
 // With git "commit", history on a repository of 5,000 commits is timed and reported apart.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { realFs, type FsOps } from "../../src/base/fs-ops.ts";
@@ -101,6 +101,36 @@ function enter(arm: Arm): void {
 	Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: agentDir, XDG_RUNTIME_DIR: runtimeDir });
 }
 
+/** Bytes under `path` (a file or a folder, recursively); 0 when absent. */
+function bytesUnder(path: string): number {
+	try {
+		const stat = lstatSync(path);
+		if (!stat.isDirectory()) return stat.size;
+		return readdirSync(path).reduce((sum, name) => sum + bytesUnder(join(path, name)), 0);
+	} catch {
+		return 0;
+	}
+}
+
+/** What the store holds after the year, by part (bytes): what backupCap bounds, and what it does not. */
+export interface YearDisk {
+	readonly audit: number;
+	readonly usage: number;
+	readonly proposals: number;
+	readonly backups: number;
+}
+
+function measureDisk(agentDir: string): YearDisk {
+	const store = join(agentDir, "selfskills");
+	const names = readdirSync(store);
+	return {
+		audit: names.filter((n) => /^audit.*\.jsonl$/.test(n)).reduce((sum, n) => sum + bytesUnder(join(store, n)), 0),
+		usage: bytesUnder(join(store, "usage.jsonl")),
+		proposals: bytesUnder(join(store, "proposals")),
+		backups: bytesUnder(join(store, "backups")),
+	};
+}
+
 export interface YearFigure {
 	readonly what: string;
 	readonly year: Sample;
@@ -109,10 +139,14 @@ export interface YearFigure {
 	readonly ratio: number;
 }
 
-export async function benchYearOfUse(pairs: number, startupPairs: number): Promise<YearFigure[]> {
+export async function benchYearOfUse(
+	pairs: number,
+	startupPairs: number,
+): Promise<{ figures: YearFigure[]; disk: { year: YearDisk; fresh: YearDisk } }> {
 	const saved = { ...process.env };
 	const fresh = await createArm(false);
 	const year = await createArm(true);
+	const disk = { year: measureDisk(year.bench.env.agentDir), fresh: measureDisk(fresh.bench.env.agentDir) };
 	try {
 		const markers = new Map<Arm, { current: string; step: number }>();
 		for (const arm of [fresh, year]) {
@@ -164,7 +198,7 @@ export async function benchYearOfUse(pairs: number, startupPairs: number): Promi
 			const ratio = summarize(times[0].map((t, i) => t / times[1][i])).median;
 			figures.push({ what, year: summarize(times[0]), fresh: summarize(times[1]), ratio });
 		}
-		return figures;
+		return { figures, disk };
 	} finally {
 		for (const arm of [fresh, year]) arm.bench.cleanup();
 		for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
