@@ -4,7 +4,7 @@
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import type { PiPlaces } from "../base/paths.ts";
 import { readSettings, type SettingsReport } from "./settings.ts";
-import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "./trust.ts";
+import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "./project-trust.ts";
 
 export interface Policy {
 	readonly trust: ProjectTrust;

@@ -84,7 +84,7 @@ function addYear(bench: BenchEnv): void {
 	takeDecisions(quickFs, agentDir, projectDir);
 }
 
-async function createArm(withYear: boolean): Promise<Arm> {
+export async function createArm(withYear: boolean): Promise<Arm> {
 	const bench = createBenchEnv({ backupCap: YEAR.backupCap });
 	buildLibrary(bench);
 	if (withYear) addYear(bench);
@@ -96,7 +96,7 @@ async function createArm(withYear: boolean): Promise<Arm> {
 }
 
 /** Both arms live in one process: the package reads pi's agent folder from the environment. */
-function enter(arm: Arm): void {
+export function enter(arm: Arm): void {
 	const { home, agentDir, runtimeDir } = arm.bench.env;
 	Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: agentDir, XDG_RUNTIME_DIR: runtimeDir });
 }
