@@ -174,11 +174,7 @@ export async function benchYearOfUse(
 				},
 			],
 			["history (backups)", pairs, (arm) => expectOk(arm.bench, { action: "history", skill: skillName(7) })],
-			[
-				"/selfskills doctor",
-				Math.max(3, Math.round(pairs / 3)),
-				(arm) => handleCommand(arm.deps, "doctor", arm.ctx),
-			],
+			["/selfskills doctor", pairs, (arm) => handleCommand(arm.deps, "doctor", arm.ctx)],
 		];
 		const figures: YearFigure[] = [];
 		for (const [what, n, run] of ops) {
