@@ -1,6 +1,6 @@
 // The record of every landed mutation: one JSON line in <agentDir>/selfskills/audit.jsonl and one
 // `selfskills:changed` event on pi.events, each with action, skill, file, hashes and backup id.
-// The log is private (0600) and never written through a symlink. Past 1 MiB (about 3,000 lines) it
+// The log is private (0600) and never written through a symlink. Past 256 KiB (about 1,200 lines) it
 // is moved aside whole, so what /selfskills reads stays small however long the package is used:
 //
 //   <agentDir>/selfskills/audit.jsonl                   {"carried":{"deploy-checks":41,…}}  ← counts so far
@@ -13,7 +13,7 @@ import { appendPrivate } from "../base/writer.ts";
 import { lstatIfExists, readJsonLines } from "../base/fs-reads.ts";
 
 /** Past this size the log is moved aside and a new one starts with the counts so far. */
-export const AUDIT_ROTATE_BYTES = 1024 * 1024;
+export const AUDIT_ROTATE_BYTES = 256 * 1024;
 
 export const CHANGED_EVENT = "selfskills:changed";
 
