@@ -5,8 +5,9 @@
 //
 //   <agentDir>/selfskills/audit.jsonl                   {"carried":{"deploy-checks":41,…}}  ← counts so far
 //                                                       {"time":"2026-12-04T16:40:00.000Z","action":"patch",…}
-//   <agentDir>/selfskills/audit-20261204-164000-4242.jsonl   the lines before (kept; safe to delete)
+//   <agentDir>/selfskills/audit-20261204-164000.123-4242-9c1d0be7.jsonl   the lines before (kept)
 
+import { randomBytes } from "node:crypto";
 import type { FsOps } from "../base/fs-ops.ts";
 import { getAuditPath } from "../base/paths.ts";
 import { appendPrivate } from "../base/writer.ts";
@@ -70,9 +71,13 @@ export function appendAudit(fs: FsOps, agentDir: string, records: readonly Chang
 function rotateAudit(fs: FsOps, agentDir: string): void {
 	const path = getAuditPath(agentDir);
 	const carried = Object.fromEntries(countChanges(fs, agentDir));
-	const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+	// A stamp to the millisecond, the pid and a random part: rename replaces silently, so the name of
+	// an archive must be one no earlier archive (of this process or another) can have.
+	const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 19);
+	const archive = path.replace(/\.jsonl$/, `-${stamp}-${process.pid}-${randomBytes(4).toString("hex")}.jsonl`);
+	if (lstatIfExists(fs, archive)) return;
 	try {
-		fs.rename(path, path.replace(/\.jsonl$/, `-${stamp}-${process.pid}.jsonl`));
+		fs.rename(path, archive);
 	} catch {
 		return;
 	}

@@ -54,4 +54,21 @@ describe("audit", function () {
 		appendAudit(realFs, agentDir, [record("s1", lines.length + 1)]);
 		expect(countChanges(realFs, agentDir).get("s1")).to.equal((counts.get("s1") ?? 0) + 1);
 	});
+
+	it("keeps every line through many rotations in one second", function () {
+		const { agentDir } = getEnv();
+		const dir = dirname(getAuditPath(agentDir));
+		const line = `${JSON.stringify(record("s0", 0))}\n`;
+		const total = Math.ceil((AUDIT_ROTATE_BYTES * 5) / line.length);
+		for (let i = 0; i < total; i++) appendAudit(realFs, agentDir, [record(`s${i % 3}`, i)]);
+		const files = readdirSync(dir).filter((n) => /^audit.*\.jsonl$/.test(n));
+		expect(files.length, "four rotations or more").to.be.above(4);
+		const kept = files.flatMap((n) =>
+			readFileSync(join(dir, n), "utf8")
+				.split("\n")
+				.filter((l) => l.includes('"action"')),
+		);
+		expect(kept).to.have.length(total);
+		expect([...countChanges(realFs, agentDir).values()].reduce((a, b) => a + b, 0)).to.equal(total);
+	});
 });
