@@ -19,14 +19,7 @@ import { loadPolicy } from "./policy/load-policy.ts";
 import { controlIsOn } from "./policy/settings.ts";
 import { buildInjectedBlock } from "./face/prompt.ts";
 import { COMMAND_NAME, OUTPUT_MESSAGE_TYPE } from "./face/names.ts";
-import {
-	PROMPT_GUIDELINES,
-	PROMPT_SNIPPET,
-	prepareArguments,
-	skillManageSchema,
-	TOOL_DESCRIPTION,
-	TOOL_NAME,
-} from "./face/tool-schema.ts";
+import { SKILL_MANAGE_FACE, TOOL_NAME } from "./face/tool-schema.ts";
 import type { Session } from "./face/session.ts";
 import type * as Render from "./face/render.ts";
 
@@ -111,14 +104,7 @@ function mayHaveLeftWork(agentDir: string): boolean {
 /** skill_manage: its face registered now, its work loaded at the first call. */
 function registerTool(wiring: Wiring): void {
 	wiring.pi.registerTool({
-		name: TOOL_NAME,
-		label: "Skill manage",
-		description: TOOL_DESCRIPTION,
-		promptSnippet: PROMPT_SNIPPET,
-		promptGuidelines: PROMPT_GUIDELINES,
-		parameters: skillManageSchema,
-		executionMode: "sequential",
-		prepareArguments: (raw) => prepareArguments(raw) as never,
+		...SKILL_MANAGE_FACE,
 		async execute(_id, params, signal, _onUpdate, ctx) {
 			const policy = loadPolicy(ctx, getAgentDir());
 			if (!policy.report.settings.enabled) {

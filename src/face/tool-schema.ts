@@ -69,3 +69,15 @@ export function refusedArguments(args: unknown): { raw: unknown } | undefined {
 	if (typeof args !== "object" || args === null || !(REFUSED_ARGUMENTS in args)) return undefined;
 	return { raw: (args as Record<string, unknown>)[REFUSED_ARGUMENTS] };
 }
+
+/** What pi needs of the tool before any call: everything but `execute` and the renderers. */
+export const SKILL_MANAGE_FACE = {
+	name: TOOL_NAME,
+	label: "Skill manage",
+	description: TOOL_DESCRIPTION,
+	promptSnippet: PROMPT_SNIPPET,
+	promptGuidelines: PROMPT_GUIDELINES,
+	parameters: skillManageSchema,
+	executionMode: "sequential" as const,
+	prepareArguments: (raw: unknown) => prepareArguments(raw) as never,
+};

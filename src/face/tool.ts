@@ -12,8 +12,8 @@ import { ArgumentError, normalizeArguments, type SkillManageArgs } from "./argum
 import {
 	PROMPT_GUIDELINES,
 	PROMPT_SNIPPET,
-	prepareArguments,
 	refusedArguments,
+	SKILL_MANAGE_FACE,
 	skillManageSchema,
 	TOOL_DESCRIPTION,
 	TOOL_NAME,
@@ -126,14 +126,7 @@ export function createSkillManageTool(
 	deps: SessionDeps,
 ): ToolDefinition<typeof skillManageSchema, Record<string, unknown>> {
 	return {
-		name: TOOL_NAME,
-		label: "Skill manage",
-		description: TOOL_DESCRIPTION,
-		promptSnippet: PROMPT_SNIPPET,
-		promptGuidelines: PROMPT_GUIDELINES,
-		parameters: skillManageSchema,
-		executionMode: "sequential",
-		prepareArguments: (raw) => prepareArguments(raw) as never,
+		...SKILL_MANAGE_FACE,
 		execute: (_id, params, signal, _onUpdate, ctx) => executeSkillManage(deps, params, ctx, signal),
 		renderCall: renderSkillCall,
 		renderResult: renderSkillResult,

@@ -8,17 +8,7 @@ import lockfile from "proper-lockfile";
 import { getGlobalSettingsPath, isJsonObject, readSettingsFile, type JsonObject } from "./settings.ts";
 import { mkdirDurable, writeFileAtomic } from "../base/writer.ts";
 import { lstatIfExists, tryLstat } from "../base/fs-reads.ts";
-import {
-	getCoveringEntries,
-	getIgnoredEntries,
-	getTrustRefusal,
-	isAncestorEntry,
-	isListedTrusted,
-	resolveProjectTrust,
-	type ProjectTrust,
-	type TrustContext,
-	type TrustSource,
-} from "./project-trust.ts";
+import { getCoveringEntries } from "./project-trust.ts";
 
 export {
 	getCoveringEntries,
@@ -30,7 +20,7 @@ export {
 	type ProjectTrust,
 	type TrustContext,
 	type TrustSource,
-};
+} from "./project-trust.ts";
 
 /**
  * The file a settings write must replace: the path itself, or the final target of a symlinked
