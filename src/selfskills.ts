@@ -1,9 +1,13 @@
 // pi-selfskills' entry point (package.json "pi.extensions"; pi's banner names an extension after
-// its file). It loads the wiring in index.ts; when that fails (usually a missing npm dependency after
-// `pi install <local path>`) it never throws, since pi 0.73 exits on an extension load error: it
-// registers a stand-in `/selfskills` that says what to run, and says it once at session start.
+// its file). It loads the wiring in index.ts; when a dependency is missing (usually after `pi install
+// <local path>` without `npm install`) or the wiring fails to load, it never throws, since pi 0.73
+// exits on an extension load error: it registers a stand-in `/selfskills` that says what to run, and
+// says it once at session start. index.ts loads most modules at first use, so the dependencies are
+// looked up (resolved, not loaded) here first.
 
-import { dirname, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
@@ -22,6 +26,22 @@ export function missingDependencyMessage(name: string, packageDir: string = PACK
 		`pi-selfskills is not running: its dependency "${name}" is not installed. ` +
 		`Run \`npm install --omit=dev\` in ${packageDir}, then /reload (or start pi again).`
 	);
+}
+
+/** The first npm dependency (package.json order) that cannot be found from the package folder, if any. */
+export function missingDependency(packageDir: string = PACKAGE_DIR): string | undefined {
+	const manifest = join(packageDir, "package.json");
+	const { dependencies } = JSON.parse(readFileSync(manifest, "utf8")) as { dependencies?: Record<string, string> };
+	const require = createRequire(manifest);
+	return Object.keys(dependencies ?? {}).find((name) => {
+		try {
+			require.resolve(name);
+			return false;
+		} catch (error) {
+			// Only "not found" is missing: a package without a CommonJS entry still loads by import.
+			return (error as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND";
+		}
+	});
 }
 
 /** Why the wiring did not load, as one line for the person. */
@@ -55,6 +75,8 @@ export default async function selfskillsEntry(pi: ExtensionAPI): Promise<void> {
 	// A static import would fail before any code of ours runs, with Node's multi-line require stack.
 	let wiring: { default: (pi: ExtensionAPI) => void };
 	try {
+		const missing = missingDependency();
+		if (missing !== undefined) return registerStandIn(pi, missingDependencyMessage(missing));
 		wiring = await import("./index.ts");
 	} catch (error) {
 		return registerStandIn(pi, loadFailureMessage(error));

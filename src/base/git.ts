@@ -202,8 +202,20 @@ export interface CommitLine {
 	readonly subject: string;
 }
 
-/** The latest commits of the current HEAD that touched `rel` (a file or a folder), newest first. */
-export function recentCommits(top: string, rel: string, limit = 10): CommitLine[] {
+/** How many commits that touched a file `history` lists, at most. */
+export const HISTORY_COMMITS = 10;
+/** How many of HEAD's newest commits (first parents) git looks through for them, at most. */
+export const HISTORY_DEPTH = 500;
+
+/**
+ * The latest commits of the current HEAD that touched `rel` (a file or a folder), newest first: at
+ * most `limit`, found among HEAD's newest HISTORY_DEPTH commits, so a file changed long ago in a long
+ * history costs a bounded walk, not one through every commit.
+ */
+export function recentCommits(top: string, rel: string, limit = HISTORY_COMMITS): CommitLine[] {
+	const options = { cwd: top, read: true, env: { GIT_LITERAL_PATHSPECS: "1" } };
+	const base = runGitSync([...NO_PROGRAMS, "rev-parse", "--verify", "-q", `HEAD~${HISTORY_DEPTH}^{commit}`], options);
+	const range = base.ok && base.stdout.trim() ? `${base.stdout.trim()}..HEAD` : "HEAD";
 	const log = runGitSync(
 		[
 			...NO_PROGRAMS,
@@ -212,10 +224,11 @@ export function recentCommits(top: string, rel: string, limit = 10): CommitLine[
 			"--no-color",
 			"--date=iso-strict",
 			"--format=%H%x00%h%x00%ad%x00%an%x00%s",
+			range,
 			"--",
 			rel,
 		],
-		{ cwd: top, read: true, env: { GIT_LITERAL_PATHSPECS: "1" } },
+		options,
 	);
 	if (!log.ok) return [];
 	return log.stdout

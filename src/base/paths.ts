@@ -181,3 +181,6 @@ export function getCreatedPath(agentDir: string): string {
 export function getProposalsDir(agentDir: string): string {
 	return join(getSelfSkillsDir(agentDir), "proposals");
 }
+
+/** The name an eval's throwaway folder starts with, under the temp folder: `<prefix><pid>-<random>`. */
+export const EVAL_FOLDER_PREFIX = "selfskills-eval-";

@@ -12,9 +12,10 @@
 import { constants, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
+import { EVAL_FOLDER_PREFIX } from "../base/paths.ts";
 import { isProcessAlive } from "../base/writer.ts";
 
-export const EVAL_FOLDER_PREFIX = "selfskills-eval-";
+export { EVAL_FOLDER_PREFIX };
 
 /** Folders never copied into a run's project: bound read-only at the same place instead. */
 const BOUND_NOT_COPIED = new Set(["node_modules"]);

@@ -71,7 +71,10 @@ import { doctorReport, findPrunable } from "./doctor.ts";
 import { runEvalCommand } from "../eval/evaluate.ts";
 import { readSkillEvals } from "../store/evals.ts";
 
-export const COMMAND_NAME = "selfskills";
+import { COMMAND_NAME, OUTPUT_MESSAGE_TYPE } from "./names.ts";
+
+export { COMMAND_NAME, OUTPUT_MESSAGE_TYPE };
+
 /**
  * A subcommand as the person sees it in `/selfskills help` and tab completion. `words` is how many
  * plain words it takes at most ("free": a reason or its own parsing), `flags` the flags it accepts
@@ -232,8 +235,6 @@ const BACKUP_ID = /^\d{8}-\d{6}\.\d{3}/;
 /** A backup id as restore takes it: a file's backup, a whole-skill snapshot, a snapshot copy, or git:<rev>. */
 const isBackupId = (word: string) => BACKUP_ID.test(word) || word.startsWith("git:") || word.startsWith("__deleted__/");
 
-/** customType of an output shown to the human; the model never sees these (index.ts drops them from its context). */
-export const OUTPUT_MESSAGE_TYPE = "selfskills";
 /** customType of a note only the model sees: a change the human made to what it may write or has read. */
 export const MODEL_NOTE_TYPE = "selfskills-note";
 

@@ -7,12 +7,9 @@ import type { ChangedSkill } from "../pipeline/session-state.ts";
 
 export const STANDING_RULES =
 	"<selfskills-rules>\n" +
-	"Keep your skills true with skill_manage, but most tasks end with no skill write.\n" +
-	"- Patch only when a skill you used proved wrong or incomplete in this task, in the turn it surfaced.\n" +
-	"- Read first; change only the wrong lines, never rewrite a whole skill to fix one.\n" +
-	"- Create a skill only for a procedure that will recur. " +
-	"Never record one-off stories, failures of this machine, unverified fixes or secrets.\n" +
-	"- Refusals name their fix; restore undoes a change. The selfskills skill has the long form.\n" +
+	"Most tasks end with no skill write. Patch a skill with skill_manage only when it proved wrong in this " +
+	"task, and only the wrong lines. Create one only for a procedure that will recur, never for one-off " +
+	"stories, this machine's faults, unverified fixes or secrets. Long form: the selfskills skill.\n" +
 	"</selfskills-rules>";
 
 const escapeMarkup = (text: string) =>

@@ -101,21 +101,27 @@ function foreignBashBlock(pi: ExtensionAPI, deps: BashToolDeps, ctx: ExtensionCo
 	);
 }
 
-/** Registers the package's `bash` (one call from index.ts). */
-export function registerBashTool(pi: ExtensionAPI, deps: BashToolDeps): void {
-	const template = createBashToolDefinition(process.cwd());
+/** The package's `bash`: what index.ts registers runs `execute`; the side-door hook asks `foreignBlock`. */
+export interface PackageBash {
+	execute: ReturnType<typeof createBashToolDefinition>["execute"];
+	/** Why the `bash` pi runs (another extension's) may not run now, or undefined. */
+	foreignBlock(event: { toolName: string }, ctx: ExtensionContext): { block: true; reason: string } | undefined;
+	/** A session starts: the once-per-session notice may be said again. */
+	reset(): void;
+}
+
+export function createPackageBash(pi: ExtensionAPI, deps: BashToolDeps): PackageBash {
 	// Once per session, at the first bash call under a control: bash is not sandboxed here, and why.
 	let warned = false;
-	pi.on("session_start", () => {
-		warned = false;
-	});
-	pi.on("tool_call", (event, ctx) => {
-		if (event.toolName !== "bash") return undefined;
-		const reason = foreignBashBlock(pi, deps, ctx);
-		return reason === undefined ? undefined : { block: true, reason };
-	});
-	pi.registerTool({
-		...template,
+	return {
+		reset: () => {
+			warned = false;
+		},
+		foreignBlock(event, ctx) {
+			if (event.toolName !== "bash") return undefined;
+			const reason = foreignBashBlock(pi, deps, ctx);
+			return reason === undefined ? undefined : { block: true, reason };
+		},
 		async execute(id, params, signal, onUpdate, ctx) {
 			const agentDir = deps.agentDir();
 			const shell = shellSettings(ctx, agentDir, deps.fs);
@@ -157,5 +163,5 @@ export function registerBashTool(pi: ExtensionAPI, deps: BashToolDeps): void {
 				throw new Error(`${message}\n\n${added.join("\n")}`);
 			}
 		},
-	});
+	};
 }

@@ -7,12 +7,15 @@ import type { DiscoveryCache } from "../policy/discovery-cache.ts";
 import { discoverSkills, type Discovery } from "../policy/discovery.ts";
 import type { Refusal } from "../base/errors.ts";
 import type { Finding } from "../checks/risk-scan.ts";
-import { type FsOps, realFs } from "../base/fs-ops.ts";
+import type { FsOps } from "../base/fs-ops.ts";
 import { getPiPlaces, type PiPlaces } from "../base/paths.ts";
+import { loadPolicy, type Policy } from "../policy/load-policy.ts";
 import type { ReadLedger } from "../store/read-ledger.ts";
-import { readSettings, type ApprovalMode, type SelfSkillsSettings, type SettingsReport } from "../policy/settings.ts";
-import { resolveProjectTrust, type ProjectTrust, type TrustContext } from "../policy/trust.ts";
+import type { ApprovalMode, SelfSkillsSettings } from "../policy/settings.ts";
+import type { TrustContext } from "../policy/trust.ts";
 import type { FileView, Plan } from "./types.ts";
+
+export { loadPolicy, type Policy };
 
 export interface CallContext {
 	readonly cwd: string;
@@ -83,20 +86,6 @@ export interface PreparedMutation {
 	/** Skills a create (or a renaming patch) says it differs from, with the reason (kept in the audit line). */
 	readonly distinctFrom?: readonly string[];
 	plan(input: PlanInput): Plan | Refusal;
-}
-
-export interface Policy {
-	readonly trust: ProjectTrust;
-	readonly report: SettingsReport;
-}
-
-/** Trust first (from the global list or pi), then the settings that trust allows. */
-export function loadPolicy(ctx: TrustContext, agentDir: string, fs: FsOps = realFs, places?: () => PiPlaces): Policy {
-	const settings = readSettings({ cwd: ctx.cwd, agentDir, fs, places });
-	const global = settings(false);
-	const trust = resolveProjectTrust(ctx, global.settings.trustedProjects);
-	const report = trust.trusted ? settings(true) : global;
-	return { trust, report };
 }
 
 export interface CallContextInput {

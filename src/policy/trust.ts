@@ -1,72 +1,26 @@
-// Whether the current project is trusted: pi's own decision where the running pi has one
-// (`ctx.isProjectTrusted()`, pi 0.79+), otherwise the GLOBAL `selfskills.trustedProjects` list.
-// Only the global settings file can hold that list, so a project can never trust itself.
+// Whether the current project is trusted (read in project-trust.ts), and the writes of the GLOBAL
+// `selfskills.trustedProjects` list and pins. Only the global settings file can hold that list, so a
+// project can never trust itself.
 
 import { dirname, resolve } from "node:path";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
-import { expandHome, findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
 import lockfile from "proper-lockfile";
 import { getGlobalSettingsPath, isJsonObject, readSettingsFile, type JsonObject } from "./settings.ts";
 import { mkdirDurable, writeFileAtomic } from "../base/writer.ts";
 import { lstatIfExists, tryLstat } from "../base/fs-reads.ts";
+import { getCoveringEntries } from "./project-trust.ts";
 
-export type TrustSource = "pi" | "selfskills-list";
-
-export interface ProjectTrust {
-	readonly trusted: boolean;
-	readonly source: TrustSource;
-	readonly projectRoot: string;
-}
-
-/**
- * The entries of `trustedProjects` that trust `projectRoot`: it or an ancestor, as written in the
- * list. An entry for the filesystem root or the home folder (a hand edit) trusts nothing.
- */
-export function getCoveringEntries(projectRoot: string, trustedProjects: readonly string[]): string[] {
-	const root = resolveReal(projectRoot);
-	return trustedProjects.filter((listed) => {
-		const path = resolve(expandHome(listed));
-		return getTrustRefusal(path) === undefined && isWithin(resolveReal(path), root);
-	});
-}
-
-/** True when `entry` lies above `projectRoot` (and so covers other projects too), not at it. */
-export function isAncestorEntry(entry: string, projectRoot: string): boolean {
-	return resolveReal(resolve(expandHome(entry))) !== resolveReal(projectRoot);
-}
-
-export function isListedTrusted(projectRoot: string, trustedProjects: readonly string[]): boolean {
-	return getCoveringEntries(projectRoot, trustedProjects).length > 0;
-}
-
-/** Entries that trust nothing (the filesystem root, the home folder), each with why; for `/selfskills`. */
-export function getIgnoredEntries(trustedProjects: readonly string[]): string[] {
-	return trustedProjects.flatMap((listed) => {
-		const why = getTrustRefusal(resolve(expandHome(listed)));
-		return why === undefined ? [] : [`"${listed}" trusts nothing: ${why}`];
-	});
-}
-
-export interface TrustContext {
-	readonly cwd: string;
-}
-
-function nativeTrust(ctx: TrustContext): boolean | undefined {
-	const candidate: unknown = (ctx as { isProjectTrusted?: unknown }).isProjectTrusted;
-	if (typeof candidate !== "function") return undefined;
-	try {
-		return Boolean(candidate.call(ctx));
-	} catch {
-		return undefined;
-	}
-}
-
-export function resolveProjectTrust(ctx: TrustContext, trustedProjects: readonly string[]): ProjectTrust {
-	const projectRoot = findProjectRoot(ctx.cwd);
-	const native = nativeTrust(ctx);
-	if (native !== undefined) return { trusted: native, source: "pi", projectRoot };
-	return { trusted: isListedTrusted(projectRoot, trustedProjects), source: "selfskills-list", projectRoot };
-}
+export {
+	getCoveringEntries,
+	getIgnoredEntries,
+	getTrustRefusal,
+	isAncestorEntry,
+	isListedTrusted,
+	resolveProjectTrust,
+	type ProjectTrust,
+	type TrustContext,
+	type TrustSource,
+} from "./project-trust.ts";
 
 /**
  * The file a settings write must replace: the path itself, or the final target of a symlinked
@@ -150,17 +104,4 @@ export function setGlobalPin(agentDir: string, entry: string, pinned: boolean, f
 		},
 		fs,
 	);
-}
-
-/**
- * Why `projectRoot` may never be trusted: the filesystem root or the home folder itself would
- * trust every project below it at once. Undefined when it may be.
- */
-export function getTrustRefusal(projectRoot: string): string | undefined {
-	const real = resolveReal(projectRoot);
-	if (dirname(real) === real)
-		return `${projectRoot} is the filesystem root: trusting it would trust every project on this machine`;
-	if (real === resolveReal(getHomeDir()))
-		return `${projectRoot} is your home folder: trusting it would trust every project below it`;
-	return undefined;
 }

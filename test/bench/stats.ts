@@ -46,14 +46,28 @@ export interface GoalRow {
 	readonly value: string;
 	readonly goal: string;
 	readonly met: boolean;
+	/** SPEC "Cost": a gated figure, or one it reports without a goal; none: another goal of the bench. */
+	readonly cost?: "gate" | "report";
 }
 
+const GROUPS: ReadonlyArray<[string, (row: GoalRow) => boolean]> = [
+	['SPEC "Cost", gated', (r) => r.cost === "gate"],
+	['SPEC "Cost", reported (not gated)', (r) => r.cost === "report"],
+	["other goals of the bench", (r) => r.cost === undefined],
+];
+
+/** The summary: SPEC Cost's gated figures, then its reported ones, then the bench's other goals. */
 export function printTable(rows: readonly GoalRow[]): void {
 	const headers = ["figure", "value", "goal", "met"];
-	const cells = rows.map((r) => [r.figure, r.value, r.goal, r.met ? "yes" : "NO"]);
+	const cells = rows.map((r) => [r.figure, r.value, r.goal, r.cost === "report" ? "-" : r.met ? "yes" : "NO"]);
 	const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
 	const line = (c: string[]) => c.map((v, i) => v.padEnd(widths[i])).join(" | ");
-	console.log(line(headers));
-	console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
-	for (const c of cells) console.log(line(c));
+	for (const [title, inGroup] of GROUPS) {
+		const group = rows.flatMap((r, i) => (inGroup(r) ? [cells[i]] : []));
+		if (group.length === 0) continue;
+		console.log(`\n${title}`);
+		console.log(line(headers));
+		console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
+		for (const c of group) console.log(line(c));
+	}
 }

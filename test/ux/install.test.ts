@@ -3,7 +3,7 @@
 // extension after the package, and the pi 1.6 test install is quiet (its .npmrc) while npm errors show.
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { InteractiveMode } from "@mariozechner/pi-coding-agent";
 import { piInstall, runPiPrint } from "../support/pi-cli.ts";
@@ -12,6 +12,12 @@ import { createPiSession, type PiSession } from "../support/pi-session.ts";
 import { useTempEnv, type TempEnv } from "../support/temp-env.ts";
 import { commandOutputs } from "./ux-support.ts";
 import { missingDependencyMessage } from "../../src/selfskills.ts";
+
+/** The dependency a bare checkout's stand-in names: the first one package.json lists (none is installed). */
+const FIRST_DEPENDENCY = Object.keys(
+	(JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> })
+		.dependencies,
+)[0];
 
 interface LoadedExtension {
 	path: string;
@@ -37,7 +43,7 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 	it("keeps pi running and says once what to run when a local checkout has no node_modules", async function () {
 		const env = getEnv();
 		const checkout = await installBareCheckout(env);
-		const message = missingDependencyMessage("proper-lockfile", checkout);
+		const message = missingDependencyMessage(FIRST_DEPENDENCY, checkout);
 		expect(message).to.contain(`Run \`npm install --omit=dev\` in ${checkout}`);
 		const run = await runPiPrint({ env, prompt: "/selfskills" });
 		expect(run.exitCode, run.stderr).to.equal(0);
@@ -60,7 +66,7 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 		const checkout = await installBareCheckout(env);
 		pi = await createPiSession({ env });
 		expect(pi.notifications.map((n) => n.message)).to.deep.equal([
-			missingDependencyMessage("proper-lockfile", checkout),
+			missingDependencyMessage(FIRST_DEPENDENCY, checkout),
 		]);
 		expect(pi.session.getAllTools().map((t) => t.name)).not.to.include("skill_manage");
 		// what `npm install --omit=dev` gives the checkout: its dependencies
