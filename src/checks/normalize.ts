@@ -75,12 +75,23 @@ const SPACES = /[ \t\f\v\u1680\u2028\u2029\u0085]{2,}|[\t\f\v\u1680\u2028\u2029\
  * `\n`), so a line of the result is the same line of the file.
  */
 export function normalizeText(text: string): string {
+	const unified = text.replace(/\r\n?/g, "\n");
+	// An ASCII line is only lower-cased: none of NFKC, the invisibles and the look-alikes touches ASCII, and
+	// none of them reaches across a line break, so only lines with other characters pay for them.
+	const lowered = NON_ASCII.test(unified)
+		? unified
+				.split("\n")
+				.map((line) => (NON_ASCII.test(line) ? normalizeLine(line) : line.toLowerCase()))
+				.join("\n")
+		: unified.toLowerCase();
+	return lowered.replace(SPACES, " ").replace(/ \n|\n /g, "\n");
+}
+
+/** One line with characters past ASCII: NFKC, invisibles dropped, look-alikes folded, lower case. */
+function normalizeLine(line: string): string {
 	// Folded before and after lower-casing: an upper-case look-alike (Greek Eta, `Η`) imitates `H`, and
 	// lower-casing may make a letter that imitates another (Cyrillic `Ѕ` to `ѕ`).
-	const folded = foldLookAlikes(text.replace(/\r\n?/g, "\n").normalize("NFKC").replace(INVISIBLE, ""));
-	return foldLookAlikes(folded.toLowerCase())
-		.replace(SPACES, " ")
-		.replace(/ \n|\n /g, "\n");
+	return foldLookAlikes(foldLookAlikes(line.normalize("NFKC").replace(INVISIBLE, "")).toLowerCase());
 }
 
 /** One word as the checks compare it (a shell word read from the raw line): normalised, no spaces around. */
