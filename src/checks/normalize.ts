@@ -75,16 +75,22 @@ const SPACES = /[ \t\f\v\u1680\u2028\u2029\u0085]{2,}|[\t\f\v\u1680\u2028\u2029\
  * `\n`), so a line of the result is the same line of the file.
  */
 export function normalizeText(text: string): string {
+	return normalizeLines(text)
+		.join("\n")
+		.replace(/ \n|\n /g, "\n");
+}
+
+/** `text` normalised as its lines, one for each line of the file (a space may be left at either end). */
+export function normalizeLines(text: string): string[] {
 	const unified = text.replace(/\r\n?/g, "\n");
+	const lines = unified.toLowerCase().replace(SPACES, " ").split("\n");
+	if (!NON_ASCII.test(unified)) return lines;
 	// An ASCII line is only lower-cased: none of NFKC, the invisibles and the look-alikes touches ASCII, and
 	// none of them reaches across a line break, so only lines with other characters pay for them.
-	const lowered = NON_ASCII.test(unified)
-		? unified
-				.split("\n")
-				.map((line) => (NON_ASCII.test(line) ? normalizeLine(line) : line.toLowerCase()))
-				.join("\n")
-		: unified.toLowerCase();
-	return lowered.replace(SPACES, " ").replace(/ \n|\n /g, "\n");
+	unified.split("\n").forEach((line, index) => {
+		if (NON_ASCII.test(line)) lines[index] = normalizeLine(line).replace(SPACES, " ");
+	});
+	return lines;
 }
 
 /** One line with characters past ASCII: NFKC, invisibles dropped, look-alikes folded, lower case. */

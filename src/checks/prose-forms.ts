@@ -184,11 +184,11 @@ function stemOf(raw: string): string {
 	return NEGATIONS.has(word) ? "NEG" : /^[a-z][a-z-]*$/.test(word) ? stem(word) : word;
 }
 
-/** The words of a normalised text, each with its line and whether a sentence ends after it. */
-function wordsOf(normalized: string, lines: readonly number[]): Words {
-	const texts = normalized.replace(/\u2019/g, "'").split("\n");
+/** The words of normalised lines, each with its line number and whether a sentence ends after it. */
+function wordsOf(texts: readonly string[], lines: readonly number[]): Words {
 	// At most one word per two characters (a word, then a space or a line break).
-	const size = (normalized.length >> 1) + 1;
+	let size = 1;
+	for (const text of texts) size += (text.length >> 1) + 1;
 	const id = new Int32Array(size);
 	const line = new Int32Array(size);
 	const end = new Uint8Array(size);
@@ -204,7 +204,7 @@ function wordsOf(normalized: string, lines: readonly number[]): Words {
 	const negatedNot = intern("not", "NEG");
 	let count = 0;
 	for (let index = 0; index < texts.length; index++) {
-		const text = texts[index];
+		const text = texts[index].includes("\u2019") ? texts[index].replace(/\u2019/g, "'") : texts[index];
 		// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
 		if (count > 0 && BLOCK_START.test(text)) end[count - 1] = 1;
 		const lineNumber = lines[index] ?? index + 1;
@@ -272,9 +272,9 @@ const FIRST_WORDS = new Map(
 	}),
 );
 
-/** Every prose match of a normalised text (`lines`: each normalised line's number in the file). */
-export function proseMatches(normalized: string, lines: readonly number[], limit: number): ProseMatch[] {
-	const words = wordsOf(normalized, lines);
+/** Every prose match of normalised lines (`lines`: each one's line number in the file). */
+export function proseMatches(texts: readonly string[], lines: readonly number[], limit: number): ProseMatch[] {
+	const words = wordsOf(texts, lines);
 	const out: ProseMatch[] = [];
 	for (const [family, first] of FIRST_WORDS) {
 		// The grammars each distinct word starts, looked up once per word rather than once per use.

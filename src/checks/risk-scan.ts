@@ -6,7 +6,7 @@
 // category and what matched, so moving a line adds nothing).
 
 import { escapeControls } from "./content-guard.ts";
-import { normalizeText, showInvisibles } from "./normalize.ts";
+import { normalizeLines, normalizeText, showInvisibles } from "./normalize.ts";
 import { proseMatches } from "./prose-forms.ts";
 import { SHELL_NAMES, type ShellFamily, shellFamilies } from "./shell-forms.ts";
 
@@ -187,14 +187,13 @@ function continues(line: string): boolean {
 }
 
 /** The normalised text as logical lines (joined where a line goes on), each with its raw form. */
-function logicalLines(text: string): Normalized {
+function logicalLines(text: string, rawLines: readonly string[]): Normalized {
 	const parts: string[] = [];
 	const raws: string[] = [];
 	const lines: number[] = [];
-	const rawLines = text.split(/\r\n?|\n/);
 	let logical: string[] = [];
 	let raw: string[] = [];
-	const normalizedLines = normalizeText(text).split("\n");
+	const normalizedLines = normalizeLines(text);
 	for (let index = 0; index < normalizedLines.length; index++) {
 		const line = normalizedLines[index].trim();
 		const goesOn = continues(line);
@@ -329,8 +328,8 @@ function hitOf(category: RiskCategory, line: number, raw: string, key: string, m
 }
 
 function scanHits(text: string): Hit[] {
-	const normalized = logicalLines(text);
 	const rawLines = text.split(/\r\n?|\n/);
+	const normalized = logicalLines(text, rawLines);
 	const rawLine = (line: number) => rawLines[line - 1] ?? "";
 	const hits: Hit[] = [];
 	for (const category of RISK_CATEGORIES) {
@@ -372,7 +371,7 @@ function scanHits(text: string): Hit[] {
 			shellCount++;
 		}
 	});
-	for (const match of proseMatches(normalized.text, normalized.lines, MAX_MATCHES))
+	for (const match of proseMatches(normalized.parts, normalized.lines, MAX_MATCHES))
 		hits.push(hitOf(match.family, match.line, rawLine(match.line), match.key));
 	return hits.sort((a, b) => a.finding.line - b.finding.line);
 }
