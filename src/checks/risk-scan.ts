@@ -44,6 +44,16 @@ const SHELL = [
 const HOME = String.raw`(?:~|\$home|\$\{home\}|/root|/home/[\w.-]{1,32}|/users/[\w.-]{1,32})`;
 const SECRET_WORD = "token|secret|passw(?:or)?d|api_?key|private_?key|access_?key|credential";
 
+/**
+ * Literals one of which every match of a pattern holds: a text with none of them skips the pattern (a
+ * search for a literal is some 30 times cheaper on 1 MiB than a pattern led by a word alternation).
+ */
+export const NEEDLES = new Map<RegExp, readonly string[]>();
+const needing = (needles: readonly string[], pattern: RegExp): RegExp => {
+	NEEDLES.set(pattern, needles);
+	return pattern;
+};
+
 /** A pattern written in pieces (a long one stays readable within the line width). */
 const re = (parts: readonly string[], flags: string): RegExp => new RegExp(parts.join(""), flags);
 
@@ -58,23 +68,41 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		// a private key file (a .pub is public)
 		/\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g,
 		// the whole ~/.ssh folder read, copied or sent
-		new RegExp(
-			[
-				String.raw`\b(?:cat|cp|scp|tar|zip|rsync|base64|xxd|curl|nc|strings|less|more|head|tail)\b[`,
-				String.raw`^\n|;]{0,80}${HOME}/\.ssh\b(?!/(?:config|known_hosts|[\w.-]{1,40}\.pub)\b)`,
-			].join(""),
-			"g",
+		needing(
+			["/.ssh"],
+			new RegExp(
+				[
+					String.raw`\b(?:cat|cp|scp|tar|zip|rsync|base64|xxd|curl|nc|strings|less|more|head|tail)\b[`,
+					String.raw`^\n|;]{0,80}${HOME}/\.ssh\b(?!/(?:config|known_hosts|[\w.-]{1,40}\.pub)\b)`,
+				].join(""),
+				"g",
+			),
 		),
 		/-----begin (?:[a-z]{1,12} ){0,2}private key-----/g,
-		re(
+		needing(
 			[
-				String.raw`\.aws\/credentials\b|\.config\/gcloud\/(?:credentials|application_default_creden`,
-				String.raw`tials|access_tokens|legacy_credentials)|\.azure\/(?:accesstokens|msal_token_cach`,
-				String.raw`e)|\.kube\/config\b|\.docker\/config\.json|\.git-credentials\b|(?:^|[\s"'/=~])[.`,
-				String.raw`_]netrc\b|\.pgpass\b|\/etc\/shadow\b|\.gnupg\/|\.password-store\b|\.config\/gh\/`,
-				String.raw`hosts\.yml`,
+				".aws/",
+				".config/",
+				".azure/",
+				".kube/",
+				".docker/",
+				".git-credentials",
+				"netrc",
+				".pgpass",
+				"/etc/shadow",
+				".gnupg/",
+				".password-store",
 			],
-			"g",
+			re(
+				[
+					String.raw`\.aws\/credentials\b|\.config\/gcloud\/(?:credentials|application_default_creden`,
+					String.raw`tials|access_tokens|legacy_credentials)|\.azure\/(?:accesstokens|msal_token_cach`,
+					String.raw`e)|\.kube\/config\b|\.docker\/config\.json|\.git-credentials\b|(?:^|[\s"'/=~])[.`,
+					String.raw`_]netrc\b|\.pgpass\b|\/etc\/shadow\b|\.gnupg\/|\.password-store\b|\.config\/gh\/`,
+					String.raw`hosts\.yml`,
+				],
+				"g",
+			),
 		),
 		/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
 		// the whole environment dumped, or one secret echoed
@@ -94,12 +122,15 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
 		/\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g,
 		/\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g,
-		re(
-			[
-				String.raw`\.pi\/(?:agent\/)?(?:settings\.json|selfskills\b|trust\.json|extensions\/)|\bage`,
-				String.raw`nt\/selfskills\/(?:proposals|backups|audit|usage|origins)`,
-			],
-			"g",
+		needing(
+			[".pi/", "agent/selfskills/"],
+			re(
+				[
+					String.raw`\.pi\/(?:agent\/)?(?:settings\.json|selfskills\b|trust\.json|extensions\/)|\bage`,
+					String.raw`nt\/selfskills\/(?:proposals|backups|audit|usage|origins)`,
+				],
+				"g",
+			),
 		),
 		// skill files changed past skill_manage
 		/(?:skill\.md|\/skills\/)(?<=(\b(?:sed\s-i|perl\s-i|tee|cat\s?>|>{1,2})[^\n]{0,120})(?:skill\.md|\/skills\/))/g,
@@ -111,12 +142,15 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			],
 			"g",
 		),
-		re(
-			[
-				String.raw`\b(?:instead of|bypass|avoid|without|not)\s(?:using\s)?skill_manage\b|\bskill_ma`,
-				String.raw`nage\b[^\n]{0,60}\b(?:bypass|circumvent)\b`,
-			],
-			"g",
+		needing(
+			["skill_manage"],
+			re(
+				[
+					String.raw`\b(?:instead of|bypass|avoid|without|not)\s(?:using\s)?skill_manage\b|\bskill_ma`,
+					String.raw`nage\b[^\n]{0,60}\b(?:bypass|circumvent)\b`,
+				],
+				"g",
+			),
 		),
 	],
 	destructive: [
@@ -139,7 +173,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		),
 		/\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g,
 		/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
-		/\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g,
+		needing(["/dev/"], /\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g),
 		/\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g,
 		/:\(\)\s?\{\s?:\s?\|\s?:\s?&\s?\}\s?;\s?:/g,
 	],
@@ -151,14 +185,20 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			].join(""),
 			"g",
 		),
-		re(
-			[
-				String.raw`\b(?:eval|exec|iex|invoke-expression|bash\s-c|sh\s-c)\b[^\n]{0,40}?(?:atob|b64de`,
-				String.raw`code|base64|frombase64string|decode\()`,
-			],
-			"g",
+		needing(
+			["atob", "b64decode", "base64", "decode("],
+			re(
+				[
+					String.raw`\b(?:eval|exec|iex|invoke-expression|bash\s-c|sh\s-c)\b[^\n]{0,40}?(?:atob|b64de`,
+					String.raw`code|base64|frombase64string|decode\()`,
+				],
+				"g",
+			),
 		),
-		/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
+		needing(
+			["powershell", "pwsh"],
+			/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
+		),
 		/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
 		/\$'(?:\\x[0-9a-f]{2}){8}/g,
 		/\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g,
@@ -334,6 +374,8 @@ function scanHits(text: string): Hit[] {
 	const hits: Hit[] = [];
 	for (const category of RISK_CATEGORIES) {
 		for (const pattern of PATTERNS[category]) {
+			const needles = NEEDLES.get(pattern);
+			if (needles !== undefined && !needles.some((needle) => normalized.text.includes(needle))) continue;
 			pattern.lastIndex = 0;
 			let count = 0;
 			for (const match of normalized.text.matchAll(pattern)) {

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import {
+	NEEDLES,
 	normalizeForScan,
 	PATTERNS,
 	RISK_CATEGORIES,
@@ -13,6 +14,7 @@ import {
 	type RiskCategory,
 } from "../../../src/checks/risk-scan.ts";
 import { cpuMs, shapeUnits, toMiB } from "../../support/hostile.ts";
+import { REPO_ROOT } from "../../support/pi-line.ts";
 
 const CORPUS = "/work/shared/corpus/real-skills";
 
@@ -158,6 +160,29 @@ describe("the risk scan", function () {
 		expect(scanChange(before, before.replace("Step 100.", "Step one hundred."))).to.deep.equal([]);
 		const copied = before.replace("Step 100.", risky);
 		expect(scanChange(before, copied).map((f) => f.line)).to.deep.equal([100 + 1 + 8]);
+	});
+
+	it("skips a pattern only where none of its needles is: every match holds one", () => {
+		const forms = ["built", "held-out"].flatMap((half) => {
+			const path = join(REPO_ROOT, "test", "fixtures", "risk-forms", `${half}.json`);
+			const parsed = JSON.parse(readFileSync(path, "utf8")) as { risky: Array<{ text: string }> };
+			return parsed.risky.map((r) => r.text);
+		});
+		const texts = [...Object.values(RISKY).flat(), ...forms].map(normalizeForScan);
+		let matched = 0;
+		for (const [pattern, needles] of NEEDLES) {
+			for (const text of texts) {
+				for (const match of text.matchAll(pattern)) {
+					matched++;
+					expect(
+						needles.some((n) => match[0].includes(n)),
+						`${pattern.source}: ${match[0]}`,
+					).to.equal(true);
+				}
+			}
+		}
+		expect(NEEDLES.size).to.be.greaterThan(0);
+		expect(matched, "matches checked").to.be.greaterThan(NEEDLES.size);
 	});
 
 	it("stays linear on 1 MiB of hostile text for every category: no pattern backtracks", function () {
