@@ -279,6 +279,21 @@ function lineIndexOf(starts: readonly number[], offset: number): number {
 	return lo;
 }
 
+/**
+ * The logical lines where `pattern` (global, never across a line end) matches, in order: one search of
+ * the whole text costs far less than a test of each of its 30,000 lines.
+ */
+function linesMatching(normalized: Normalized, pattern: RegExp): number[] {
+	const out: number[] = [];
+	pattern.lastIndex = 0;
+	for (let match = pattern.exec(normalized.text); match !== null; match = pattern.exec(normalized.text)) {
+		const index = lineIndexOf(normalized.starts, match.index);
+		out.push(index);
+		pattern.lastIndex = normalized.starts[index + 1] ?? normalized.text.length;
+	}
+	return out;
+}
+
 /** Text for the person: control and invisible characters made visible, bounded. */
 function shown(text: string): string {
 	const visible = showInvisibles(escapeControls(text.slice(0, SHOWN_CHARS * 2).trim()));
@@ -294,7 +309,7 @@ const SHELL_WORDS = re(
 		String.raw`\b(?:curl|wget2?|aria2c|lynx|iwr|irm|invoke-webrequest|invoke-restmethod|scp|rsync|sftp|nc|ncat|`,
 		String.raw`netcat|socat|telnet)\b|\b(?:https?|xh|fetch) |\/dev\/(?:tcp|udp)\/`,
 	],
-	"",
+	"g",
 );
 
 /** An interpreter running code it fetched itself: a call that runs code near one that downloads, and a URL. */
@@ -318,8 +333,10 @@ const FETCHES_CODE = re(
 const NEAR = 160;
 
 /** Whether a normalised line runs code it fetches: both calls within NEAR characters, and a URL. */
+/** What a line that fetches code holds: a URL, or a PowerShell fetcher (lines without one are not read). */
+const FETCH_WORDS = /:\/\/|\b(?:iwr|irm|invoke-web|webclient)/g;
+
 function fetchesAndRuns(line: string): boolean {
-	if (!line.includes("://") && !/\b(?:iwr|irm|invoke-web|webclient)/.test(line)) return false;
 	const at = (pattern: RegExp) => Array.from(line.matchAll(pattern), (m) => m.index ?? 0).slice(0, MAX_MATCHES);
 	const runs = at(RUNS_CODE);
 	if (runs.length === 0) return false;
@@ -389,8 +406,9 @@ function scanHits(text: string): Hit[] {
 	let budget = SHELL_BUDGET;
 	// A line met again is read once (a file repeats its commands; a hostile one repeats them a lot).
 	const read = new Map<string, ShellFamily[]>();
-	normalized.parts.forEach((part, index) => {
-		if (shellCount >= MAX_MATCHES || !SHELL_WORDS.test(part)) return;
+	for (const index of linesMatching(normalized, SHELL_WORDS)) {
+		if (shellCount >= MAX_MATCHES) break;
+		const part = normalized.parts[index];
 		const raw = normalized.raws[index];
 		let families = read.get(raw);
 		if (families === undefined) {
@@ -401,9 +419,10 @@ function scanHits(text: string): Hit[] {
 		for (const family of families)
 			hits.push(hitOf(family, normalized.lines[index], rawLine(normalized.lines[index]), part));
 		shellCount += families.length;
-	});
-	normalized.parts.forEach((part, index) => {
+	}
+	for (const index of linesMatching(normalized, FETCH_WORDS)) {
 		const line = normalized.lines[index];
+		const part = normalized.parts[index];
 		if (
 			shellCount < MAX_MATCHES &&
 			fetchesAndRuns(part) &&
@@ -412,7 +431,7 @@ function scanHits(text: string): Hit[] {
 			hits.push(hitOf("pipe-to-shell", line, rawLine(line), part));
 			shellCount++;
 		}
-	});
+	}
 	for (const match of proseMatches(normalized.parts, normalized.lines, MAX_MATCHES))
 		hits.push(hitOf(match.family, match.line, rawLine(match.line), match.key));
 	return hits.sort((a, b) => a.finding.line - b.finding.line);
