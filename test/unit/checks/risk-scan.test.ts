@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import {
+	coarseFamilies,
 	NEEDLES,
 	normalizeForScan,
 	PATTERNS,
@@ -13,6 +14,7 @@ import {
 	scanText,
 	type RiskCategory,
 } from "../../../src/checks/risk-scan.ts";
+import { SHELL_NAMES } from "../../../src/checks/shell-forms.ts";
 import { cpuMs, shapeUnits, toMiB } from "../../support/hostile.ts";
 import { REPO_ROOT } from "../../support/pi-line.ts";
 
@@ -183,6 +185,30 @@ describe("the risk scan", function () {
 		}
 		expect(NEEDLES.size).to.be.greaterThan(0);
 		expect(matched, "matches checked").to.be.greaterThan(NEEDLES.size);
+	});
+
+	it("reads a line past the shell budget as the one coarse pattern would, on random lines", () => {
+		// The pattern the merge in coarseRun stands for: an operator, then within 200 characters a shell.
+		const shells = `${[...SHELL_NAMES].join("|")}|python[0-9.]*|node|perl|ruby|php|source|eval|iex`;
+		const coarse = new RegExp(String.raw`(?:\||<\(|\$\(|\x60|<<<)[^\n]{0,200}?\b(?:${shells})\b`);
+		const pieces = ["|", "<(", "$(", "`", "<<<", "<", "bash", "sh", "python3.", "xsh", "eval", " ", "a", "-", "."];
+		let seed = 38;
+		const next = () => {
+			seed = (seed * 1103515245 + 12345) % 2 ** 31;
+			return seed;
+		};
+		let runs = 0;
+		for (let n = 0; n < 3000; n++) {
+			const parts = Array.from({ length: 1 + (next() % 12) }, () => {
+				const piece = pieces[next() % pieces.length];
+				return piece === " " ? " ".repeat(next() % 260) : piece;
+			});
+			const line = parts.join("");
+			const expected = coarse.test(line);
+			if (expected) runs++;
+			expect(coarseFamilies(line).includes("pipe-to-shell"), JSON.stringify(line)).to.equal(expected);
+		}
+		expect(runs, "lines that run").to.be.within(300, 2700);
 	});
 
 	it("stays linear on 1 MiB of hostile text for every category: no pattern backtracks", function () {
