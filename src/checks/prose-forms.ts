@@ -178,6 +178,12 @@ const classOf = (text: string, at: number): number => {
 	return code < 128 ? CLASS[code] : 0;
 };
 
+/** `to` (twice the length) holding `from` at its start. */
+function grown<T extends Int32Array | Uint8Array>(from: T, to: T): T {
+	to.set(from);
+	return to;
+}
+
 /** The stem of a word as written (`NEG` for a negation). */
 function stemOf(raw: string): string {
 	const word = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
@@ -186,12 +192,12 @@ function stemOf(raw: string): string {
 
 /** The words of normalised lines, each with its line number and whether a sentence ends after it. */
 function wordsOf(texts: readonly string[], lines: readonly number[]): Words {
-	// At most one word per two characters (a word, then a space or a line break).
-	let size = 1;
-	for (const text of texts) size += (text.length >> 1) + 1;
-	const id = new Int32Array(size);
-	const line = new Int32Array(size);
-	const end = new Uint8Array(size);
+	// Prose has a word per six characters or so; the arrays grow when a text has more.
+	let size = 64;
+	for (const text of texts) size += (text.length >> 3) + 1;
+	let id = new Int32Array(size);
+	let line = new Int32Array(size);
+	let end = new Uint8Array(size);
 	const ids = new Map<string, number>();
 	const stems: string[] = [];
 	const raws: string[] = [];
@@ -229,6 +235,11 @@ function wordsOf(texts: readonly string[], lines: readonly number[]): Words {
 				ids.set(raw, known);
 			}
 			if (raw === "not" && count > 0 && BEFORE_NOT.has(raws[id[count - 1]])) known = negatedNot;
+			if (count === id.length) {
+				id = grown(id, new Int32Array(count * 2));
+				line = grown(line, new Int32Array(count * 2));
+				end = grown(end, new Uint8Array(count * 2));
+			}
 			id[count] = known;
 			line[count] = lineNumber;
 			end[count] = ends;
