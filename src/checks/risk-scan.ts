@@ -81,11 +81,12 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		/-----begin (?:[a-z]{1,12} ){0,2}private key-----/g,
 		needing(
 			[
-				".aws/",
-				".config/",
+				".aws/credentials",
+				".config/gcloud/",
+				".config/gh/hosts.yml",
 				".azure/",
-				".kube/",
-				".docker/",
+				".kube/config",
+				".docker/config.json",
 				".git-credentials",
 				"netrc",
 				".pgpass",
