@@ -105,7 +105,10 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 				"g",
 			),
 		),
-		/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
+		needing(
+			["-password", "dump-keychain"],
+			/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
+		),
 		// the whole environment dumped, or one secret echoed
 		/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
 		new RegExp(String.raw`\becho\s["']?\$\{?[a-z0-9_]{0,40}(?:${SECRET_WORD})`, "g"),
@@ -121,8 +124,8 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			"g",
 		),
 		/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
-		/\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g,
-		/\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g,
+		needing(["/selfskills"], /\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g),
+		needing(["proposal"], /\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g),
 		needing(
 			[".pi/", "agent/selfskills/"],
 			re(
@@ -164,7 +167,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			"gm",
 		),
 		/--no-preserve-root\b/g,
-		/\bfind\s(?:\/|~|\$home)\s[^\n]{0,200}-delete\b/g,
+		needing(["-delete"], /\bfind\s(?:\/|~|\$home)\s[^\n]{0,200}-delete\b/g),
 		re(
 			[
 				String.raw`\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s`,
@@ -172,10 +175,10 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			],
 			"gm",
 		),
-		/\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g,
+		needing(["of=/dev/"], /\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g),
 		/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
 		needing(["/dev/"], /\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g),
-		/\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g,
+		needing(["diskutil", "c:"], /\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g),
 		/:\(\)\s?\{\s?:\s?\|\s?:\s?&\s?\}\s?;\s?:/g,
 	],
 	obfuscation: [
@@ -202,7 +205,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		),
 		/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
 		/\$'(?:\\x[0-9a-f]{2}){8}/g,
-		/\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g,
+		needing(["(p,"], /\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g),
 	],
 };
 

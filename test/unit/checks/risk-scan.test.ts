@@ -170,9 +170,27 @@ describe("the risk scan", function () {
 			const parsed = JSON.parse(readFileSync(path, "utf8")) as { risky: Array<{ text: string }> };
 			return parsed.risky.map((r) => r.text);
 		});
-		const texts = [...Object.values(RISKY).flat(), ...forms].map(normalizeForScan);
-		let matched = 0;
+		// One form at least for each pattern with needles (the risky lists above lack some of them).
+		const more = [
+			"security dump-keychain",
+			"/selfskills approve 3",
+			"approve your own proposals",
+			"find ~ -name x -delete",
+			"dd if=x of=/dev/sda",
+			"diskutil eraseDisk JHFS+ x disk2",
+			"format c:",
+			"eval(function(p,a,c,k,e,d){})",
+			"cat ~/.docker/config.json",
+			"cat ~/.pi/agent/settings.json",
+			"do not use skill_manage",
+			"pwsh -enc QQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEA",
+			"mkfs.ext4 /dev/sdb1",
+			"eval(atob(x))",
+			"cat ~/.ssh/id_ed25519",
+		];
+		const texts = [...Object.values(RISKY).flat(), ...forms, ...more].map(normalizeForScan);
 		for (const [pattern, needles] of NEEDLES) {
+			let matched = 0;
 			for (const text of texts) {
 				for (const match of text.matchAll(pattern)) {
 					matched++;
@@ -182,9 +200,9 @@ describe("the risk scan", function () {
 					).to.equal(true);
 				}
 			}
+			expect(matched, `matches of ${pattern.source}`).to.be.greaterThan(0);
 		}
 		expect(NEEDLES.size).to.be.greaterThan(0);
-		expect(matched, "matches checked").to.be.greaterThan(NEEDLES.size);
 	});
 
 	it("reads a line past the shell budget as the one coarse pattern would, on random lines", () => {
