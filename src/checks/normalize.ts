@@ -75,12 +75,29 @@ const SPACES = /[ \t\f\v\u1680\u2028\u2029\u0085]{2,}|[\t\f\v\u1680\u2028\u2029\
  * `\n`), so a line of the result is the same line of the file.
  */
 export function normalizeText(text: string): string {
+	return normalizeLines(text)
+		.join("\n")
+		.replace(/ \n|\n /g, "\n");
+}
+
+/** `text` normalised as its lines, one for each line of the file (a space may be left at either end). */
+export function normalizeLines(text: string): string[] {
+	const unified = text.replace(/\r\n?/g, "\n");
+	const lines = unified.toLowerCase().replace(SPACES, " ").split("\n");
+	if (!NON_ASCII.test(unified)) return lines;
+	// An ASCII line is only lower-cased: none of NFKC, the invisibles and the look-alikes touches ASCII, and
+	// none of them reaches across a line break, so only lines with other characters pay for them.
+	unified.split("\n").forEach((line, index) => {
+		if (NON_ASCII.test(line)) lines[index] = normalizeLine(line).replace(SPACES, " ");
+	});
+	return lines;
+}
+
+/** One line with characters past ASCII: NFKC, invisibles dropped, look-alikes folded, lower case. */
+function normalizeLine(line: string): string {
 	// Folded before and after lower-casing: an upper-case look-alike (Greek Eta, `Η`) imitates `H`, and
 	// lower-casing may make a letter that imitates another (Cyrillic `Ѕ` to `ѕ`).
-	const folded = foldLookAlikes(text.replace(/\r\n?/g, "\n").normalize("NFKC").replace(INVISIBLE, ""));
-	return foldLookAlikes(folded.toLowerCase())
-		.replace(SPACES, " ")
-		.replace(/ \n|\n /g, "\n");
+	return foldLookAlikes(foldLookAlikes(line.normalize("NFKC").replace(INVISIBLE, "")).toLowerCase());
 }
 
 /** One word as the checks compare it (a shell word read from the raw line): normalised, no spaces around. */

@@ -8,16 +8,24 @@ import { stem } from "./similarity.ts";
 
 export type ProseFamily = "override" | "exfiltration";
 
-/** The words of a text as parallel lists (a text of 1 MiB has some 170,000 words: no object each). */
+/**
+ * The words of a text as parallel arrays (a text of 1 MiB has some 170,000 words: no object, no string
+ * each). A word is the id of its distinct spelling; a text repeats its words, and stemming is the cost.
+ */
 interface Words {
-	/** Each word's stem, `NEG` for a negation. */
-	readonly stem: string[];
-	/** Each word as written (normalised), for paths, addresses and URLs. */
-	readonly raw: string[];
-	readonly line: number[];
-	/** A sentence ends after the word. */
-	readonly end: boolean[];
+	readonly count: number;
+	readonly id: Int32Array;
+	/** Each id's stem, `NEG` for a negation. */
+	readonly stems: string[];
+	/** Each id's word as written (normalised), for paths, addresses and URLs. */
+	readonly raws: string[];
+	readonly line: Int32Array;
+	/** A sentence ends after the word (1). */
+	readonly end: Uint8Array;
 }
+
+const stemAt = (words: Words, at: number): string => words.stems[words.id[at]];
+const rawAt = (words: Words, at: number): string => words.raws[words.id[at]];
 
 /** One slot of a grammar: what the word must be, and how many words may come before it (from the last slot). */
 interface Slot {
@@ -91,11 +99,11 @@ const FILE_EXTENSIONS = new Set(
 const one =
 	(set: ReadonlySet<string>) =>
 	(words: Words, at: number): boolean =>
-		set.has(words.stem[at]);
+		set.has(stemAt(words, at));
 const raw =
 	(set: ReadonlySet<string>) =>
 	(words: Words, at: number): boolean =>
-		set.has(words.raw[at]);
+		set.has(rawAt(words, at));
 const any =
 	(...tests: Array<(words: Words, at: number) => boolean>) =>
 	(words: Words, at: number): boolean =>
@@ -105,13 +113,13 @@ const slot = (is: Slot["is"] | ReadonlySet<string>, within = 0): Slot =>
 
 /** A path of the person's (home, dotfiles, secrets) as a word of prose. */
 function privatePath(words: Words, at: number): boolean {
-	const raw = words.raw[at];
+	const raw = rawAt(words, at);
 	return /^(?:~\/|\$home|\/etc\/|\.[a-z])/.test(raw) && raw.length > 2;
 }
 
 function destination(words: Words, at: number): boolean {
-	const raw = words.raw[at];
-	const s = words.stem[at];
+	const raw = rawAt(words, at);
+	const s = stemAt(words, at);
 	if (DESTINATION.has(s) || /^[a-z][a-z0-9+.-]*:\/\//.test(raw) || /^[^@\s]+@[^@\s]+\.[a-z]{2,}$/.test(raw))
 		return true;
 	const host = /^(?:[a-z0-9-]+\.)+([a-z]{2,})(?:\/\S*)?$/.exec(raw);
@@ -120,9 +128,9 @@ function destination(words: Words, at: number): boolean {
 
 /** Local data worth sending: a secret, a private path, or the user's / local / all files. */
 function localData(words: Words, at: number): boolean {
-	if (SENSITIVE.has(words.stem[at]) || privatePath(words, at)) return true;
-	if (!LOCAL_NOUN.has(words.stem[at])) return false;
-	for (let k = Math.max(0, at - 2); k < at; k++) if (LOCAL_QUALIFIER.has(words.stem[k])) return true;
+	if (SENSITIVE.has(stemAt(words, at)) || privatePath(words, at)) return true;
+	if (!LOCAL_NOUN.has(stemAt(words, at))) return false;
+	for (let k = Math.max(0, at - 2); k < at; k++) if (LOCAL_QUALIFIER.has(stemAt(words, k))) return true;
 	return false;
 }
 
@@ -170,49 +178,82 @@ const classOf = (text: string, at: number): number => {
 	return code < 128 ? CLASS[code] : 0;
 };
 
-/** The words of a normalised text, each with its line and whether a sentence ends after it. */
-function wordsOf(normalized: string, lines: readonly number[]): Words {
-	const out: Words = { stem: [], raw: [], line: [], end: [] };
-	// Stems of the words met so far: a text repeats its words, and stemming is the cost here.
-	const stemmed = new Map<string, string>();
-	const texts = normalized.replace(/\u2019/g, "'").split("\n");
+/** `to` (twice the length) holding `from` at its start. */
+function grown<T extends Int32Array | Uint8Array>(from: T, to: T): T {
+	to.set(from);
+	return to;
+}
+
+/** The stem of a word as written (`NEG` for a negation). */
+function stemOf(raw: string): string {
+	const word = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
+	return NEGATIONS.has(word) ? "NEG" : /^[a-z][a-z-]*$/.test(word) ? stem(word) : word;
+}
+
+/** The words of normalised lines, each with its line number and whether a sentence ends after it. */
+function wordsOf(texts: readonly string[], lines: readonly number[]): Words {
+	// Prose has a word per six characters or so; the arrays grow when a text has more.
+	let size = 64;
+	for (const text of texts) size += (text.length >> 3) + 1;
+	let id = new Int32Array(size);
+	let line = new Int32Array(size);
+	let end = new Uint8Array(size);
+	const ids = new Map<string, number>();
+	const stems: string[] = [];
+	const raws: string[] = [];
+	const intern = (raw: string, s: string): number => {
+		stems.push(s);
+		raws.push(raw);
+		return stems.length - 1;
+	};
+	// "not" after do, must, should: a negated instruction, its own id.
+	const negatedNot = intern("not", "NEG");
+	let count = 0;
 	for (let index = 0; index < texts.length; index++) {
-		const text = texts[index];
+		const text = texts[index].includes("\u2019") ? texts[index].replace(/\u2019/g, "'") : texts[index];
 		// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
-		if (out.end.length > 0 && BLOCK_START.test(text)) out.end[out.end.length - 1] = true;
-		const line = lines[index] ?? index + 1;
-		for (const token of text.split(" ")) {
-			let stop = token.length;
-			let end = false;
-			while (stop > 0 && classOf(token, stop - 1) & 1) {
-				if (classOf(token, stop - 1) & 4) end = true;
+		if (count > 0 && BLOCK_START.test(text)) end[count - 1] = 1;
+		const lineNumber = lines[index] ?? index + 1;
+		let start = 0;
+		while (start <= text.length) {
+			let space = text.indexOf(" ", start);
+			if (space === -1) space = text.length;
+			let stop = space;
+			let ends = 0;
+			while (stop > start && classOf(text, stop - 1) & 1) {
+				if (classOf(text, stop - 1) & 4) ends = 1;
 				stop--;
 			}
-			let from = 0;
-			while (from < stop && classOf(token, from) & 2) from++;
+			let from = start;
+			while (from < stop && classOf(text, from) & 2) from++;
+			start = space + 1;
 			if (from === stop) continue;
-			const raw = from === 0 && stop === token.length ? token : token.slice(from, stop);
-			let s = stemmed.get(raw);
-			if (s === undefined) {
-				const word = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
-				s = NEGATIONS.has(word) ? "NEG" : /^[a-z][a-z-]*$/.test(word) ? stem(word) : word;
-				stemmed.set(raw, s);
+			const raw = text.slice(from, stop);
+			let known = ids.get(raw);
+			if (known === undefined) {
+				known = intern(raw, stemOf(raw));
+				ids.set(raw, known);
 			}
-			if (raw === "not" && BEFORE_NOT.has(out.raw[out.raw.length - 1] ?? "")) s = "NEG";
-			out.stem.push(s);
-			out.raw.push(raw);
-			out.line.push(line);
-			out.end.push(end);
+			if (raw === "not" && count > 0 && BEFORE_NOT.has(raws[id[count - 1]])) known = negatedNot;
+			if (count === id.length) {
+				id = grown(id, new Int32Array(count * 2));
+				line = grown(line, new Int32Array(count * 2));
+				end = grown(end, new Uint8Array(count * 2));
+			}
+			id[count] = known;
+			line[count] = lineNumber;
+			end[count] = ends;
+			count++;
 		}
 	}
-	return out;
+	return { count, id, stems, raws, line, end };
 }
 
 /** The end of a match of `slots` from `start` (slot 0 already matched), or -1. */
 function matchFrom(words: Words, slots: readonly Slot[], index: number, at: number): number {
 	if (index === slots.length) return at;
 	const { is, within } = slots[index];
-	for (let k = at + 1; k <= at + 1 + within && k < words.stem.length; k++) {
+	for (let k = at + 1; k <= at + 1 + within && k < words.count; k++) {
 		if (words.end[k - 1]) return -1;
 		if (is(words, k)) {
 			const end = matchFrom(words, slots, index + 1, k);
@@ -242,19 +283,22 @@ const FIRST_WORDS = new Map(
 	}),
 );
 
-/** Every prose match of a normalised text (`lines`: each normalised line's number in the file). */
-export function proseMatches(normalized: string, lines: readonly number[], limit: number): ProseMatch[] {
-	const words = wordsOf(normalized, lines);
+/** Every prose match of normalised lines (`lines`: each one's line number in the file). */
+export function proseMatches(texts: readonly string[], lines: readonly number[], limit: number): ProseMatch[] {
+	const words = wordsOf(texts, lines);
 	const out: ProseMatch[] = [];
 	for (const [family, first] of FIRST_WORDS) {
+		// The grammars each distinct word starts, looked up once per word rather than once per use.
+		const starts = words.stems.map((s, id) => first.byStem.get(s) ?? first.byRaw.get(words.raws[id]));
 		let count = 0;
-		for (let i = 0; i < words.stem.length && count < limit; i++) {
-			const grammars = first.byStem.get(words.stem[i]) ?? first.byRaw.get(words.raw[i]);
+		for (let i = 0; i < words.count && count < limit; i++) {
+			const grammars = starts[words.id[i]];
 			if (grammars === undefined) continue;
 			for (const grammar of grammars) {
 				const end = matchFrom(words, grammar, 1, i);
 				if (end === -1) continue;
-				out.push({ family, line: words.line[i], key: words.stem.slice(i, end + 1).join(" ") });
+				const key = Array.from(words.id.subarray(i, end + 1), (id) => words.stems[id]).join(" ");
+				out.push({ family, line: words.line[i], key });
 				count++;
 				i = end;
 				break;

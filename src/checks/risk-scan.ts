@@ -6,7 +6,7 @@
 // category and what matched, so moving a line adds nothing).
 
 import { escapeControls } from "./content-guard.ts";
-import { normalizeText, showInvisibles } from "./normalize.ts";
+import { normalizeLines, normalizeText, showInvisibles } from "./normalize.ts";
 import { proseMatches } from "./prose-forms.ts";
 import { SHELL_NAMES, type ShellFamily, shellFamilies } from "./shell-forms.ts";
 
@@ -44,6 +44,16 @@ const SHELL = [
 const HOME = String.raw`(?:~|\$home|\$\{home\}|/root|/home/[\w.-]{1,32}|/users/[\w.-]{1,32})`;
 const SECRET_WORD = "token|secret|passw(?:or)?d|api_?key|private_?key|access_?key|credential";
 
+/**
+ * Literals one of which every match of a pattern holds: a text with none of them skips the pattern (a
+ * search for a literal is some 30 times cheaper on 1 MiB than a pattern led by a word alternation).
+ */
+export const NEEDLES = new Map<RegExp, readonly string[]>();
+const needing = (needles: readonly string[], pattern: RegExp): RegExp => {
+	NEEDLES.set(pattern, needles);
+	return pattern;
+};
+
 /** A pattern written in pieces (a long one stays readable within the line width). */
 const re = (parts: readonly string[], flags: string): RegExp => new RegExp(parts.join(""), flags);
 
@@ -58,25 +68,47 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 		// a private key file (a .pub is public)
 		/\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g,
 		// the whole ~/.ssh folder read, copied or sent
-		new RegExp(
-			[
-				String.raw`\b(?:cat|cp|scp|tar|zip|rsync|base64|xxd|curl|nc|strings|less|more|head|tail)\b[`,
-				String.raw`^\n|;]{0,80}${HOME}/\.ssh\b(?!/(?:config|known_hosts|[\w.-]{1,40}\.pub)\b)`,
-			].join(""),
-			"g",
+		needing(
+			["/.ssh"],
+			new RegExp(
+				[
+					String.raw`\b(?:cat|cp|scp|tar|zip|rsync|base64|xxd|curl|nc|strings|less|more|head|tail)\b[`,
+					String.raw`^\n|;]{0,80}${HOME}/\.ssh\b(?!/(?:config|known_hosts|[\w.-]{1,40}\.pub)\b)`,
+				].join(""),
+				"g",
+			),
 		),
 		/-----begin (?:[a-z]{1,12} ){0,2}private key-----/g,
-		re(
+		needing(
 			[
-				String.raw`\.aws\/credentials\b|\.config\/gcloud\/(?:credentials|application_default_creden`,
-				String.raw`tials|access_tokens|legacy_credentials)|\.azure\/(?:accesstokens|msal_token_cach`,
-				String.raw`e)|\.kube\/config\b|\.docker\/config\.json|\.git-credentials\b|(?:^|[\s"'/=~])[.`,
-				String.raw`_]netrc\b|\.pgpass\b|\/etc\/shadow\b|\.gnupg\/|\.password-store\b|\.config\/gh\/`,
-				String.raw`hosts\.yml`,
+				".aws/credentials",
+				".config/gcloud/",
+				".config/gh/hosts.yml",
+				".azure/",
+				".kube/config",
+				".docker/config.json",
+				".git-credentials",
+				"netrc",
+				".pgpass",
+				"/etc/shadow",
+				".gnupg/",
+				".password-store",
 			],
-			"g",
+			re(
+				[
+					String.raw`\.aws\/credentials\b|\.config\/gcloud\/(?:credentials|application_default_creden`,
+					String.raw`tials|access_tokens|legacy_credentials)|\.azure\/(?:accesstokens|msal_token_cach`,
+					String.raw`e)|\.kube\/config\b|\.docker\/config\.json|\.git-credentials\b|(?:^|[\s"'/=~])[.`,
+					String.raw`_]netrc\b|\.pgpass\b|\/etc\/shadow\b|\.gnupg\/|\.password-store\b|\.config\/gh\/`,
+					String.raw`hosts\.yml`,
+				],
+				"g",
+			),
 		),
-		/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
+		needing(
+			["-password", "dump-keychain"],
+			/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
+		),
 		// the whole environment dumped, or one secret echoed
 		/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
 		new RegExp(String.raw`\becho\s["']?\$\{?[a-z0-9_]{0,40}(?:${SECRET_WORD})`, "g"),
@@ -92,14 +124,17 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			"g",
 		),
 		/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
-		/\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g,
-		/\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g,
-		re(
-			[
-				String.raw`\.pi\/(?:agent\/)?(?:settings\.json|selfskills\b|trust\.json|extensions\/)|\bage`,
-				String.raw`nt\/selfskills\/(?:proposals|backups|audit|usage|origins)`,
-			],
-			"g",
+		needing(["/selfskills"], /\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g),
+		needing(["proposal"], /\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g),
+		needing(
+			[".pi/", "agent/selfskills/"],
+			re(
+				[
+					String.raw`\.pi\/(?:agent\/)?(?:settings\.json|selfskills\b|trust\.json|extensions\/)|\bage`,
+					String.raw`nt\/selfskills\/(?:proposals|backups|audit|usage|origins)`,
+				],
+				"g",
+			),
 		),
 		// skill files changed past skill_manage
 		/(?:skill\.md|\/skills\/)(?<=(\b(?:sed\s-i|perl\s-i|tee|cat\s?>|>{1,2})[^\n]{0,120})(?:skill\.md|\/skills\/))/g,
@@ -111,12 +146,15 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			],
 			"g",
 		),
-		re(
-			[
-				String.raw`\b(?:instead of|bypass|avoid|without|not)\s(?:using\s)?skill_manage\b|\bskill_ma`,
-				String.raw`nage\b[^\n]{0,60}\b(?:bypass|circumvent)\b`,
-			],
-			"g",
+		needing(
+			["skill_manage"],
+			re(
+				[
+					String.raw`\b(?:instead of|bypass|avoid|without|not)\s(?:using\s)?skill_manage\b|\bskill_ma`,
+					String.raw`nage\b[^\n]{0,60}\b(?:bypass|circumvent)\b`,
+				],
+				"g",
+			),
 		),
 	],
 	destructive: [
@@ -129,7 +167,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			"gm",
 		),
 		/--no-preserve-root\b/g,
-		/\bfind\s(?:\/|~|\$home)\s[^\n]{0,200}-delete\b/g,
+		needing(["-delete"], /\bfind\s(?:\/|~|\$home)\s[^\n]{0,200}-delete\b/g),
 		re(
 			[
 				String.raw`\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s`,
@@ -137,10 +175,10 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			],
 			"gm",
 		),
-		/\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g,
+		needing(["of=/dev/"], /\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g),
 		/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
-		/\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g,
-		/\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g,
+		needing(["/dev/"], /\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g),
+		needing(["diskutil", "c:"], /\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g),
 		/:\(\)\s?\{\s?:\s?\|\s?:\s?&\s?\}\s?;\s?:/g,
 	],
 	obfuscation: [
@@ -151,17 +189,23 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			].join(""),
 			"g",
 		),
-		re(
-			[
-				String.raw`\b(?:eval|exec|iex|invoke-expression|bash\s-c|sh\s-c)\b[^\n]{0,40}?(?:atob|b64de`,
-				String.raw`code|base64|frombase64string|decode\()`,
-			],
-			"g",
+		needing(
+			["atob", "b64decode", "base64", "decode("],
+			re(
+				[
+					String.raw`\b(?:eval|exec|iex|invoke-expression|bash\s-c|sh\s-c)\b[^\n]{0,40}?(?:atob|b64de`,
+					String.raw`code|base64|frombase64string|decode\()`,
+				],
+				"g",
+			),
 		),
-		/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
+		needing(
+			["powershell", "pwsh"],
+			/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
+		),
 		/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
 		/\$'(?:\\x[0-9a-f]{2}){8}/g,
-		/\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g,
+		needing(["(p,"], /\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g),
 	],
 };
 
@@ -187,14 +231,13 @@ function continues(line: string): boolean {
 }
 
 /** The normalised text as logical lines (joined where a line goes on), each with its raw form. */
-function logicalLines(text: string): Normalized {
+function logicalLines(text: string, rawLines: readonly string[]): Normalized {
 	const parts: string[] = [];
 	const raws: string[] = [];
 	const lines: number[] = [];
-	const rawLines = text.split(/\r\n?|\n/);
 	let logical: string[] = [];
 	let raw: string[] = [];
-	const normalizedLines = normalizeText(text).split("\n");
+	const normalizedLines = normalizeLines(text);
 	for (let index = 0; index < normalizedLines.length; index++) {
 		const line = normalizedLines[index].trim();
 		const goesOn = continues(line);
@@ -240,6 +283,21 @@ function lineIndexOf(starts: readonly number[], offset: number): number {
 	return lo;
 }
 
+/**
+ * The logical lines where `pattern` (global, never across a line end) matches, in order: one search of
+ * the whole text costs far less than a test of each of its 30,000 lines.
+ */
+function linesMatching(normalized: Normalized, pattern: RegExp): number[] {
+	const out: number[] = [];
+	pattern.lastIndex = 0;
+	for (let match = pattern.exec(normalized.text); match !== null; match = pattern.exec(normalized.text)) {
+		const index = lineIndexOf(normalized.starts, match.index);
+		out.push(index);
+		pattern.lastIndex = normalized.starts[index + 1] ?? normalized.text.length;
+	}
+	return out;
+}
+
 /** Text for the person: control and invisible characters made visible, bounded. */
 function shown(text: string): string {
 	const visible = showInvisibles(escapeControls(text.slice(0, SHOWN_CHARS * 2).trim()));
@@ -255,7 +313,7 @@ const SHELL_WORDS = re(
 		String.raw`\b(?:curl|wget2?|aria2c|lynx|iwr|irm|invoke-webrequest|invoke-restmethod|scp|rsync|sftp|nc|ncat|`,
 		String.raw`netcat|socat|telnet)\b|\b(?:https?|xh|fetch) |\/dev\/(?:tcp|udp)\/`,
 	],
-	"",
+	"g",
 );
 
 /** An interpreter running code it fetched itself: a call that runs code near one that downloads, and a URL. */
@@ -279,8 +337,10 @@ const FETCHES_CODE = re(
 const NEAR = 160;
 
 /** Whether a normalised line runs code it fetches: both calls within NEAR characters, and a URL. */
+/** What a line that fetches code holds: a URL, or a PowerShell fetcher (lines without one are not read). */
+const FETCH_WORDS = /:\/\/|\b(?:iwr|irm|invoke-web|webclient)/g;
+
 function fetchesAndRuns(line: string): boolean {
-	if (!line.includes("://") && !/\b(?:iwr|irm|invoke-web|webclient)/.test(line)) return false;
 	const at = (pattern: RegExp) => Array.from(line.matchAll(pattern), (m) => m.index ?? 0).slice(0, MAX_MATCHES);
 	const runs = at(RUNS_CODE);
 	if (runs.length === 0) return false;
@@ -299,13 +359,44 @@ function fetchesAndRuns(line: string): boolean {
  * errs toward a finding.
  */
 const SHELL_BUDGET = 128 * 1024;
-const COARSE_RUN = re(
-	[
-		String.raw`(?:\||<\(|\$\(|\x60|<<<)[^\n]{0,200}?\b(?:${[...SHELL_NAMES].join("|")}|python[0-9.]*|node|perl|ruby|`,
-		"php|source|eval|iex)\\b",
-	],
-	"",
+/** A coarse run: an operator that pipes or substitutes, then within COARSE_GAP characters a shell. */
+const COARSE_OPERATOR = /\||<\(|\$\(|\x60|<<</g;
+const COARSE_SHELL = re(
+	[String.raw`\b(?:${[...SHELL_NAMES].join("|")}|python[0-9.]*|node|perl|ruby|php|source|eval|iex)\b`],
+	"g",
 );
+const COARSE_GAP = 200;
+
+/** Each index where the global `pattern` matches in `line` (overlapping ones too), and the match's end. */
+function matchesOf(line: string, pattern: RegExp): Array<{ index: number; end: number }> {
+	const out: Array<{ index: number; end: number }> = [];
+	pattern.lastIndex = 0;
+	for (let match = pattern.exec(line); match !== null; match = pattern.exec(line)) {
+		out.push({ index: match.index, end: match.index + match[0].length });
+		pattern.lastIndex = match.index + 1;
+	}
+	return out;
+}
+
+/**
+ * Whether a shell starts within COARSE_GAP characters after an operator ends: the operators and the
+ * shells found by one search each and merged (a window read after each of 30,000 operators costs
+ * some 40 ms on a hostile line of 1 MiB).
+ */
+function coarseRun(line: string): boolean {
+	const shells = matchesOf(line, COARSE_SHELL).map((m) => m.index);
+	if (shells.length === 0) return false;
+	const ends = matchesOf(line, COARSE_OPERATOR)
+		.map((m) => m.end)
+		.sort((a, b) => a - b);
+	let j = 0;
+	for (const end of ends) {
+		while (j < shells.length && shells[j] < end) j++;
+		if (j === shells.length) return false;
+		if (shells[j] <= end + COARSE_GAP) return true;
+	}
+	return false;
+}
 const COARSE_SEND = re(
 	[
 		String.raw`\b(?:scp|rsync|sftp|nc|ncat|netcat|socat|telnet)\b|\s(?:-t|-d|-f|--data[\w-]*|--form|--upload-file|`,
@@ -315,9 +406,9 @@ const COARSE_SEND = re(
 );
 
 /** A shell-looking line past the budget, read coarsely: a download next to a shell, or an upload form. */
-function coarseFamilies(line: string): ShellFamily[] {
+export function coarseFamilies(line: string): ShellFamily[] {
 	const out: ShellFamily[] = [];
-	if (COARSE_RUN.test(line)) out.push("pipe-to-shell");
+	if (coarseRun(line)) out.push("pipe-to-shell");
 	if (COARSE_SEND.test(line)) out.push("exfiltration");
 	return out;
 }
@@ -329,12 +420,14 @@ function hitOf(category: RiskCategory, line: number, raw: string, key: string, m
 }
 
 function scanHits(text: string): Hit[] {
-	const normalized = logicalLines(text);
 	const rawLines = text.split(/\r\n?|\n/);
+	const normalized = logicalLines(text, rawLines);
 	const rawLine = (line: number) => rawLines[line - 1] ?? "";
 	const hits: Hit[] = [];
 	for (const category of RISK_CATEGORIES) {
 		for (const pattern of PATTERNS[category]) {
+			const needles = NEEDLES.get(pattern);
+			if (needles !== undefined && !needles.some((needle) => normalized.text.includes(needle))) continue;
 			pattern.lastIndex = 0;
 			let count = 0;
 			for (const match of normalized.text.matchAll(pattern)) {
@@ -348,8 +441,9 @@ function scanHits(text: string): Hit[] {
 	let budget = SHELL_BUDGET;
 	// A line met again is read once (a file repeats its commands; a hostile one repeats them a lot).
 	const read = new Map<string, ShellFamily[]>();
-	normalized.parts.forEach((part, index) => {
-		if (shellCount >= MAX_MATCHES || !SHELL_WORDS.test(part)) return;
+	for (const index of linesMatching(normalized, SHELL_WORDS)) {
+		if (shellCount >= MAX_MATCHES) break;
+		const part = normalized.parts[index];
 		const raw = normalized.raws[index];
 		let families = read.get(raw);
 		if (families === undefined) {
@@ -360,9 +454,10 @@ function scanHits(text: string): Hit[] {
 		for (const family of families)
 			hits.push(hitOf(family, normalized.lines[index], rawLine(normalized.lines[index]), part));
 		shellCount += families.length;
-	});
-	normalized.parts.forEach((part, index) => {
+	}
+	for (const index of linesMatching(normalized, FETCH_WORDS)) {
 		const line = normalized.lines[index];
+		const part = normalized.parts[index];
 		if (
 			shellCount < MAX_MATCHES &&
 			fetchesAndRuns(part) &&
@@ -371,8 +466,8 @@ function scanHits(text: string): Hit[] {
 			hits.push(hitOf("pipe-to-shell", line, rawLine(line), part));
 			shellCount++;
 		}
-	});
-	for (const match of proseMatches(normalized.text, normalized.lines, MAX_MATCHES))
+	}
+	for (const match of proseMatches(normalized.parts, normalized.lines, MAX_MATCHES))
 		hits.push(hitOf(match.family, match.line, rawLine(match.line), match.key));
 	return hits.sort((a, b) => a.finding.line - b.finding.line);
 }

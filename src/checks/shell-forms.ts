@@ -4,7 +4,7 @@
 // a look-alike never makes an operator. Two families: a download run as code (pipe-to-shell) and local
 // data sent to another host (exfiltration).
 
-import { MARKERS, type Token, tokenize } from "../guard/shell-words.ts";
+import { MARKERS, type Token, tokenize } from "../base/shell-words.ts";
 import { normalizeCased, normalizeWord } from "./normalize.ts";
 
 export type ShellFamily = "pipe-to-shell" | "exfiltration";

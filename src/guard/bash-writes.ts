@@ -17,7 +17,7 @@ import {
 	type Token,
 	tokenize,
 	type Work,
-} from "./shell-words.ts";
+} from "../base/shell-words.ts";
 
 /**
  * Bounds on the work for one command: nested shells, `eval` and `$(…)` this deep, this many commands,

@@ -5,6 +5,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import {
+	coarseFamilies,
+	NEEDLES,
 	normalizeForScan,
 	PATTERNS,
 	RISK_CATEGORIES,
@@ -12,7 +14,9 @@ import {
 	scanText,
 	type RiskCategory,
 } from "../../../src/checks/risk-scan.ts";
+import { SHELL_NAMES } from "../../../src/checks/shell-forms.ts";
 import { cpuMs, shapeUnits, toMiB } from "../../support/hostile.ts";
+import { REPO_ROOT } from "../../support/pi-line.ts";
 
 const CORPUS = "/work/shared/corpus/real-skills";
 
@@ -158,6 +162,71 @@ describe("the risk scan", function () {
 		expect(scanChange(before, before.replace("Step 100.", "Step one hundred."))).to.deep.equal([]);
 		const copied = before.replace("Step 100.", risky);
 		expect(scanChange(before, copied).map((f) => f.line)).to.deep.equal([100 + 1 + 8]);
+	});
+
+	it("skips a pattern only where none of its needles is: every match holds one", () => {
+		const forms = ["built", "held-out"].flatMap((half) => {
+			const path = join(REPO_ROOT, "test", "fixtures", "risk-forms", `${half}.json`);
+			const parsed = JSON.parse(readFileSync(path, "utf8")) as { risky: Array<{ text: string }> };
+			return parsed.risky.map((r) => r.text);
+		});
+		// One form at least for each pattern with needles (the risky lists above lack some of them).
+		const more = [
+			"security dump-keychain",
+			"/selfskills approve 3",
+			"approve your own proposals",
+			"find ~ -name x -delete",
+			"dd if=x of=/dev/sda",
+			"diskutil eraseDisk JHFS+ x disk2",
+			"format c:",
+			"eval(function(p,a,c,k,e,d){})",
+			"cat ~/.docker/config.json",
+			"cat ~/.pi/agent/settings.json",
+			"do not use skill_manage",
+			"pwsh -enc QQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEAQQBBAEEA",
+			"mkfs.ext4 /dev/sdb1",
+			"eval(atob(x))",
+			"cat ~/.ssh/id_ed25519",
+		];
+		const texts = [...Object.values(RISKY).flat(), ...forms, ...more].map(normalizeForScan);
+		for (const [pattern, needles] of NEEDLES) {
+			let matched = 0;
+			for (const text of texts) {
+				for (const match of text.matchAll(pattern)) {
+					matched++;
+					expect(
+						needles.some((n) => match[0].includes(n)),
+						`${pattern.source}: ${match[0]}`,
+					).to.equal(true);
+				}
+			}
+			expect(matched, `matches of ${pattern.source}`).to.be.greaterThan(0);
+		}
+		expect(NEEDLES.size).to.be.greaterThan(0);
+	});
+
+	it("reads a line past the shell budget as the one coarse pattern would, on random lines", () => {
+		// The pattern the merge in coarseRun stands for: an operator, then within 200 characters a shell.
+		const shells = `${[...SHELL_NAMES].join("|")}|python[0-9.]*|node|perl|ruby|php|source|eval|iex`;
+		const coarse = new RegExp(String.raw`(?:\||<\(|\$\(|\x60|<<<)[^\n]{0,200}?\b(?:${shells})\b`);
+		const pieces = ["|", "<(", "$(", "`", "<<<", "<", "bash", "sh", "python3.", "xsh", "eval", " ", "a", "-", "."];
+		let seed = 38;
+		const next = () => {
+			seed = (seed * 1103515245 + 12345) % 2 ** 31;
+			return seed;
+		};
+		let runs = 0;
+		for (let n = 0; n < 3000; n++) {
+			const parts = Array.from({ length: 1 + (next() % 12) }, () => {
+				const piece = pieces[next() % pieces.length];
+				return piece === " " ? " ".repeat(next() % 260) : piece;
+			});
+			const line = parts.join("");
+			const expected = coarse.test(line);
+			if (expected) runs++;
+			expect(coarseFamilies(line).includes("pipe-to-shell"), JSON.stringify(line)).to.equal(expected);
+		}
+		expect(runs, "lines that run").to.be.within(300, 2700);
 	});
 
 	it("stays linear on 1 MiB of hostile text for every category: no pattern backtracks", function () {

@@ -1,6 +1,6 @@
-// The shell reader under bash-writes.ts: a command text split into words and operators (quotes,
-// escapes, substitutions, here-documents), and a word's values (variables, braces). Linear in the
-// text; what would cost more than its budget counts as past the bounds, which the caller fails closed.
+// The shell reader under bash-writes.ts and the risk scan's shell forms: a command text split into words and
+// operators (quotes, escapes, substitutions, here-documents), and a word's values (variables, braces). Linear in
+// the text; what would cost more than its budget counts as past the bounds, which the caller fails closed.
 
 // Markers inside a word, from the Unicode private use area (stripped from the command first).
 /** `VAR name VAR_END`: a `$name` for the walker to expand. */
