@@ -24,7 +24,7 @@ export function missingPackageOf(error: unknown): string | undefined {
 export function missingDependencyMessage(name: string, packageDir: string = PACKAGE_DIR): string {
 	return (
 		`pi-selfskills is not running: its dependency "${name}" is not installed. ` +
-		`Run \`npm install --omit=dev\` in ${packageDir}, then /reload (or start pi again).`
+		`Run \`npm ci --omit=dev\` in ${packageDir}, then /reload (or start pi again).`
 	);
 }
 

@@ -1,4 +1,4 @@
-// What a new user meets when installing: a local-path install without `npm install --omit=dev` keeps
+// What a new user meets when installing: a local-path install without `npm ci --omit=dev` keeps
 // pi running and says once what to run (real pi CLI), /reload then starts it, pi's banner names the
 // extension after the package, and the pi 1.6 test install is quiet (its .npmrc) while npm errors show.
 import { expect } from "chai";
@@ -44,7 +44,7 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 		const env = getEnv();
 		const checkout = await installBareCheckout(env);
 		const message = missingDependencyMessage(FIRST_DEPENDENCY, checkout);
-		expect(message).to.contain(`Run \`npm install --omit=dev\` in ${checkout}`);
+		expect(message).to.contain(`Run \`npm ci --omit=dev\` in ${checkout}`);
 		const run = await runPiPrint({ env, prompt: "/selfskills" });
 		expect(run.exitCode, run.stderr).to.equal(0);
 		const ours = run.stderr
@@ -61,7 +61,7 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 		expect(asked.calls[0].toolNames).not.to.include("skill_manage");
 	});
 
-	it("starts for real after `npm install` and /reload in the same pi session", async function () {
+	it("starts for real after `npm ci --omit=dev` and /reload in the same pi session", async function () {
 		const env = getEnv();
 		const checkout = await installBareCheckout(env);
 		pi = await createPiSession({ env });
@@ -69,7 +69,7 @@ describe(`installing the package (pi ${getPiLine()})`, function () {
 			missingDependencyMessage(FIRST_DEPENDENCY, checkout),
 		]);
 		expect(pi.session.getAllTools().map((t) => t.name)).not.to.include("skill_manage");
-		// what `npm install --omit=dev` gives the checkout: its dependencies
+		// what `npm ci --omit=dev` gives the checkout: its dependencies
 		symlinkSync(join(REPO_ROOT, "node_modules"), join(checkout, "node_modules"));
 		await pi.session.reload();
 		expect(pi.session.getAllTools().map((t) => t.name)).to.include("skill_manage");
