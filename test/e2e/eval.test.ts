@@ -279,7 +279,10 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 		const noBwrap = await piPrint(env, tmp, [`/selfskills eval ship-it --task x --expect y ${ext}`], {
 			PATH: "/nonexistent",
 		});
-		expect(noBwrap.stderr).to.match(/the runs cannot be sandboxed here: bwrap was not found.*--no-sandbox/);
+		expect(noBwrap.stderr).to.match(
+			/the runs cannot be sandboxed here: bwrap was not found.*To sandbox them: apt-get install bubblewrap/,
+		);
+		expect(noBwrap.stderr).to.match(/To sandbox them: .*--no-sandbox to run without it/);
 		expect([...personDigest(env), treeDigest(join(env.agentDir, "selfskills"))]).to.deep.equal(before);
 		expect(leftovers(tmp)).to.deep.equal([]);
 	});
