@@ -12,6 +12,7 @@ import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import * as refusals from "../base/errors.ts";
 import { isRefusal, type Refusal } from "../base/errors.ts";
 import { expandHome, findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
+import { tmpdirEnv } from "../guard/bwrap-args.ts";
 import { probeSandbox, type SandboxProbe } from "../guard/sandbox.ts";
 import { createSessionCallContext } from "../pipeline/call-context.ts";
 import { plannedChanges } from "../pipeline/mutate.ts";
@@ -25,7 +26,7 @@ import { libraryOf, proposalArms, skillArms, type Arm } from "./arms.ts";
 import { findPiCli, type PiCli } from "./pi-cli.ts";
 import { evalReportText, runLine, summarizeArm, verdictOf } from "./report.ts";
 import { runOnce, runProcess, type RunResult, type RunSetup } from "./run.ts";
-import { bwrapArgs, hiddenPlaces, keptPlaces, nodePrefix } from "./sandbox.ts";
+import { hiddenPlaces, keptPlaces, nodePrefix, sandboxedArgv } from "./sandbox.ts";
 import { createWorkspace, removeTree, type Workspace } from "./workspace.ts";
 
 export interface EvalDeps extends SessionDeps {
@@ -241,11 +242,11 @@ async function preflight(setup: RunSetup, workspace: Workspace, signal: AbortSig
 		...(setup.extension ? ["-e", setup.extension] : []),
 		"--no-skills",
 	];
-	const layout = setup.sandbox && { ...setup.sandbox, writable: [dir], binds: [], cwd: join(dir, "home") };
+	const places = { dir, tmpdir: join(dir, "tmp"), cwd: join(dir, "home"), binds: [] };
 	let stdout = "";
-	const run = await runProcess(layout ? [layout.bwrap, ...bwrapArgs(layout), "--", ...argv] : argv, {
-		cwd: join(dir, "home"),
-		env: { ...setup.env, HOME: join(dir, "home"), TMPDIR: join(dir, "tmp"), PI_CODING_AGENT_DIR: join(dir, "agent") },
+	const run = await runProcess(setup.sandbox ? sandboxedArgv(setup.sandbox, places, argv) : argv, {
+		cwd: places.cwd,
+		env: { ...setup.env, HOME: places.cwd, ...tmpdirEnv(places.tmpdir), PI_CODING_AGENT_DIR: join(dir, "agent") },
 		deadline: Date.now() + 60_000,
 		signal,
 		input: `${JSON.stringify({ id: "models", type: "get_available_models" })}\n`,
@@ -294,13 +295,16 @@ function extensionOf(args: EvalArguments, cwd: string): string | undefined | Ref
 	}
 }
 
-/** The sandbox's places for this pi and extension; a refusal when bubblewrap cannot make one. */
+/**
+ * The sandbox's places for this pi and extension: bwrap as the boundary found and proved it (the same
+ * probe, kept once it works, as pi's bash); a refusal with the probe's reason and fix when there is none.
+ */
 function sandboxOf(deps: EvalDeps, cli: PiCli, extension: string | undefined): RunSetup["sandbox"] | Refusal {
 	const probe = deps.sandbox?.() ?? probeSandbox();
 	if (!probe.available)
 		return refusals.evalRefused(
 			`the runs cannot be sandboxed here: ${probe.reason}`,
-			"Install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox to run without it " +
+			`To sandbox them: ${probe.fix}. Or pass --no-sandbox to run without it ` +
 				"(a skill under review could then read your home folder).",
 		);
 	const hidden = hiddenPlaces([getHomeDir(), homedir(), deps.agentDir(), tmpdir(), `/run/user/${process.getuid?.()}`]);

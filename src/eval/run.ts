@@ -7,9 +7,10 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tmpdirEnv } from "../guard/bwrap-args.ts";
 import { materializeArm, type Arm } from "./arms.ts";
 import type { PiCli } from "./pi-cli.ts";
-import { bwrapArgs } from "./sandbox.ts";
+import { type EvalSandbox, sandboxedArgv } from "./sandbox.ts";
 import { copyProject } from "./workspace.ts";
 
 /** What every run of one eval shares. */
@@ -26,7 +27,7 @@ export interface RunSetup {
 	readonly projectRoot: string;
 	readonly cwdInProject: string;
 	/** Sandbox places; none: --no-sandbox. */
-	readonly sandbox?: { readonly bwrap: string; readonly hidden: readonly string[]; readonly keep: readonly string[] };
+	readonly sandbox?: EvalSandbox;
 	/** The environment the person's pi hands on (PATH, locale, proxies, the model's key). */
 	readonly env: Readonly<Record<string, string>>;
 	/** The agent folder's models.json for the run, when the person has one (or the key needs one). */
@@ -186,23 +187,20 @@ function prepareRunDir(setup: RunSetup, arm: Arm, runDir: string) {
 	const env: Record<string, string> = {
 		...setup.env,
 		HOME: home,
-		TMPDIR: tmp,
+		// The same $TMPDIR and caches the sandbox sets (and what a run without one gets).
+		...tmpdirEnv(tmp),
 		PI_CODING_AGENT_DIR: agent,
 		PI_OFFLINE: "1",
 		XDG_CONFIG_HOME: join(home, ".config"),
 		XDG_DATA_HOME: join(home, ".local", "share"),
-		XDG_CACHE_HOME: join(tmp, ".cache"),
-		npm_config_cache: join(tmp, ".npm"),
-		PIP_CACHE_DIR: join(tmp, ".pip"),
 	};
-	return { project, skills, binds, env, cwd: join(project, setup.cwdInProject) };
+	return { project, skills, binds, env, tmp, cwd: join(project, setup.cwdInProject) };
 }
 
 /** The command line wrapped in the sandbox when there is one. */
 function wrapped(setup: RunSetup, runDir: string, dirs: ReturnType<typeof prepareRunDir>, argv: string[]): string[] {
 	if (!setup.sandbox) return argv;
-	const layout = { ...setup.sandbox, writable: [runDir], binds: dirs.binds, cwd: dirs.cwd };
-	return [setup.sandbox.bwrap, ...bwrapArgs(layout), "--", ...argv];
+	return sandboxedArgv(setup.sandbox, { dir: runDir, tmpdir: dirs.tmp, cwd: dirs.cwd, binds: dirs.binds }, argv);
 }
 
 /** pi's arguments for one run: print mode, json events, no session, only the named extension and the arm's skills. */

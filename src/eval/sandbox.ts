@@ -1,59 +1,53 @@
-// The bubblewrap sandbox an eval's runs and check commands run in: the whole filesystem read-only,
-// the person's home, agent folder and real temp folder hidden under empty tmpfs mounts (a skill under
-// review must not read ~/.ssh and send it out), what the run needs from those places (pi, node, the
-// named extension) bound back read-only, and only the run's throwaway folders writable. Its own user,
-// PID, IPC and session namespaces, no capabilities; the network stays on for the model.
-// (Kept apart from guard/sandbox.ts, whose bwrap options it follows, until the two are unified.)
+// The sandbox an eval's runs and check commands run in, built by the boundary's one builder
+// (guard/bwrap-args.ts): the whole filesystem read-only, the person's home, agent folder and real temp
+// folder hidden under empty tmpfs mounts (a skill under review must not read ~/.ssh and send it out),
+// what the run needs from those places (pi, node, the named extension) bound back read-only, only the
+// run's throwaway folder writable with its own $TMPDIR inside it, no desktop or agent sockets. Its own
+// user, PID, IPC and session namespaces, no capabilities; the network stays on for the model.
 
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { isWithin, resolveReal } from "../base/paths.ts";
+import { buildBwrapArgs, type SandboxLayout } from "../guard/bwrap-args.ts";
 import type { ProjectBind } from "./workspace.ts";
 
-/** Namespaces and options every eval sandbox gets (guard/sandbox.ts BASE_ARGS, plus a PID namespace). */
-const NAMESPACE_ARGS = [
-	"--unshare-user",
-	"--unshare-pid",
-	"--unshare-ipc",
-	"--unshare-uts",
-	"--disable-userns",
-	"--cap-drop",
-	"ALL",
-	"--die-with-parent",
-	"--new-session",
-];
-
-export interface SandboxLayout {
+/** What every sandboxed run of one eval shares: the proven bwrap (by absolute path) and the hidden places. */
+export interface EvalSandbox {
+	/** bwrap's absolute path, as the boundary's lookup found it and its probe proved it. */
 	readonly bwrap: string;
 	/** Hidden under an empty tmpfs (outermost first). */
 	readonly hidden: readonly string[];
 	/** Bound back read-only inside a hidden place (pi, node, the extension). */
 	readonly keep: readonly string[];
-	/** The run's throwaway folders: the only writable places. */
-	readonly writable: readonly string[];
-	/** The project's node_modules folders over their places in the copy, read-only. */
-	readonly binds: readonly ProjectBind[];
-	readonly cwd: string;
 }
 
-/** bwrap's arguments up to `--`; mounts in an order that cannot undo a read-only or hidden one. */
-export function bwrapArgs(layout: SandboxLayout): string[] {
-	return [
-		...NAMESPACE_ARGS,
-		"--ro-bind",
-		"/",
-		"/",
-		"--dev",
-		"/dev",
-		"--proc",
-		"/proc",
-		...layout.hidden.flatMap((path) => ["--tmpfs", path]),
-		...layout.keep.flatMap((path) => ["--ro-bind", path, path]),
-		...layout.writable.flatMap((path) => ["--bind", path, path]),
-		...layout.binds.flatMap((b) => ["--ro-bind", b.source, b.target]),
-		"--chdir",
-		layout.cwd,
-	];
+/** One run's own places: its throwaway folder (the only writable place), its temp folder inside it, where it starts. */
+export interface RunPlaces {
+	readonly dir: string;
+	readonly tmpdir: string;
+	readonly cwd: string;
+	/** The project's node_modules folders over their places in the copy, read-only. */
+	readonly binds: readonly ProjectBind[];
+}
+
+/** The layout of one run in the shared builder's terms. */
+export function evalLayout(sandbox: EvalSandbox, run: RunPlaces): SandboxLayout {
+	return {
+		readOnlyRoot: "/",
+		hide: sandbox.hidden,
+		keep: sandbox.keep,
+		writable: [run.dir],
+		protected: [],
+		readOnlyBinds: run.binds,
+		network: true,
+		tmpdir: run.tmpdir,
+		cwd: run.cwd,
+	};
+}
+
+/** `argv` run in the sandbox: bwrap by its absolute path, its options, `--`, the command. */
+export function sandboxedArgv(sandbox: EvalSandbox, run: RunPlaces, argv: readonly string[]): string[] {
+	return [sandbox.bwrap, ...buildBwrapArgs(evalLayout(sandbox, run)), "--", ...argv];
 }
 
 /**

@@ -240,7 +240,7 @@ export function refusalForHuman(refusal: Refusal): string {
 		case "unknown_proposal": {
 			const pending = list(d.pending);
 			return (
-				`unknown proposal "${shownName(str(d.id))}": no proposal has that id. ` +
+				`unknown_proposal: there is no proposal "${shownName(str(d.id))}". ` +
 				(pending.length > 0
 					? `Pending now: ${pending.slice(0, 10).join(", ")} (/selfskills pending lists them).`
 					: "No proposal is pending (/selfskills pending lists them when there are).")

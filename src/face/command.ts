@@ -36,6 +36,8 @@ import { shownDiff, shownName } from "../checks/agent-text.ts";
 import { digestMismatch, isRefusal, type Refusal } from "../base/errors.ts";
 import { pendingJournals } from "../store/journal.ts";
 import { bashStatusLine, type SandboxProbe } from "../guard/sandbox.ts";
+import { findPiDir } from "../guard/boundary.ts";
+import { refusedWritableSettings } from "../guard/writable.ts";
 import { runMutations } from "../pipeline/mutate.ts";
 import type { SessionDeps } from "../pipeline/session-state.ts";
 import { findSkill, resolveFileTarget } from "../policy/target.ts";
@@ -360,6 +362,7 @@ async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 }
 
 export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<string> {
+	const piDir = findPiDir();
 	const callCtx = await context(deps, ctx);
 	const { trust, report } = callCtx.policy;
 	const skills = callCtx.discovery.skills;
@@ -404,7 +407,11 @@ export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandConte
 			`pending proposals: ${proposals.length}${proposals.length > 0 ? " (/selfskills pending)" : ""}`,
 	];
 	if (deps.sandbox) lines.push(bashStatusLine(deps.sandbox(), controlIsOn(s)));
-	if (report.problems.length > 0) lines.push(`settings problems:\n${report.problems.map((p) => `  ${p}`).join("\n")}`);
+	const problems = [
+		...report.problems,
+		...refusedWritableSettings({ cwd: ctx.cwd, agentDir: deps.agentDir(), settings: s, piDir, fs: deps.fs }),
+	];
+	if (problems.length > 0) lines.push(`settings problems:\n${problems.map((p) => `  ${p}`).join("\n")}`);
 	if (journals.length > 0)
 		lines.push(`unfinished batch journal(s): ${journals.join(", ")} (a file could not be put back; see the journal)`);
 	if (deps.state.recoveries.length > 0)

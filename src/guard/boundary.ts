@@ -202,7 +202,7 @@ function hiddenFolders(fs: FsOps): string[] {
 }
 
 /** The running pi's package folder: from the stack of a call pi made into the package, else from its CLI path. */
-function findPiDir(): string | undefined {
+export function findPiDir(): string | undefined {
 	const stack = new Error().stack ?? "";
 	const frame = /(\/[^\s()]*?\/(?:@mariozechner|@earendil-works)\/pi-coding-agent)\/(?:dist|src)\//.exec(
 		stack.replace(/file:\/\//g, ""),

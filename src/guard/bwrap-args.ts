@@ -1,7 +1,9 @@
-// bubblewrap's arguments for one sandbox, as data: a read-only root, the writable places bound
-// read-write, then the protected set read-only again inside them (an order in which no later mount
-// can undo a read-only one), its own user, PID, IPC and session namespaces, no capabilities.
-// Shared by pi's bash (bash-tool.ts) and anything else that runs a command in the same sandbox.
+// bubblewrap's arguments for one sandbox, as data: a read-only root, the hidden places under empty
+// tmpfs mounts, what is kept of them bound back read-only, the writable places bound read-write, then
+// the protected set (and read-only binds into the writable places) read-only again — an order in which
+// no later mount can undo a read-only or hidden one; its own user, PID, IPC and session namespaces, no
+// capabilities, its own $TMPDIR, no desktop or agent sockets. The one builder for every sandbox the
+// package starts: pi's bash (bash-tool.ts), the sandbox's proof (sandbox.ts) and eval's runs (eval/).
 
 import { dirname } from "node:path";
 import { isWithin } from "../base/paths.ts";
@@ -16,6 +18,10 @@ export interface SandboxLayout {
 	readonly protected: readonly string[];
 	/** Folders replaced by an empty tmpfs (the desktop's and agent's sockets under /run/user/<uid>). */
 	readonly hide: readonly string[];
+	/** Places inside a hidden folder bound back read-only at the same path (what a command needs from it). */
+	readonly keep?: readonly string[];
+	/** Read-only binds of `source` over `target` (a place inside a writable one), mounted after the writable places. */
+	readonly readOnlyBinds?: readonly { readonly source: string; readonly target: string }[];
 	/** false: no network (and no abstract sockets) inside. */
 	readonly network: boolean;
 	/** The session's own temp folder: $TMPDIR inside, with the caches of common tools under it. */
@@ -26,6 +32,18 @@ export interface SandboxLayout {
 
 /** Handed to no sandboxed command: the person's desktop, session bus, ssh agent and terminal multiplexer. */
 export const UNSET_ENV = ["DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "TMUX"] as const;
+
+/** $TMPDIR (TMP, TEMP) at `tmp`, and the caches of npm, pip and XDG tools under it. */
+export function tmpdirEnv(tmp: string): Record<string, string> {
+	return {
+		TMPDIR: tmp,
+		TMP: tmp,
+		TEMP: tmp,
+		npm_config_cache: `${tmp}/npm-cache`,
+		XDG_CACHE_HOME: `${tmp}/cache`,
+		PIP_CACHE_DIR: `${tmp}/pip-cache`,
+	};
+}
 
 const depth = (path: string): number => (path === "/" ? 0 : path.split("/").length - 1);
 const byDepth = (paths: Iterable<string>): string[] => [...new Set(paths)].sort((a, b) => depth(a) - depth(b));
@@ -48,9 +66,11 @@ export function pinningBinds(writable: readonly string[], protectedPlaces: reado
 export function buildBwrapArgs(layout: SandboxLayout): string[] {
 	const args = ["--ro-bind", layout.readOnlyRoot, "/", "--dev", "/dev", "--proc", "/proc"];
 	for (const dir of layout.hide) args.push("--tmpfs", dir);
+	for (const place of layout.keep ?? []) args.push("--ro-bind", place, place);
 	const writable = byDepth([...layout.writable, ...pinningBinds(layout.writable, layout.protected)]);
 	for (const dir of writable) args.push("--bind", dir, dir);
 	for (const place of byDepth(layout.protected)) args.push("--ro-bind", place, place);
+	for (const bind of layout.readOnlyBinds ?? []) args.push("--ro-bind", bind.source, bind.target);
 	args.push(
 		"--unshare-user",
 		"--unshare-pid",
@@ -65,11 +85,7 @@ export function buildBwrapArgs(layout: SandboxLayout): string[] {
 		"ALL",
 	);
 	for (const name of UNSET_ENV) args.push("--unsetenv", name);
-	const tmp = layout.tmpdir;
-	for (const name of ["TMPDIR", "TMP", "TEMP"]) args.push("--setenv", name, tmp);
-	args.push("--setenv", "npm_config_cache", `${tmp}/npm-cache`);
-	args.push("--setenv", "XDG_CACHE_HOME", `${tmp}/cache`);
-	args.push("--setenv", "PIP_CACHE_DIR", `${tmp}/pip-cache`);
+	for (const [name, value] of Object.entries(tmpdirEnv(layout.tmpdir))) args.push("--setenv", name, value);
 	if (layout.cwd !== undefined) args.push("--chdir", layout.cwd);
 	return args;
 }

@@ -4,8 +4,8 @@
 
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import { findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
-import type { SelfSkillsSettings } from "../policy/settings.ts";
-import type { ProtectedSet } from "./protected-set.ts";
+import { getGlobalSettingsPath, type SelfSkillsSettings } from "../policy/settings.ts";
+import { getProtectedSet, type ProtectedSet, type ProtectedSetInput } from "./protected-set.ts";
 
 /** One folder pi's tools may write while a control is on (a real path), and why. */
 export interface WritablePlace {
@@ -60,4 +60,24 @@ export function describeWritable(writable: WritablePlaces): string {
 	const list = writable.places.map((p) => `${p.real} (${p.why})`).join(", ");
 	const notes = writable.notes.length > 0 ? `; ${writable.notes.join("; ")}` : "";
 	return `${list || "none"}${notes}`;
+}
+
+/**
+ * The `selfskills.sandbox.writable` folders the tools refuse although the settings took them (one lies
+ * in a protected place), one settings problem each, for /selfskills status: settings.ts already reports
+ * `/`, the home folder and its ancestors.
+ */
+export function refusedWritableSettings(input: ProtectedSetInput & Pick<WritableInput, "settings">): string[] {
+	if (input.settings.sandbox.writable.length === 0) return [];
+	const protectedSet = getProtectedSet(input);
+	// The session's temp folder is not judged here (only the settings' folders are reported): any path will do.
+	const places = getWritablePlaces({ ...input, tmpdir: "/nonexistent-selfskills-tmp", protectedSet });
+	const prefix = "selfskills.sandbox.writable ";
+	return places.notes
+		.filter((note) => note.startsWith(prefix))
+		.map(
+			(note) =>
+				`${getGlobalSettingsPath(input.agentDir)}: ${note}; left out while a control is on ` +
+				"(remove it, or name a folder outside the protected set)",
+		);
 }

@@ -242,7 +242,7 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 		const before = [...personDigest(env), treeDigest(join(env.agentDir, "selfskills"))];
 		const ext = `--extension ${EVAL_EXTENSION}`;
 		const cases: Array<[string, RegExp]> = [
-			["p-0000beef --task x --expect y --yes", /unknown proposal "p-0000beef": no proposal has that id/],
+			["p-0000beef --task x --expect y --yes", /unknown_proposal: there is no proposal "p-0000beef"/],
 			["ship-ti --task x --expect y --yes", /unknown_skill: no skill is named "ship-ti". Did you mean/],
 			["ship-it --task x --yes", /eval_refused: say how a run passes: --check <command>.*Usage: \/selfskills eval/],
 			["ship-it --task x --check true --expect y", /eval_refused: --check and --expect both given/],
@@ -279,7 +279,10 @@ describe(`/selfskills eval under the real pi CLI (pi ${getPiLine()})`, function 
 		const noBwrap = await piPrint(env, tmp, [`/selfskills eval ship-it --task x --expect y ${ext}`], {
 			PATH: "/nonexistent",
 		});
-		expect(noBwrap.stderr).to.match(/the runs cannot be sandboxed here: bwrap was not found.*--no-sandbox/);
+		expect(noBwrap.stderr).to.match(
+			/the runs cannot be sandboxed here: bwrap was not found.*To sandbox them: apt-get install bubblewrap/,
+		);
+		expect(noBwrap.stderr).to.match(/To sandbox them: .*--no-sandbox to run without it/);
 		expect([...personDigest(env), treeDigest(join(env.agentDir, "selfskills"))]).to.deep.equal(before);
 		expect(leftovers(tmp)).to.deep.equal([]);
 	});

@@ -132,7 +132,7 @@ describe("/selfskills texts for the human", function () {
 			.and.contain("nothing was restored");
 		const unknown = refusalForHuman(refusals.unknownProposal("p-deadbeef", ["p-00000001"]));
 		expect(unknown).to.equal(
-			'unknown proposal "p-deadbeef": no proposal has that id. ' +
+			'unknown_proposal: there is no proposal "p-deadbeef". ' +
 				"Pending now: p-00000001 (/selfskills pending lists them).",
 		);
 		const git = refusalForHuman(refusals.gitFailed("p-00000001", "deploy-checks/SKILL.md is in no git work tree"));

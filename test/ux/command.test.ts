@@ -104,6 +104,29 @@ describe(`/selfskills (pi ${getPiLine()})`, function () {
 			expect(status).to.contain("unfinished batch journal(s): 1-999999-0.json");
 		});
 
+		it("lists a selfskills.sandbox.writable folder the tools refuse among the settings problems", async function () {
+			const env = getEnv();
+			const sibling = join(env.root, "sibling");
+			mkdirSync(sibling);
+			const inStore = join(env.agentDir, "skills");
+			const writable = [sibling, inStore, env.home];
+			({ pi } = await editedSession(env, { settings: { selfskills: { sandbox: { writable } } } }));
+			await pi.runCommand("/selfskills");
+			const problems =
+				last(pi)
+					.split("settings problems:\n")[1]
+					?.split(/\n(?! {2})/)[0] ?? "";
+			const settingsFile = join(env.agentDir, "settings.json");
+			expect(problems).to.contain(
+				`  ${settingsFile}: selfskills.sandbox.writable ${inStore} is not writable: it lies in ${env.agentDir}`,
+			);
+			expect(problems).to.match(/left out while a control is on \(remove it, or name a folder outside/);
+			expect(problems).to.contain(
+				`selfskills.sandbox.writable entry ${JSON.stringify(env.home)} is the home folder`,
+			);
+			expect(problems, "an accepted folder is no problem").to.not.contain(sibling);
+		});
+
 		it("shows history, and restores the latest backup after showing its diff and getting a yes", async function () {
 			const env = getEnv();
 			const dialogs: Array<{ title: string; message: string }> = [];

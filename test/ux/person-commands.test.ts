@@ -281,7 +281,9 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 				.and.contain("no longer pending");
 			expect(readFileSync(skillFile, "utf8")).not.to.contain("(staging)");
 			const unknown = await printed("/selfskills show p-deadbeef");
-			expect(unknown).to.contain('unknown proposal "p-deadbeef"').and.contain("/selfskills pending");
+			expect(unknown)
+				.to.contain('unknown_proposal: there is no proposal "p-deadbeef"')
+				.and.contain("/selfskills pending");
 			expect(unknown).not.to.contain("missing");
 		});
 

@@ -1,5 +1,6 @@
 // The parts of /selfskills eval that need no pi: its arguments, the verdict, the arms laid out on
 // disk, the project copy, the sandbox's hidden and kept places, and the sweep of dead owners' folders.
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -7,7 +8,9 @@ import { parseEvalArguments, splitWords } from "../../../src/eval/arguments.ts";
 import { materializeArm, proposalArms, skillArms } from "../../../src/eval/arms.ts";
 import { summarizeArm, verdictOf } from "../../../src/eval/report.ts";
 import { EventTally, type RunResult } from "../../../src/eval/run.ts";
-import { bwrapArgs, hiddenPlaces, keptPlaces } from "../../../src/eval/sandbox.ts";
+import { hiddenPlaces, keptPlaces, sandboxedArgv } from "../../../src/eval/sandbox.ts";
+import { UNSET_ENV } from "../../../src/guard/bwrap-args.ts";
+import { probeSandbox } from "../../../src/guard/sandbox.ts";
 import { copyProject, EVAL_FOLDER_PREFIX, sweepWorkspaces } from "../../../src/eval/workspace.ts";
 import { isRefusal } from "../../../src/base/errors.ts";
 import { useTempEnv } from "../../support/temp-env.ts";
@@ -177,21 +180,70 @@ describe("eval folders and sandbox", function () {
 		const hidden = hiddenPlaces([env.root, env.home, "/", join(env.root, "missing")]);
 		expect(hidden).to.deep.equal([env.root]);
 		expect(keptPlaces([env.agentDir, "/usr", env.root], hidden)).to.deep.equal([env.agentDir]);
-		const args = bwrapArgs({
-			bwrap: "/usr/bin/bwrap",
-			hidden,
-			keep: [env.agentDir],
-			writable: [env.projectDir],
-			binds: [{ source: "/src/node_modules", target: join(env.projectDir, "node_modules") }],
-			cwd: env.projectDir,
-		});
+		const run = { dir: env.projectDir, tmpdir: join(env.projectDir, "tmp"), cwd: env.projectDir };
+		const binds = [{ source: "/src/node_modules", target: join(env.projectDir, "node_modules") }];
+		const argv = sandboxedArgv({ bwrap: "/usr/bin/bwrap", hidden, keep: [env.agentDir] }, { ...run, binds }, ["x"]);
+		expect(argv[0]).to.equal("/usr/bin/bwrap");
+		expect(argv.slice(-2)).to.deep.equal(["--", "x"]);
+		const args = argv.slice(1, -2);
 		const at = (flag: string, path: string) => args.findIndex((a, i) => a === flag && args[i + 1] === path);
+		expect(at("--ro-bind", "/")).to.equal(0);
 		expect(at("--ro-bind", "/")).to.be.lessThan(at("--tmpfs", env.root));
 		expect(at("--tmpfs", env.root)).to.be.lessThan(at("--ro-bind", env.agentDir));
 		expect(at("--ro-bind", env.agentDir)).to.be.lessThan(at("--bind", env.projectDir));
 		expect(at("--bind", env.projectDir)).to.be.lessThan(at("--ro-bind", "/src/node_modules"));
-		expect(args).to.include.members(["--unshare-pid", "--die-with-parent", "--cap-drop"]);
+		expect(args).to.include.members(["--unshare-pid", "--die-with-parent", "--cap-drop", "--new-session"]);
 		expect(args).not.to.include("--unshare-net");
+		expect(args.join(" ")).to.contain(`--setenv TMPDIR ${run.tmpdir}`).and.to.contain(`--chdir ${run.cwd}`);
+		for (const name of UNSET_ENV) expect(args.join(" "), name).to.contain(`--unsetenv ${name}`);
+	});
+
+	it("runs in real bwrap with its own $TMPDIR in the run's folder and no desktop or agent sockets", function () {
+		const probe = probeSandbox();
+		expect(probe, "bubblewrap must work here").to.include({ available: true });
+		if (!probe.available) return;
+		const env = getEnv();
+		const runDir = join(env.root, "run");
+		const tmp = join(runDir, "tmp");
+		mkdirSync(tmp, { recursive: true });
+		const secret = join(env.home, "secret.txt");
+		writeFileSync(secret, "s3cret\n");
+		const sandbox = { bwrap: probe.bwrap, hidden: hiddenPlaces([env.home]), keep: [] };
+		const script =
+			'echo "tmp=$TMPDIR npm=$npm_config_cache"; for v in DISPLAY WAYLAND_DISPLAY DBUS_SESSION_BUS_ADDRESS ' +
+			'SSH_AUTH_SOCK TMUX; do printenv "$v" >/dev/null && echo "$v=set" || echo "$v=unset"; done; ' +
+			': > "$TMPDIR/x" && echo wrote-tmp; ' +
+			'cat "$1" 2>/dev/null || echo home-hidden';
+		const result = spawnSync(
+			sandbox.bwrap,
+			sandboxedArgv(sandbox, { dir: runDir, tmpdir: tmp, cwd: runDir, binds: [] }, [
+				"/bin/sh",
+				"-c",
+				script,
+				"sh",
+				secret,
+			]).slice(1),
+			{
+				encoding: "utf8",
+				env: {
+					PATH: process.env.PATH ?? "/usr/bin:/bin",
+					TMPDIR: "/tmp",
+					DISPLAY: ":0",
+					WAYLAND_DISPLAY: "wayland-0",
+					DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/0/bus",
+					SSH_AUTH_SOCK: "/tmp/ssh-agent.sock",
+					TMUX: "/tmp/tmux-0/default,1,0",
+				},
+			},
+		);
+		expect(result.status, result.stderr).to.equal(0);
+		expect(result.stdout.split("\n")).to.include.members([
+			`tmp=${tmp} npm=${tmp}/npm-cache`,
+			...UNSET_ENV.map((name) => `${name}=unset`),
+			"wrote-tmp",
+			"home-hidden",
+		]);
+		expect(existsSync(join(tmp, "x"))).to.equal(true);
 	});
 
 	it("sweeps only the folders whose owner is dead", function () {
