@@ -70,7 +70,7 @@ import {
 import { readUsage, type SkillUsage } from "../store/usage.ts";
 import { tryRead } from "../base/fs-reads.ts";
 import { doctorReport, findPrunable } from "./doctor.ts";
-import { runEvalCommand } from "../eval/evaluate.ts";
+import { runEvalCommand } from "./eval-command.ts";
 import { readSkillEvals } from "../store/evals.ts";
 
 import { COMMAND_NAME, OUTPUT_MESSAGE_TYPE } from "./names.ts";

@@ -19,15 +19,15 @@ import { plannedChanges } from "../pipeline/mutate.ts";
 import type { SessionDeps } from "../pipeline/session-state.ts";
 import { recordSkillEval, type EvalRecord } from "../store/evals.ts";
 import { isProposalId, readProposal, recordProposalEval } from "../store/proposals.ts";
-import { refusalForHuman } from "../face/command-text.ts";
-import { findProposal, previewApproval } from "../face/review.ts";
-import { EVAL_USAGE, parseEvalArguments, splitWords, type EvalArguments } from "./arguments.ts";
-import { libraryOf, proposalArms, skillArms, type Arm } from "./arms.ts";
-import { findPiCli, type PiCli } from "./pi-cli.ts";
-import { evalReportText, runLine, summarizeArm, verdictOf } from "./report.ts";
-import { runOnce, runProcess, type RunResult, type RunSetup } from "./run.ts";
-import { hiddenPlaces, keptPlaces, nodePrefix, sandboxedArgv } from "./sandbox.ts";
-import { createWorkspace, removeTree, type Workspace } from "./workspace.ts";
+import { refusalForHuman } from "./command-text.ts";
+import { findProposal, previewApproval } from "./review.ts";
+import { EVAL_USAGE, parseEvalArguments, splitWords, type EvalArguments } from "../eval/arguments.ts";
+import { libraryOf, proposalArms, skillArms, type Arm } from "../eval/arms.ts";
+import { findPiCli, type PiCli } from "../eval/pi-cli.ts";
+import { evalReportText, runLine, summarizeArm, verdictOf } from "../eval/report.ts";
+import { runOnce, runProcess, type RunResult, type RunSetup } from "../eval/run.ts";
+import { hiddenPlaces, keptPlaces, nodePrefix, sandboxedArgv } from "../eval/sandbox.ts";
+import { createWorkspace, removeTree, type Workspace } from "../eval/workspace.ts";
 
 export interface EvalDeps extends SessionDeps {
 	/** bubblewrap's probe, shared with pi's bash sandbox; none: probed here. */
