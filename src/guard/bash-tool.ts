@@ -134,7 +134,7 @@ export function createPackageBash(pi: ExtensionAPI, deps: BashToolDeps): Package
 			if (!probe?.available)
 				return createBashToolDefinition(ctx.cwd, shell).execute(id, params, signal, onUpdate, ctx);
 			const input = { cwd: ctx.cwd, agentDir, settings, runtimeSkillFiles: deps.state.runtimeSkillFiles };
-			const places = deps.boundary.places(input);
+			const places = deps.boundary.places(input, { take: id });
 			const layout = deps.boundary.layout(input, places);
 			const operations = sandboxedOperations(probe.bwrap, layout, shell.shellPath ?? defaultShell());
 			const tool = createBashToolDefinition(ctx.cwd, { commandPrefix: shell.commandPrefix, operations });

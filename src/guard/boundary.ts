@@ -36,7 +36,12 @@ export interface Boundary {
 	tmpdir(): string;
 	/** Its path, chosen once per session without creating it (what edit and write are judged by). */
 	tmpdirPath(): string;
-	places(input: CallInput): CallPlaces;
+	/**
+	 * The places one call is judged by. `call.keep`: kept for that tool call id (the tool_call hook);
+	 * `call.take`: the places kept for that id with the same input, taken once (the sandboxed bash
+	 * builds its layout from the very places its hook judged, not from a second reading).
+	 */
+	places(input: CallInput, call?: { keep?: string; take?: string }): CallPlaces;
 	/** The layout of one sandboxed call; missing protected places inside writable ones are held open first. */
 	layout(input: CallInput, places: CallPlaces): SandboxLayout;
 	/** Why a protected folder is no longer the one pinned at session start, or undefined. */
@@ -51,12 +56,26 @@ export interface Boundary {
 
 const SKILL_FOLDER = "the folder of a skill pi loaded";
 
+/** At most this many calls' places are kept between their hook and their run (a blocked call never runs). */
+const KEPT_CALLS = 16;
+
+/** Whether two calls are judged by the same input: same folders, same settings, same loaded skills. */
+function sameInput(a: CallInput, b: CallInput): boolean {
+	return (
+		a.cwd === b.cwd &&
+		a.agentDir === b.agentDir &&
+		a.runtimeSkillFiles === b.runtimeSkillFiles &&
+		JSON.stringify(a.settings) === JSON.stringify(b.settings)
+	);
+}
+
 export function createBoundary(fs: FsOps = realFs): Boundary {
 	let probe: SandboxProbe | undefined;
 	let temp: string | undefined;
 	let piDir: string | undefined;
 	const pins = new Map<string, string>();
 	const held = new Set<string>();
+	const kept = new Map<string, { input: CallInput; places: CallPlaces }>();
 	const places = (input: CallInput, temp = boundary.tmpdirPath()): CallPlaces => {
 		const set = getProtectedSet({ ...input, piDir, fs });
 		return { set, writable: getWritablePlaces({ ...input, tmpdir: temp, protectedSet: set, fs }) };
@@ -75,7 +94,17 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 			temp ??= join(realpathSync(tmpdir()), `pi-selfskills-session-${randomBytes(8).toString("hex")}`);
 			return temp;
 		},
-		places,
+		places: (input, call) => {
+			const given = call?.take === undefined ? undefined : kept.get(call.take);
+			if (call?.take !== undefined) kept.delete(call.take);
+			if (given && sameInput(given.input, input)) return given.places;
+			const out = places(input);
+			if (call?.keep !== undefined) {
+				kept.set(call.keep, { input, places: out });
+				for (const id of kept.keys()) if (kept.size > KEPT_CALLS) kept.delete(id);
+			}
+			return out;
+		},
 		layout: (input, { set, writable }) => {
 			const inside: string[] = [];
 			for (const place of set.places) {
@@ -118,6 +147,7 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 			}
 			held.clear();
 			pins.clear();
+			kept.clear();
 			if (temp !== undefined) rmSync(temp, { recursive: true, force: true });
 			temp = undefined;
 		},

@@ -201,6 +201,8 @@ export interface SideDoorGuard {
 
 /** One call of pi's edit, write or bash, with the settings it is judged by. */
 interface SideDoorCall {
+	/** pi's tool call id. */
+	readonly id: string;
 	readonly via: SideDoor;
 	readonly input: Record<string, unknown>;
 	/** What it would write (writeTargets), worked out once for every check. */
@@ -231,7 +233,14 @@ export function createSideDoorGuard(given: SideDoorDeps): SideDoorGuard {
 			if (!isSideDoor(event.toolName)) return undefined;
 			const { settings } = loadPolicy(ctx, deps.agentDir()).report;
 			const targets = writeTargets(event.toolName, event.input, ctx.cwd);
-			const call = { via: event.toolName, input: event.input, targets, cwd: ctx.cwd, settings };
+			const call = {
+				id: event.toolCallId,
+				via: event.toolName,
+				input: event.input,
+				targets,
+				cwd: ctx.cwd,
+				settings,
+			};
 			const verdict = judgeCall(deps, call, index);
 			if (verdict.tell) deps.tellPerson?.(ctx, verdict.tell);
 			if (verdict.watch) pending.set(event.toolCallId, verdict.watch);
@@ -309,12 +318,14 @@ function blockSkills(deps: GuardDeps, call: SideDoorCall, hits: readonly SkillHi
  * is held by the sandbox where there is one (bash-tool.ts), else by the matcher.
  */
 function guardProtected(deps: GuardDeps, call: SideDoorCall): Verdict {
-	const places = deps.boundary.places({
+	const input = {
 		cwd: call.cwd,
 		agentDir: deps.agentDir(),
 		settings: call.settings,
 		runtimeSkillFiles: deps.state.runtimeSkillFiles,
-	});
+	};
+	// A sandboxed bash builds its layout from these same places (bash-tool.ts takes them by the call's id).
+	const places = deps.boundary.places(input, call.via === "bash" ? { keep: call.id } : undefined);
 	const moved = deps.boundary.movedPlace(places.set);
 	if (moved) return movedBlock(call, moved);
 	if (call.via === "bash") return guardProtectedBash(deps, call, places.set);

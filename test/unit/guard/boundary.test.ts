@@ -57,6 +57,28 @@ describe("boundary", function () {
 		boundary.end();
 	});
 
+	it("hands a call's places from its hook to its run once, and only for the same input", function () {
+		const env = getEnv();
+		const boundary = createBoundary();
+		const settings = settingsOf(env.projectDir, env.agentDir).settings;
+		const input = { cwd: env.projectDir, agentDir: env.agentDir, settings };
+		const judged = boundary.places(input, { keep: "call-1" });
+		expect(boundary.places({ ...input, settings: { ...settings } }, { take: "call-1" })).to.equal(judged);
+		// Taken once: a second run of the same id reads the places again.
+		const again = boundary.places(input, { take: "call-1" });
+		expect(again).to.not.equal(judged);
+		expect(again.set.places.map((p) => p.real)).to.deep.equal(judged.set.places.map((p) => p.real));
+		// Other settings, another folder or another id: never the kept places.
+		boundary.places(input, { keep: "call-2" });
+		const network = { ...settings, sandbox: { ...settings.sandbox, network: !settings.sandbox.network } };
+		expect(boundary.places({ ...input, settings: network }, { take: "call-2" })).to.not.equal(judged);
+		const kept = boundary.places(input, { keep: "call-3" });
+		expect(boundary.places({ ...input, cwd: env.home }, { take: "call-3" })).to.not.equal(kept);
+		const kept4 = boundary.places(input, { keep: "call-4" });
+		expect(boundary.places(input, { take: "call-5" })).to.not.equal(kept4);
+		boundary.end();
+	});
+
 	it("makes no project writable at the home folder, and refuses home or / in sandbox.writable", function () {
 		const env = getEnv();
 		writeFileSync(
