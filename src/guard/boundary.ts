@@ -76,7 +76,11 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 	const pins = new Map<string, string>();
 	const held = new Set<string>();
 	const kept = new Map<string, { input: CallInput; places: CallPlaces }>();
+	// Started at session start when a control is on then; else by the first call that needs places
+	// (a control turned on mid-session), so pi's folder and the program lookups are never skipped.
+	let started = false;
 	const places = (input: CallInput, temp = boundary.tmpdirPath()): CallPlaces => {
+		if (!started) boundary.start({ ...input, control: true });
 		const set = getProtectedSet({ ...input, piDir, fs });
 		return { set, writable: getWritablePlaces({ ...input, tmpdir: temp, protectedSet: set, fs }) };
 	};
@@ -125,6 +129,7 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 		movedPlace: (set) => checkPins(set, pins, held, fs),
 		sweep: (agentDir) => sweepHeld(held, agentDir),
 		start: (input) => {
+			started = true;
 			piDir ??= findPiDir();
 			try {
 				// The whole real temp folder is distrusted here: the session's own is made at first need.
@@ -138,6 +143,7 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 			}
 		},
 		end: () => {
+			started = false;
 			for (const dir of held) {
 				try {
 					rmdirSync(dir);
