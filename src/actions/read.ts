@@ -7,7 +7,7 @@ import * as refusals from "../base/errors.ts";
 import type { Refusal } from "../base/errors.ts";
 import { NotRegularFileError, type FsOps } from "../base/fs-ops.ts";
 import { findSkill, notRegularReason, resolveFileTarget, type SkillSelector } from "../policy/target.ts";
-import { walkTree } from "../base/fs-reads.ts";
+import { errnoCode, walkTree } from "../base/fs-reads.ts";
 import { sha256 } from "../base/hash.ts";
 
 /** Bundled file names a read lists; the count is always given, so the result stays bounded. */
@@ -45,7 +45,7 @@ export function readSkillFile(
 		// resolveFileTarget refused it already, unless it was swapped in since.
 		if (error instanceof NotRegularFileError)
 			return refusals.badFilePath(target.relPath, notRegularReason(error.kind, target.relPath, skill.name));
-		if (refusals.errnoCode(error) === "ENOENT") {
+		if (errnoCode(error) === "ENOENT") {
 			const files = skill.dir ? listBundledFiles(ctx.fs, skill.dir, 20) : [];
 			return refusals.badFilePath(
 				target.relPath,

@@ -3,6 +3,7 @@
 // whose text starts with the stable code and names the next call to make.
 
 import { dirname } from "node:path";
+import { errnoCode } from "./fs-reads.ts";
 
 export type RefusalCode =
 	| "invalid_arguments"
@@ -344,12 +345,6 @@ export function tooManyOperations(count: number, limit: number): Refusal {
 
 export function aborted(): Refusal {
 	return refusal("aborted", "the call was aborted before anything was written.");
-}
-
-export function errnoCode(error: unknown): string | undefined {
-	if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string")
-		return error.code;
-	return undefined;
 }
 
 /** Prefix a refusal of one batch operation with its index, keeping code and data. */

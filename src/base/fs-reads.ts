@@ -1,13 +1,18 @@
 // Tolerant filesystem reads, every one through the FsOps seam, named by one convention:
 //   …IfExists  a missing path (ENOENT, ENOTDIR) answers null or undefined; any other failure is thrown.
-//   try…       any failure answers undefined, and for tryHash null means absent (the path is missing).
+//   try…       any failure answers undefined (hash.ts's tryHash keeps the convention: null is absent).
 //   is…        what lstat sees (a symlink is never followed); false when lstat fails.
 // listDir, walkTree and readJsonLines take an unreadable folder or log as empty.
 
 import type { Stats } from "node:fs";
-import { errnoCode } from "./errors.ts";
 import type { FsOps } from "./fs-ops.ts";
-import { hashOrNull } from "./hash.ts";
+
+/** The code of a Node.js system error ("ENOENT", "EACCES", …), or undefined for any other throw. */
+export function errnoCode(error: unknown): string | undefined {
+	if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string")
+		return error.code;
+	return undefined;
+}
 
 /** The error says the path is missing: nothing at it, or a file where a folder on the way should be. */
 export function isMissing(error: unknown): boolean {
@@ -57,15 +62,6 @@ export function tryReadRegular(fs: FsOps, path: string): Buffer | undefined {
 export function tryReadJson(fs: FsOps, path: string): unknown {
 	try {
 		return fs.lstat(path).isFile() ? JSON.parse(fs.readFile(path).toString("utf8")) : undefined;
-	} catch {
-		return undefined;
-	}
-}
-
-/** A file's sha256 on disk: null when it does not exist, undefined when it cannot be read. */
-export function tryHash(fs: FsOps, path: string): string | null | undefined {
-	try {
-		return hashOrNull(readIfExists(fs, path));
 	} catch {
 		return undefined;
 	}

@@ -2,6 +2,8 @@
 // proposals and audit lines; hashed once per buffer where the bytes never change.
 
 import { createHash } from "node:crypto";
+import type { FsOps } from "./fs-ops.ts";
+import { readIfExists } from "./fs-reads.ts";
 
 export function sha256(bytes: Uint8Array | string): string {
 	return createHash("sha256").update(bytes).digest("hex");
@@ -26,4 +28,13 @@ export function sha256Once(bytes: Uint8Array): string {
 /** The bytes' sha256 (null: absent), hashed once per buffer (see sha256Once). */
 export function hashOrNull(bytes: Buffer | null): string | null {
 	return bytes === null ? null : sha256Once(bytes);
+}
+
+/** A file's sha256 on disk: null when it does not exist, undefined when it cannot be read. */
+export function tryHash(fs: FsOps, path: string): string | null | undefined {
+	try {
+		return hashOrNull(readIfExists(fs, path));
+	} catch {
+		return undefined;
+	}
 }

@@ -18,6 +18,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { withFileMutationQueue } from "@mariozechner/pi-coding-agent";
 import lockfile from "proper-lockfile";
 import * as refusals from "./errors.ts";
+import { errnoCode } from "./fs-reads.ts";
 import { RefusalError, type Refusal } from "./errors.ts";
 import { folderWriteError, realFs, type FsOps } from "./fs-ops.ts";
 import { resolveReal } from "./paths.ts";
@@ -102,18 +103,18 @@ function ensurePrivateFolder(fs: FsOps, dir: string): void {
 		try {
 			stat = fs.lstat(dir);
 		} catch (error) {
-			if (refusals.errnoCode(error) !== "ENOENT") throw error;
+			if (errnoCode(error) !== "ENOENT") throw error;
 			try {
 				fs.mkdir(dir, 0o700);
 			} catch (made) {
-				if (refusals.errnoCode(made) !== "EEXIST") throw made;
+				if (errnoCode(made) !== "EEXIST") throw made;
 			}
 		}
 		const found = privateFolderProblem(fs, dir, stat);
 		if (found) throw new RefusalError(refusals.lockFolderUnusable(dir, found.problem, found.errno));
 	} catch (error) {
 		if (error instanceof RefusalError) throw error;
-		const errno = refusals.errnoCode(error) ?? "EUNKNOWN";
+		const errno = errnoCode(error) ?? "EUNKNOWN";
 		throw new RefusalError(refusals.lockFolderUnusable(dir, `cannot be made or checked (${errno})`, errno));
 	}
 }
@@ -213,7 +214,7 @@ function isHolderDead(fs: FsOps, holder: Holder): boolean {
 	try {
 		process.kill(holder.pid, 0);
 	} catch (error) {
-		return refusals.errnoCode(error) === "ESRCH";
+		return errnoCode(error) === "ESRCH";
 	}
 	const now = procStat(fs, holder.pid);
 	if (!now) return false;
@@ -383,7 +384,7 @@ async function acquire(
 				},
 			};
 		} catch (error) {
-			const code = refusals.errnoCode(error);
+			const code = errnoCode(error);
 			// proper-lockfile found the lock stale and could not rmdir it: it holds an owner record.
 			if (code === "ENOTEMPTY" || code === "EEXIST") pastStale = true;
 			else if (code !== "ELOCKED") {

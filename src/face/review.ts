@@ -29,7 +29,7 @@ import {
 import type { ReadLedger } from "../store/read-ledger.ts";
 import type { SessionDeps } from "../pipeline/session-state.ts";
 import type { TrustContext } from "../policy/trust.ts";
-import { tryHash } from "../base/fs-reads.ts";
+import { tryHash } from "../base/hash.ts";
 import { sha256 } from "../base/hash.ts";
 import type { MutationResult } from "../pipeline/types.ts";
 

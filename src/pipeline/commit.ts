@@ -35,7 +35,8 @@ import {
 	writeFileAtomic,
 	type PreparedWrite,
 } from "../base/writer.ts";
-import { listDir, tryHash, readIfExists, tryLstat, tryMode } from "../base/fs-reads.ts";
+import { errnoCode, listDir, readIfExists, tryLstat, tryMode } from "../base/fs-reads.ts";
+import { tryHash } from "../base/hash.ts";
 import { hashOrNull } from "../base/hash.ts";
 import type { CommitPlan, FateReport, FileChange, LandedChange, SnapshotPlan } from "./types.ts";
 
@@ -286,7 +287,7 @@ function failureRefusal(error: unknown, change: FileChange | undefined): Refusal
 		);
 	if (error instanceof SymlinkTargetError) return refusals.conflict(error.path, "it became a symbolic link");
 	if (error instanceof StoreLinkError) return refusals.ioError(error.path, error);
-	const code = refusals.errnoCode(error);
+	const code = errnoCode(error);
 	if (code === "ECOMPROMISED")
 		return refusals.conflict(change?.absPath ?? "(lock)", "the cross-process lock was lost");
 	return refusals.ioError(change?.absPath ?? "(commit)", error);

@@ -43,7 +43,7 @@ import {
 	type PreparedWrite,
 	type PrivateDirs,
 } from "../base/writer.ts";
-import { listDir, walkTree, tryReadJson, tryReadRegular } from "../base/fs-reads.ts";
+import { errnoCode, listDir, walkTree, tryReadJson, tryReadRegular } from "../base/fs-reads.ts";
 import { sha256, sha256Once } from "../base/hash.ts";
 
 export const DELETED_DIR = "__deleted__";
@@ -238,7 +238,7 @@ function ensureKeyed(s: Store, dirs: PrivateDirs, key: SkillKey): string {
 	try {
 		stat = s.fs.lstat(notePath);
 	} catch (error) {
-		if (refusals.errnoCode(error) !== "ENOENT") throw error;
+		if (errnoCode(error) !== "ENOENT") throw error;
 	}
 	if (stat?.isSymbolicLink()) throw new StoreLinkError(notePath);
 	const note = stat?.isFile() ? readNote(s, notePath, stat) : undefined;
@@ -257,7 +257,7 @@ function readEntries(s: Store, dir: string, legacy: boolean): BackupEntry[] {
 		names = s.fs.readdir(dir);
 	} catch (error) {
 		// No folder means no backups; any other error must not pass for "no backup" (no_backup).
-		if (refusals.errnoCode(error) === "ENOENT" || refusals.errnoCode(error) === "ENOTDIR") return [];
+		if (errnoCode(error) === "ENOENT" || errnoCode(error) === "ENOTDIR") return [];
 		throw error;
 	}
 	const entries: BackupEntry[] = [];

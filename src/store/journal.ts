@@ -24,7 +24,8 @@ import {
 	writeFileAtomic,
 	writePrivate,
 } from "../base/writer.ts";
-import { listDir, tryHash } from "../base/fs-reads.ts";
+import { listDir } from "../base/fs-reads.ts";
+import { tryHash } from "../base/hash.ts";
 import { sha256 } from "../base/hash.ts";
 
 export interface JournalEntry {

@@ -19,7 +19,8 @@ import { join } from "node:path";
 import type { FsOps } from "../base/fs-ops.ts";
 import { getProposalsDir } from "../base/paths.ts";
 import { assertNoLinkBelow, isProcessAlive, mkdirPrivate, removeFileDurable, writeFileAtomic } from "../base/writer.ts";
-import { listDir, lstatIfExists, tryHash, tryReadJson } from "../base/fs-reads.ts";
+import { listDir, lstatIfExists, tryReadJson } from "../base/fs-reads.ts";
+import { tryHash } from "../base/hash.ts";
 import { sha256 } from "../base/hash.ts";
 import { isEvalRecord, type EvalRecord } from "./evals.ts";
 

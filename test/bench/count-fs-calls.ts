@@ -2,12 +2,14 @@
 // by kind (stat, lstat, realpath, open...) and, with PROFILE_TRACE=1, listed in order with its path,
 // so the next round of performance work starts from the calls themselves and not from a guess.
 // Each kind's time inside the calls shows the disk's share (fsync, mkdir, rename).
-// PROFILE_ACTION=patch (default), create, list or first-list (a new session's: no discovery cached);
+// PROFILE_ACTION=patch (default), create, write (an overwrite of a bundled file, then a read), list
+// or first-list (a new session's: no discovery cached);
 // PROFILE_SKILLS (10) installed, a 4 KiB SKILL.md patched, the tree aged past the discovery
 // cache's racy window (as skills on a real disk are).
 // Node's fs functions are wrapped before the package is loaded; nothing in src knows it is counted.
 
 import { createRequire, syncBuiltinESMExports } from "node:module";
+import { join } from "node:path";
 
 type AnyFn = (...args: unknown[]) => unknown;
 const fs = createRequire(import.meta.url)("node:fs") as Record<string, AnyFn & { native?: AnyFn }>;
@@ -47,6 +49,7 @@ for (const name of Object.keys(fs)) {
 }
 syncBuiltinESMExports();
 
+const { mkdirSync, writeFileSync } = fs as unknown as typeof import("node:fs");
 const { createBenchEnv, expectOk, MARK_A, writeSkill } = await import("./fixtures.ts");
 const { createSessionState } = await import("../../src/pipeline/session-state.ts");
 const { executeSkillManage } = await import("../../src/face/tool.ts");
@@ -61,8 +64,11 @@ try {
 	const skills = Number(process.env.PROFILE_SKILLS ?? "10");
 	for (let i = 0; i < skills; i++) writeSkill(bench.roots[i % bench.roots.length], `skill-${i}`, 400);
 	writeSkill(bench.roots[0], "bench-patch", 4096);
+	mkdirSync(join(bench.roots[0], "bench-patch", "notes"));
+	writeFileSync(join(bench.roots[0], "bench-patch", "notes", "a.md"), "Note 0.\n");
 	await new Promise((done) => setTimeout(done, 3_500));
 	await expectOk(bench, { action: "read", skill: "bench-patch" });
+	await expectOk(bench, { action: "read", skill: "bench-patch", file: "notes/a.md" });
 	let current = MARK_A;
 	const patch = async (to: string) => {
 		await expectOk(bench, { action: "patch", skill: "bench-patch", old_string: current, new_string: to });
@@ -79,7 +85,11 @@ try {
 			description: "Use when counting the filesystem calls of a create.",
 			body: "# Counted\n\nOne step.\n",
 		});
-	else if (action === "list") await expectOk(bench, { action: "list" });
+	else if (action === "write") {
+		const note = { skill: "bench-patch", file: "notes/a.md" };
+		await expectOk(bench, { action: "write", ...note, content: "Note 1.\n" });
+		await expectOk(bench, { action: "read", ...note });
+	} else if (action === "list") await expectOk(bench, { action: "list" });
 	else if (action === "first-list") {
 		const state = createSessionState();
 		state.runtimeSkillFiles = bench.deps.state.runtimeSkillFiles;

@@ -33,7 +33,7 @@ import { createTempEnv } from "../support/temp-env.ts";
 import { cpuMs, shapeUnits, toMiB } from "../support/hostile.ts";
 import { benchContentReview } from "./content-review-bench.ts";
 import { createBenchEnv, expectOk, MARK_A, writeSkill, type BenchEnv } from "./fixtures.ts";
-import { fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
+import { fmtChange, fmtMs, fmtRatio, printTable, reps, summarize, timeOnce, type GoalRow } from "./stats.ts";
 import { coldStartup, createPiSide, hasTimeBinary, pairedStartup, runPiOnce } from "./startup-bench.ts";
 import { measurePromptCost } from "./prompt-bench.ts";
 import { benchSandboxedBash, WRITE_1000 } from "./sandbox-bench.ts";
@@ -486,8 +486,9 @@ async function benchStartup(): Promise<void> {
 	try {
 		const first = await runPiOnce(withPkg, "hello");
 		if (!first.stdout.includes("ok")) throw new Error("pi -p did not answer");
-		// SPEC: at least 20 pairs, whatever BENCH_SCALE says.
-		const paired = await pairedStartup(withPkg, without, Math.max(20, reps(20, 20)));
+		// SPEC: at least 20 pairs, whatever BENCH_SCALE says. 60 by default: a run's wall time here
+		// spreads ±10 %, so the median of 20 ratios wanders ±2 % around a cost of about 1 %.
+		const paired = await pairedStartup(withPkg, without, reps(60, 20));
 		const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
 		console.log(`with package   wall ${fmtMs(paired.withPkg.wall)}, peak RSS ${mib(paired.withPkg.rss.median)}`);
 		console.log(`without        wall ${fmtMs(paired.without.wall)}, peak RSS ${mib(paired.without.rss.median)}`);
@@ -497,9 +498,9 @@ async function benchStartup(): Promise<void> {
 			{
 				figure: "start-up wall, warm, with / without",
 				value:
-					`+${((paired.wallRatio - 1) * 100).toFixed(1)} % median of pair ratios; ` +
+					`${fmtChange(paired.wallRatio)} median of pair ratios; ` +
 					`medians ${paired.withPkg.wall.median.toFixed(0)} vs ${paired.without.wall.median.toFixed(0)} ms ` +
-					`(+${((paired.withPkg.wall.median / paired.without.wall.median - 1) * 100).toFixed(1)} %), ` +
+					`(${fmtChange(paired.withPkg.wall.median / paired.without.wall.median)}), ` +
 					`n=${paired.withPkg.wall.runs} pairs`,
 				goal: "≤ +3 %",
 				met: paired.wallRatio <= 1.03,
@@ -508,7 +509,7 @@ async function benchStartup(): Promise<void> {
 			{
 				figure: "start-up peak RSS, warm, with / without",
 				value:
-					`+${((paired.rssRatio - 1) * 100).toFixed(1)} % ` +
+					`${fmtChange(paired.rssRatio)} ` +
 					`(${mib(paired.withPkg.rss.median)} vs ${mib(paired.without.rss.median)})`,
 				goal: "≤ +5 %",
 				met: paired.rssRatio <= 1.05,

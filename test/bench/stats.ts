@@ -37,6 +37,12 @@ export function fmtMs(sample: Sample): string {
 	return `${fmtNumber(sample.median)} ms (${fmtNumber(sample.min)}–${fmtNumber(sample.max)}, n=${sample.runs})`;
 }
 
+/** A ratio as a signed change: 1.021 → "+2.1 %", 0.986 → "−1.4 %". */
+export function fmtChange(ratio: number): string {
+	const change = (ratio - 1) * 100;
+	return `${change < 0 ? "−" : "+"}${Math.abs(change).toFixed(1)} %`;
+}
+
 export function fmtRatio(ratio: number): string {
 	return `${ratio.toFixed(2)}×`;
 }
