@@ -5,7 +5,7 @@
 // With git "commit", history on a repository of 5,000 commits is timed and reported apart.
 import { execFileSync } from "node:child_process";
 import { lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { realFs, type FsOps } from "../../src/base/fs-ops.ts";
 import { createBackupStore } from "../../src/store/backup-store.ts";
@@ -16,6 +16,9 @@ import { handleCommand, type CommandDeps } from "../../src/face/command.ts";
 import { createBenchEnv, expectOk, MARK_A, skillText, writeSkill, type BenchEnv } from "./fixtures.ts";
 import { createPiSide, runPiOnce, type PiSide } from "./startup-bench.ts";
 import { summarize, timeOnce, type Sample } from "./stats.ts";
+
+/** One commit in this many changes the skill (git history bench): 200 of 5,000. */
+const SKILL_EVERY = 25;
 
 export const YEAR = { audit: 20_000, decided: 480, pending: 20, uses: 100_000, skills: 1000, backupCap: 10 };
 
@@ -221,21 +224,21 @@ export async function benchGitHistory(commits: number, runs: number): Promise<{ 
 		mkdirSync(join(repo, "src"), { recursive: true });
 		git(repo, "add", "-A");
 		git(repo, "commit", "-q", "-m", "skill");
-		// One fast-import stream: `commits` commits, each changing a file outside the skill.
+		// One fast-import stream: `commits` commits, each changing a file of the project; every
+		// SKILL_EVERY-th changes the skill too, as git: "commit" records each skill change.
+		const skillFile = relative(repo, join(skills, "deploy-checks", "SKILL.md"));
 		const stream: string[] = [];
 		for (let i = 0; i < commits; i++) {
-			const data = `change ${i}\n`;
+			const files = [["src/work.txt", `change ${i}\n`]];
+			if (i % SKILL_EVERY === 0) files.push([skillFile, skillText("deploy-checks", 1200 + i)]);
 			const message = `work ${i}\n`;
 			stream.push(
 				"commit refs/heads/main",
 				`committer bench <bench@example.invalid> ${1767225600 + i * 60} +0000`,
-				`data ${message.length}`,
-				message.trimEnd(),
+				`data ${Buffer.byteLength(message)}`,
+				message,
 				...(i === 0 ? ["from HEAD"] : []),
-				`M 100644 inline src/work.txt`,
-				`data ${data.length}`,
-				data.trimEnd(),
-				"",
+				...files.flatMap(([path, data]) => [`M 100644 inline ${path}`, `data ${Buffer.byteLength(data)}`, data]),
 			);
 		}
 		const branch = git(repo, "rev-parse", "--abbrev-ref", "HEAD").trim();
