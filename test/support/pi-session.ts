@@ -147,6 +147,9 @@ export async function createPiSession(options: PiSessionOptions): Promise<PiSess
 		await session.prompt(text);
 	};
 	const dispose = (): void => {
+		// As pi's own runtime does on quit: extensions end their session (the package removes its
+		// session temp folder and lets go of what it holds open). The handlers start now; none awaits.
+		session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" }).catch(() => undefined);
 		session.dispose();
 		faux.unregister();
 	};
