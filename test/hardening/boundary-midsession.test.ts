@@ -68,7 +68,7 @@ describe(`a control turned on mid-session holds pi's folder and the protected pl
 		env = undefined;
 	});
 
-	it("in-process: after the settings ask for approval, pi's folder and .pi/ refuse the model, the project not", async function () {
+	it("in-process: once settings ask for approval, pi's folder and .pi/ refuse the model", async function () {
 		env = createTempEnv();
 		const piDir = getPiLineInfo().packageDir;
 		pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills: {} } });
@@ -102,7 +102,7 @@ describe(`a control turned on mid-session holds pi's folder and the protected pl
 		}
 	});
 
-	it("as the CLI, with pi installed in the project: its folder stays read-only once the control is on", async function () {
+	it("as the CLI, pi installed in the project: its folder is read-only once a control is on", async function () {
 		env = createTempEnv();
 		const piDir = installPiInto(env.projectDir);
 		await piInstall(env, REPO_ROOT);
