@@ -36,7 +36,7 @@ import { shownDiff, shownName } from "../checks/agent-text.ts";
 import { digestMismatch, isRefusal, type Refusal } from "../base/errors.ts";
 import { pendingJournals } from "../store/journal.ts";
 import { bashStatusLine, type SandboxProbe } from "../guard/sandbox.ts";
-import { findPiDir } from "../guard/boundary.ts";
+import { findPiPackageDir } from "../base/pi-package.ts";
 import { refusedWritableSettings } from "../guard/writable.ts";
 import { runMutations } from "../pipeline/mutate.ts";
 import type { SessionDeps } from "../pipeline/session-state.ts";
@@ -362,7 +362,7 @@ async function unused(deps: CommandDeps, ctx: ExtensionCommandContext, args: rea
 }
 
 export async function formatStatus(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<string> {
-	const piDir = findPiDir();
+	const piDir = findPiPackageDir();
 	const callCtx = await context(deps, ctx);
 	const { trust, report } = callCtx.policy;
 	const skills = callCtx.discovery.skills;

@@ -364,7 +364,7 @@ async function prepare(
 	const request = await checkRequest(deps, ctx, text);
 	if (isRefusal(request)) return request;
 	const { args, model, task } = request;
-	const cli = await findPiCli();
+	const cli = findPiCli();
 	if (!cli)
 		return refusals.evalRefused(
 			"the CLI of the running pi was not found in its package folder",

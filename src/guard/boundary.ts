@@ -10,6 +10,7 @@ import { type FsOps, realFs } from "../base/fs-ops.ts";
 import { resolveReal } from "../base/paths.ts";
 import { distrustFolders, programPath } from "../base/programs.ts";
 import { pathExists } from "../base/fs-reads.ts";
+import { findPiPackageDir } from "../base/pi-package.ts";
 import type { SelfSkillsSettings } from "../policy/settings.ts";
 import type { SandboxLayout } from "./bwrap-args.ts";
 import { getProtectedSet, type ProtectedSet } from "./protected-set.ts";
@@ -130,7 +131,7 @@ export function createBoundary(fs: FsOps = realFs): Boundary {
 		sweep: (agentDir) => sweepHeld(held, agentDir),
 		start: (input) => {
 			started = true;
-			piDir ??= findPiDir();
+			piDir ??= findPiPackageDir();
 			try {
 				// The whole real temp folder is distrusted here: the session's own is made at first need.
 				const { set, writable } = places(input, realpathSync(tmpdir()));
@@ -235,18 +236,4 @@ function hiddenFolders(fs: FsOps): string[] {
 		if (dir?.startsWith("/") && pathExists(fs, dir)) out.push(resolveReal(dir, fs));
 	}
 	return [...new Set(out)];
-}
-
-/** The running pi's package folder: from the stack of a call pi made into the package, else from its CLI path. */
-export function findPiDir(): string | undefined {
-	const stack = new Error().stack ?? "";
-	const frame = /(\/[^\s()]*?\/(?:@mariozechner|@earendil-works)\/pi-coding-agent)\/(?:dist|src)\//.exec(
-		stack.replace(/file:\/\//g, ""),
-	);
-	if (frame) return resolveReal(frame[1]);
-	const cli = process.argv[1];
-	if (!cli) return undefined;
-	const real = resolveReal(cli);
-	const at = real.indexOf("/pi-coding-agent/");
-	return at < 0 ? undefined : real.slice(0, at + "/pi-coding-agent".length);
 }

@@ -18,6 +18,8 @@ export interface PiCliOptions {
 	/** Extra environment for the child (HOME, PI_CODING_AGENT_DIR and PI_OFFLINE come from `env`). */
 	extraEnv?: Record<string, string>;
 	timeoutMs?: number;
+	/** Another pi's CLI script (a throw-away install); the active line's by default. */
+	cliPath?: string;
 }
 
 export interface PiCliResult {
@@ -29,7 +31,7 @@ export interface PiCliResult {
 /** `node <cli.js> ...args` with the active line's node, cwd = the project dir, and no inherited NODE_OPTIONS. */
 export function runPiCli(args: string[], options: PiCliOptions): Promise<PiCliResult> {
 	const { cliPath, nodeBinary } = getPiLineInfo();
-	const child = spawn(nodeBinary, [cliPath, ...args], {
+	const child = spawn(nodeBinary, [options.cliPath ?? cliPath, ...args], {
 		cwd: options.env.projectDir,
 		env: createChildEnv(options),
 		stdio: ["pipe", "pipe", "pipe"],
@@ -71,6 +73,8 @@ export interface PiPrintOptions {
 	extraArgs?: string[];
 	/** Kill the run after this long (default 30 s). */
 	timeoutMs?: number;
+	/** Another pi's CLI script (a throw-away install); the active line's by default. */
+	cliPath?: string;
 }
 
 export interface PiPrintResult extends PiCliResult {
@@ -82,7 +86,8 @@ export interface PiPrintResult extends PiCliResult {
 export async function runPiPrint(options: PiPrintOptions): Promise<PiPrintResult> {
 	const args = ["-p", "--no-session", ...FAUX_CLI_ARGS, ...(options.extraArgs ?? []), options.prompt];
 	const { extraEnv, capturePath } = writeFauxFiles(options.env, options.steps ?? []);
-	const result = await runPiCli(args, { env: options.env, extraEnv, timeoutMs: options.timeoutMs });
+	const { env, timeoutMs, cliPath } = options;
+	const result = await runPiCli(args, { env, extraEnv, timeoutMs, cliPath });
 	return { ...result, calls: readCaptures(capturePath) };
 }
 
