@@ -1,13 +1,14 @@
 // The protected set of one call: the places that decide what the agent may change, out of reach of
 // pi's edit, write and bash while a control is on — <agentDir> whole, the project's .pi/ and every
 // .agents/ pi reads, every skill root, local package folders, this package's own folder and pi's,
-// the real target of every symlink among what pi loads, and the project repository's git hooks and config.
+// the real target of every symlink among what pi loads, and the git hooks and config of the project's
+// repository and its submodules.
 
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type FsOps, realFs } from "../base/fs-ops.ts";
 import { expandHome, findProjectRoot, getHomeDir, isWithin, resolveReal } from "../base/paths.ts";
-import { pathExists } from "../base/fs-reads.ts";
+import { listDir, pathExists, tryLstat, tryRead } from "../base/fs-reads.ts";
 import { getUserAgentsSkillsDir } from "../policy/roots.ts";
 import {
 	getGlobalSettingsPath,
@@ -46,6 +47,8 @@ export interface ProtectedSetInput {
 
 const REMOTE_SOURCE = /^(npm:|git:|git\+|https?:|ssh:|git@)/;
 const GLOB = /[*?[{]/;
+/** Submodule git folders looked at, at most (a walk of `modules/` never runs long). */
+const MAX_GIT_FOLDERS = 200;
 
 /** The folder a settings `skills` or `packages` entry names, resolved against its settings folder. */
 function entryPath(entry: string, base: string): string | undefined {
@@ -96,7 +99,8 @@ function projectFolders(cwd: string, fs: FsOps): Array<{ path: string; why: stri
 
 /**
  * What the person's own git runs later and no diff shows: hooks and config of the project
- * repository's common git folder (a worktree's or a submodule's `.git` file points to it).
+ * repository's common git folder (a worktree's or a submodule's `.git` file points to it), of every
+ * submodule's git folder under its `modules/`, and each worktree's `config.worktree` where git reads one.
  */
 function gitExecutionPoints(cwd: string, fs: FsOps): Array<{ path: string; why: string }> {
 	const top = findProjectRoot(cwd, fs);
@@ -118,10 +122,34 @@ function gitExecutionPoints(cwd: string, fs: FsOps): Array<{ path: string; why: 
 		// No commondir: the git folder is its own common folder.
 	}
 	const why = "the project repository's git hooks and config (run by the person's git later)";
-	return [
-		{ path: join(common, "hooks"), why },
-		{ path: join(common, "config"), why },
-	];
+	return gitFolders(common, fs).flatMap((dir) => {
+		const points = [join(dir, "hooks"), join(dir, "config")];
+		const worktrees = [dir, ...listDir(fs, join(dir, "worktrees")).map((name) => join(dir, "worktrees", name))];
+		// config.worktree is read only with extensions.worktreeConfig; a missing one is held open then.
+		const perWorktree = /worktreeconfig\s*=\s*true/i.test(tryRead(fs, join(dir, "config"))?.toString("utf8") ?? "");
+		for (const worktree of worktrees) {
+			const file = join(worktree, "config.worktree");
+			if (perWorktree || pathExists(fs, file)) points.push(file);
+		}
+		return points.map((path) => ({ path, why }));
+	});
+}
+
+/** A git folder and the git folders of its submodules (`modules/<name>/`, names with slashes, nested), breadth first. */
+function gitFolders(common: string, fs: FsOps): string[] {
+	const found = [common];
+	const queue = [join(common, "modules")];
+	while (queue.length > 0 && found.length < MAX_GIT_FOLDERS) {
+		const dir = queue.shift() as string;
+		for (const name of listDir(fs, dir)) {
+			const child = join(dir, name);
+			if (pathExists(fs, join(child, "HEAD")) && pathExists(fs, join(child, "config"))) {
+				found.push(child);
+				queue.push(join(child, "modules"));
+			} else if (tryLstat(fs, child)?.isDirectory()) queue.push(child);
+		}
+	}
+	return found;
 }
 
 /** Folders whose entries pi loads: each entry that is a symlink is protected where it points. */

@@ -88,4 +88,50 @@ describe("protected set", function () {
 		expect(set.find(join(dotfiles, "ext", "index.ts"))?.real).to.equal(join(dotfiles, "ext"));
 		expect(set.find(join(dotfiles, "notes.md"))).to.equal(undefined);
 	});
+	it("holds every submodule's git hooks and config, and each worktree's config.worktree git reads", function () {
+		const env = getEnv();
+		const git = join(env.projectDir, ".git");
+		const gitFolder = (dir: string, config = "[core]\n") => {
+			mkdirSync(join(dir, "hooks"), { recursive: true });
+			writeFileSync(join(dir, "HEAD"), "ref: refs/heads/main\n");
+			writeFileSync(join(dir, "config"), config);
+		};
+		gitFolder(git, "[extensions]\n\tworktreeConfig = true\n");
+		// A submodule named with a slash, one nested in another, and a plain folder of the walk.
+		gitFolder(join(git, "modules", "vendor", "lib"));
+		gitFolder(join(git, "modules", "tools", "modules", "inner"));
+		gitFolder(join(git, "modules", "tools"));
+		mkdirSync(join(git, "worktrees", "wt"), { recursive: true });
+		writeFileSync(join(git, "worktrees", "wt", "config.worktree"), "[core]\n");
+		const reals = getProtectedSet({
+			cwd: env.projectDir,
+			agentDir: env.agentDir,
+			settings: { skillsDir: join(env.agentDir, "skills") },
+		}).places.map((p) => p.real);
+		const points = (dir: string) => [join(dir, "hooks"), join(dir, "config")];
+		expect(reals).to.include.members([
+			...points(git),
+			...points(join(git, "modules", "vendor", "lib")),
+			...points(join(git, "modules", "tools")),
+			...points(join(git, "modules", "tools", "modules", "inner")),
+			// worktreeConfig is on: the main worktree's (missing, so held open) and the linked one's.
+			join(git, "config.worktree"),
+			join(git, "worktrees", "wt", "config.worktree"),
+		]);
+		expect(reals).to.not.include.members([join(git, "modules"), join(git, "modules", "vendor"), git]);
+	});
+
+	it("leaves a missing config.worktree out while git does not read one", function () {
+		const env = getEnv();
+		const git = join(env.projectDir, ".git");
+		mkdirSync(join(git, "hooks"), { recursive: true });
+		writeFileSync(join(git, "config"), "[core]\n");
+		const reals = getProtectedSet({
+			cwd: env.projectDir,
+			agentDir: env.agentDir,
+			settings: { skillsDir: join(env.agentDir, "skills") },
+		}).places.map((p) => p.real);
+		expect(reals).to.include.members([join(git, "hooks"), join(git, "config")]);
+		expect(reals).to.not.include(join(git, "config.worktree"));
+	});
 });
