@@ -419,15 +419,41 @@ function hitOf(category: RiskCategory, line: number, raw: string, key: string, m
 	return { finding: { category, line, text }, key: `${category}\0${key}` };
 }
 
+/** Every needle, longest first. */
+const ALL_NEEDLES = [...new Set([...NEEDLES.values()].flat())].sort((a, b) => b.length - a.length);
+const escaped = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/**
+ * The needles `text` holds, found by one search for all of them (one search per needle costs some 12 ms on
+ * 1 MiB). Every start of a needle is visited, and a needle found leaves the search, so a text that repeats
+ * a needle costs no more than one that has it once.
+ */
+export function needlesIn(text: string): Set<string> {
+	const found = new Set<string>();
+	let left = ALL_NEEDLES;
+	let at = 0;
+	while (left.length > 0) {
+		const search = new RegExp(left.map(escaped).join("|"), "g");
+		search.lastIndex = at;
+		const match = search.exec(text);
+		if (match === null) break;
+		for (const needle of left) if (text.startsWith(needle, match.index)) found.add(needle);
+		left = left.filter((needle) => !found.has(needle));
+		at = match.index + 1;
+	}
+	return found;
+}
+
 function scanHits(text: string): Hit[] {
 	const rawLines = text.split(/\r\n?|\n/);
 	const normalized = logicalLines(text, rawLines);
 	const rawLine = (line: number) => rawLines[line - 1] ?? "";
 	const hits: Hit[] = [];
+	const present = needlesIn(normalized.text);
 	for (const category of RISK_CATEGORIES) {
 		for (const pattern of PATTERNS[category]) {
 			const needles = NEEDLES.get(pattern);
-			if (needles !== undefined && !needles.some((needle) => normalized.text.includes(needle))) continue;
+			if (needles !== undefined && !needles.some((needle) => present.has(needle))) continue;
 			pattern.lastIndex = 0;
 			let count = 0;
 			for (const match of normalized.text.matchAll(pattern)) {
