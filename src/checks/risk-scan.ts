@@ -66,7 +66,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 	"pipe-to-shell": [],
 	secrets: [
 		// a private key file (a .pub is public)
-		/\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g,
+		needing([".ssh/"], /\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g),
 		// the whole ~/.ssh folder read, copied or sent
 		needing(
 			["/.ssh"],
@@ -78,7 +78,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 				"g",
 			),
 		),
-		/-----begin (?:[a-z]{1,12} ){0,2}private key-----/g,
+		needing(["private key-----"], /-----begin (?:[a-z]{1,12} ){0,2}private key-----/g),
 		needing(
 			[
 				".aws/credentials",
@@ -110,20 +110,33 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
 		),
 		// the whole environment dumped, or one secret echoed
-		/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
+		needing(
+			[
+				"/proc/",
+				"printenv",
+				...["env", "set"].flatMap((w) => ["", " ", "\n"].flatMap((s) => [`${w}${s}|`, `${w}${s}>`])),
+			],
+			/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
+		),
 		new RegExp(String.raw`\becho\s["']?\$\{?[a-z0-9_]{0,40}(?:${SECRET_WORD})`, "g"),
 	],
 	exfiltration: [],
 	override: [],
 	control: [
-		re(
-			[
-				String.raw`\bselfskills\.(?:approval|pinned|trustedprojects|contentreview|guardbuiltins|sim`,
-				String.raw`ilarity|enabled|skillsdir|inject|git)\b`,
-			],
-			"g",
+		needing(
+			["selfskills."],
+			re(
+				[
+					String.raw`\bselfskills\.(?:approval|pinned|trustedprojects|contentreview|guardbuiltins|sim`,
+					String.raw`ilarity|enabled|skillsdir|inject|git)\b`,
+				],
+				"g",
+			),
 		),
-		/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
+		needing(
+			["approval", "pinned", "trustedprojects", "contentreview", "guardbuiltins"].map((key) => `"${key}"`),
+			/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
+		),
 		needing(["/selfskills"], /\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g),
 		needing(["proposal"], /\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g),
 		needing(
@@ -166,20 +179,29 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			].join(""),
 			"gm",
 		),
-		/--no-preserve-root\b/g,
+		needing(["--no-preserve-root"], /--no-preserve-root\b/g),
 		needing(["-delete"], /\bfind\s(?:\/|~|\$home)\s[^\n]{0,200}-delete\b/g),
-		re(
-			[
-				String.raw`\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s`,
-				String.raw`-f\b|\s\+[\w./-]{1,60}(?::|\s|$))`,
-			],
-			"gm",
+		needing(
+			["push"],
+			re(
+				[
+					String.raw`\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s`,
+					String.raw`-f\b|\s\+[\w./-]{1,60}(?::|\s|$))`,
+				],
+				"gm",
+			),
 		),
 		needing(["of=/dev/"], /\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g),
-		/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
-		needing(["/dev/"], /\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g),
-		needing(["diskutil", "c:"], /\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g),
-		/:\(\)\s?\{\s?:\s?\|\s?:\s?&\s?\}\s?;\s?:/g,
+		needing(
+			["sd", "hd", "nvme", "disk", "rdisk", "mmcblk"].map((device) => `/dev/${device}`),
+			/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
+		),
+		needing(["mkfs", "wipefs", "shred"], /\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g),
+		needing(
+			["diskutil", "format c:", "format\nc:"],
+			/\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g,
+		),
+		needing([":()"], /:\(\)\s?\{\s?:\s?\|\s?:\s?&\s?\}\s?;\s?:/g),
 	],
 	obfuscation: [
 		new RegExp(
@@ -204,7 +226,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
 		),
 		/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
-		/\$'(?:\\x[0-9a-f]{2}){8}/g,
+		needing(["$'\\x"], /\$'(?:\\x[0-9a-f]{2}){8}/g),
 		needing(["(p,"], /\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g),
 	],
 };
