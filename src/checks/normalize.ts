@@ -80,14 +80,17 @@ export function normalizeText(text: string): string {
 		.replace(/ \n|\n /g, "\n");
 }
 
-/** `text` normalised as its lines, one for each line of the file (a space may be left at either end). */
-export function normalizeLines(text: string): string[] {
+/**
+ * `text` normalised as its lines, one for each line of the file (a space may be left at either end).
+ * `split`: the text's lines as they are, when the caller has them (`text.split(/\r\n?|\n/)`).
+ */
+export function normalizeLines(text: string, split?: readonly string[]): string[] {
 	const unified = text.replace(/\r\n?/g, "\n");
 	const lines = unified.toLowerCase().replace(SPACES, " ").split("\n");
 	if (!NON_ASCII.test(unified)) return lines;
 	// An ASCII line is only lower-cased: none of NFKC, the invisibles and the look-alikes touches ASCII, and
 	// none of them reaches across a line break, so only lines with other characters pay for them.
-	unified.split("\n").forEach((line, index) => {
+	(split ?? unified.split("\n")).forEach((line, index) => {
 		if (NON_ASCII.test(line) && !inert(line)) lines[index] = normalizeLine(line).replace(SPACES, " ");
 	});
 	return lines;

@@ -190,8 +190,11 @@ function stemOf(raw: string): string {
 	return NEGATIONS.has(word) ? "NEG" : /^[a-z][a-z-]*$/.test(word) ? stem(word) : word;
 }
 
-/** The words of normalised lines, each with its line number and whether a sentence ends after it. */
-function wordsOf(texts: readonly string[], lines: readonly number[]): Words {
+/**
+ * The words of normalised lines, each with its line number and whether a sentence ends after it
+ * (`curly`: whether a line may hold a `’`, read as `'`).
+ */
+function wordsOf(texts: readonly string[], lines: readonly number[], curly: boolean): Words {
 	// Prose has a word per six characters or so; the arrays grow when a text has more.
 	let size = 64;
 	for (const text of texts) size += (text.length >> 3) + 1;
@@ -210,7 +213,7 @@ function wordsOf(texts: readonly string[], lines: readonly number[]): Words {
 	const negatedNot = intern("not", "NEG");
 	let count = 0;
 	for (let index = 0; index < texts.length; index++) {
-		const text = texts[index].includes("\u2019") ? texts[index].replace(/\u2019/g, "'") : texts[index];
+		const text = curly && texts[index].includes("\u2019") ? texts[index].replace(/\u2019/g, "'") : texts[index];
 		// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
 		if (count > 0 && BLOCK_START.test(text)) end[count - 1] = 1;
 		const lineNumber = lines[index] ?? index + 1;
@@ -283,13 +286,29 @@ const FIRST_WORDS = new Map(
 	}),
 );
 
-/** Every prose match of normalised lines (`lines`: each one's line number in the file). */
-export function proseMatches(texts: readonly string[], lines: readonly number[], limit: number): ProseMatch[] {
-	const words = wordsOf(texts, lines);
+/** The stems and the words as written that start a grammar of any family. */
+const FIRST_STEMS = new Set([...FIRST_WORDS.values()].flatMap((first) => [...first.byStem.keys()]));
+const FIRST_RAWS = new Set([...FIRST_WORDS.values()].flatMap((first) => [...first.byRaw.keys()]));
+
+/**
+ * Every prose match of normalised lines (`lines`: each one's line number in the file; `curly`: whether
+ * one of them may hold a `’`, false when the caller knows none does).
+ */
+export function proseMatches(
+	texts: readonly string[],
+	lines: readonly number[],
+	limit: number,
+	curly = true,
+): ProseMatch[] {
+	const words = wordsOf(texts, lines, curly);
 	const out: ProseMatch[] = [];
+	// Whether each distinct word starts a grammar of some family: looked up once, not once per family.
+	const starting = words.stems.map((s, id) => FIRST_STEMS.has(s) || FIRST_RAWS.has(words.raws[id]));
 	for (const [family, first] of FIRST_WORDS) {
 		// The grammars each distinct word starts, looked up once per word rather than once per use.
-		const starts = words.stems.map((s, id) => first.byStem.get(s) ?? first.byRaw.get(words.raws[id]));
+		const starts = words.stems.map((s, id) =>
+			starting[id] ? (first.byStem.get(s) ?? first.byRaw.get(words.raws[id])) : undefined,
+		);
 		let count = 0;
 		for (let i = 0; i < words.count && count < limit; i++) {
 			const grammars = starts[words.id[i]];

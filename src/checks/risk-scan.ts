@@ -259,7 +259,7 @@ function logicalLines(text: string, rawLines: readonly string[]): Normalized {
 	const lines: number[] = [];
 	let logical: string[] = [];
 	let raw: string[] = [];
-	const normalizedLines = normalizeLines(text);
+	const normalizedLines = normalizeLines(text, rawLines);
 	for (let index = 0; index < normalizedLines.length; index++) {
 		const line = normalizedLines[index].trim();
 		const goesOn = continues(line);
@@ -445,6 +445,20 @@ function hitOf(category: RiskCategory, line: number, raw: string, key: string, m
 const ALL_NEEDLES = [...new Set([...NEEDLES.values()].flat())].sort((a, b) => b.length - a.length);
 const escaped = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 
+/** The searches for sets of needles met so far (a scan finds a few needles; the same few, text after text). */
+const searches = new Map<string, RegExp>();
+
+function searchFor(needles: readonly string[]): RegExp {
+	const source = needles.map(escaped).join("|");
+	let search = searches.get(source);
+	if (search === undefined) {
+		if (searches.size >= 64) searches.clear();
+		search = new RegExp(source, "g");
+		searches.set(source, search);
+	}
+	return search;
+}
+
 /**
  * The needles `text` holds, found by one search for all of them (one search per needle costs some 12 ms on
  * 1 MiB). Every start of a needle is visited, and a needle found leaves the search, so a text that repeats
@@ -455,7 +469,7 @@ export function needlesIn(text: string): Set<string> {
 	let left = ALL_NEEDLES;
 	let at = 0;
 	while (left.length > 0) {
-		const search = new RegExp(left.map(escaped).join("|"), "g");
+		const search = searchFor(left);
 		search.lastIndex = at;
 		const match = search.exec(text);
 		if (match === null) break;
@@ -515,7 +529,8 @@ function scanHits(text: string): Hit[] {
 			shellCount++;
 		}
 	}
-	for (const match of proseMatches(normalized.parts, normalized.lines, MAX_MATCHES))
+	const curly = normalized.text.includes("\u2019");
+	for (const match of proseMatches(normalized.parts, normalized.lines, MAX_MATCHES, curly))
 		hits.push(hitOf(match.family, match.line, rawLine(match.line), match.key));
 	return hits.sort((a, b) => a.finding.line - b.finding.line);
 }
