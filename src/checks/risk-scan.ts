@@ -138,7 +138,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
 		),
 		needing(["/selfskills"], /\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g),
-		needing(["proposal"], /\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g),
+		needing(["approve ", "approve\n"], /\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g),
 		needing(
 			[".pi/", "agent/selfskills/"],
 			re(
@@ -222,10 +222,13 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			),
 		),
 		needing(
-			["powershell", "pwsh"],
+			["powershell ", "powershell\n", "powershell.exe", "pwsh"],
 			/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
 		),
-		/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
+		needing(
+			["base64", "xxd", "openssl"].flatMap((tool) => ["", " ", "\n"].map((space) => `|${space}${tool}`)),
+			/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
+		),
 		needing(["$'\\x"], /\$'(?:\\x[0-9a-f]{2}){8}/g),
 		needing(["(p,"], /\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g),
 	],
@@ -320,6 +323,24 @@ function linesMatching(normalized: Normalized, pattern: RegExp): number[] {
 	return out;
 }
 
+/** The logical lines where one of `patterns` matches (each as linesMatching reads it), in order. */
+function linesMatchingAny(normalized: Normalized, patterns: readonly RegExp[]): number[] {
+	let out: number[] = [];
+	for (const pattern of patterns) {
+		// Both in order: merged, each line once.
+		const next = linesMatching(normalized, pattern);
+		const merged: number[] = [];
+		let i = 0;
+		let j = 0;
+		while (i < out.length || j < next.length) {
+			const line = j === next.length || (i < out.length && out[i] < next[j]) ? out[i++] : next[j++];
+			if (merged.length === 0 || merged[merged.length - 1] !== line) merged.push(line);
+		}
+		out = merged;
+	}
+	return out;
+}
+
 /** Text for the person: control and invisible characters made visible, bounded. */
 function shown(text: string): string {
 	const visible = showInvisibles(escapeControls(text.slice(0, SHOWN_CHARS * 2).trim()));
@@ -329,14 +350,21 @@ function shown(text: string): string {
 /** Matches counted per pattern; past this many a text is plainly risky, and the rest would only cost time. */
 const MAX_MATCHES = 200;
 
-/** Words a shell form cannot do without (a fetcher, an uploader, a socket path): other lines are not parsed. */
-const SHELL_WORDS = re(
-	[
-		String.raw`\b(?:curl|wget2?|aria2c|lynx|iwr|irm|invoke-webrequest|invoke-restmethod|scp|rsync|sftp|nc|ncat|`,
-		String.raw`netcat|socat|telnet)\b|\b(?:https?|xh|fetch) |\/dev\/(?:tcp|udp)\/`,
-	],
-	"g",
-);
+/**
+ * Words a shell form cannot do without (a fetcher, an uploader, a socket path): other lines are not parsed.
+ * Three searches, none across a line end (three cost less than one of their alternation).
+ */
+const SHELL_WORDS = [
+	re(
+		[
+			String.raw`\b(?:curl|wget2?|aria2c|lynx|iwr|irm|invoke-webrequest|invoke-restmethod|scp|rsync|sftp|nc|ncat|`,
+			String.raw`netcat|socat|telnet)\b`,
+		],
+		"g",
+	),
+	/\b(?:https?|xh|fetch) /g,
+	/\/dev\/(?:tcp|udp)\//g,
+];
 
 /** An interpreter running code it fetched itself: a call that runs code near one that downloads, and a URL. */
 const RUNS_CODE = re(
@@ -503,7 +531,7 @@ function scanHits(text: string): Hit[] {
 	let budget = SHELL_BUDGET;
 	// A line met again is read once (a file repeats its commands; a hostile one repeats them a lot).
 	const read = new Map<string, ShellFamily[]>();
-	for (const index of linesMatching(normalized, SHELL_WORDS)) {
+	for (const index of linesMatchingAny(normalized, SHELL_WORDS)) {
 		if (shellCount >= MAX_MATCHES) break;
 		const part = normalized.parts[index];
 		const raw = normalized.raws[index];

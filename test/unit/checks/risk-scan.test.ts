@@ -198,6 +198,7 @@ describe("the risk scan", function () {
 			"grep -i selfskills.approval settings.json",
 			'{ "approval": "auto" }',
 			"git push --force origin main",
+			`echo "${"QWxhZGRpbjpvcGVuIHNlc2FtZQ".repeat(6)}" | base64 -d`,
 		];
 		const texts = [...Object.values(RISKY).flat(), ...forms, ...more].map(normalizeForScan);
 		for (const [pattern, needles] of NEEDLES) {
