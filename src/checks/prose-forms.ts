@@ -167,6 +167,15 @@ const FAMILIES: Readonly<Record<ProseFamily, readonly (readonly Slot[])[]>> = {
 };
 
 const BLOCK_START = /^ ?(?:$|\n|[-*+>#|]|\d{1,3}[.)] |```|~~~)/;
+/** The characters BLOCK_START can see first (after the one space): other lines are not searched. */
+const BLOCK_FIRST = new Uint8Array(128);
+for (const c of "\n-*+>#|0123456789`~") BLOCK_FIRST[c.charCodeAt(0)] = 1;
+
+/** Whether a line starts a block (BLOCK_START), searched only when its first character may. */
+function startsBlock(text: string): boolean {
+	const code = text.charCodeAt(text.charCodeAt(0) === 32 ? 1 : 0);
+	return (Number.isNaN(code) || (code < 128 && BLOCK_FIRST[code] === 1)) && BLOCK_START.test(text);
+}
 
 /** Character classes by code: 1 trails a word, 2 leads one, 4 ends a sentence. */
 const CLASS = new Uint8Array(128);
@@ -215,7 +224,7 @@ function wordsOf(texts: readonly string[], lines: readonly number[], curly: bool
 	for (let index = 0; index < texts.length; index++) {
 		const text = curly && texts[index].includes("\u2019") ? texts[index].replace(/\u2019/g, "'") : texts[index];
 		// A blank line, a list item, a heading, a quote, a table row or a fence starts a new sentence.
-		if (count > 0 && BLOCK_START.test(text)) end[count - 1] = 1;
+		if (count > 0 && startsBlock(text)) end[count - 1] = 1;
 		const lineNumber = lines[index] ?? index + 1;
 		let start = 0;
 		while (start <= text.length) {

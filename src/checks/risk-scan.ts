@@ -388,7 +388,7 @@ const NEAR = 160;
 
 /** Whether a normalised line runs code it fetches: both calls within NEAR characters, and a URL. */
 /** What a line that fetches code holds: a URL, or a PowerShell fetcher (lines without one are not read). */
-const FETCH_WORDS = /:\/\/|\b(?:iwr|irm|invoke-web|webclient)/g;
+const FETCH_WORDS = [/:\/\//g, /\b(?:iwr|irm|invoke-web|webclient)/g];
 
 function fetchesAndRuns(line: string): boolean {
 	const at = (pattern: RegExp) => Array.from(line.matchAll(pattern), (m) => m.index ?? 0).slice(0, MAX_MATCHES);
@@ -509,7 +509,7 @@ export function needlesIn(text: string): Set<string> {
 }
 
 function scanHits(text: string): Hit[] {
-	const rawLines = text.split(/\r\n?|\n/);
+	const rawLines = text.includes("\r") ? text.split(/\r\n?|\n/) : text.split("\n");
 	const normalized = logicalLines(text, rawLines);
 	const rawLine = (line: number) => rawLines[line - 1] ?? "";
 	const hits: Hit[] = [];
@@ -545,7 +545,7 @@ function scanHits(text: string): Hit[] {
 			hits.push(hitOf(family, normalized.lines[index], rawLine(normalized.lines[index]), part));
 		shellCount += families.length;
 	}
-	for (const index of linesMatching(normalized, FETCH_WORDS)) {
+	for (const index of linesMatchingAny(normalized, FETCH_WORDS)) {
 		const line = normalized.lines[index];
 		const part = normalized.parts[index];
 		if (
