@@ -7,6 +7,7 @@ import { expect } from "chai";
 import {
 	coarseFamilies,
 	NEEDLES,
+	needlesIn,
 	normalizeForScan,
 	PATTERNS,
 	RISK_CATEGORIES,
@@ -215,6 +216,26 @@ describe("the risk scan", function () {
 			expect(matched, `matches of ${pattern.source}`).to.be.greaterThan(0);
 		}
 		expect(NEEDLES.size).to.be.greaterThan(0);
+	});
+
+	it("finds every needle a text holds in its one search, overlapping and repeated ones too", () => {
+		const needles = [...new Set([...NEEDLES.values()].flat())];
+		// Pieces of needles, so that texts hold some whole, some cut, some overlapping ("of=/dev/sd").
+		const pieces = [...needles, ...needles.map((n) => n.slice(0, Math.ceil(n.length / 2))), " ", "\n", "x", "/", "."];
+		let seed = 43;
+		const next = () => {
+			seed = (seed * 1103515245 + 12345) % 2 ** 31;
+			return seed;
+		};
+		let found = 0;
+		for (let n = 0; n < 800; n++) {
+			const text = Array.from({ length: 1 + (next() % 20) }, () => pieces[next() % pieces.length]).join("");
+			const expected = needles.filter((needle) => text.includes(needle)).sort();
+			expect([...needlesIn(text)].sort(), JSON.stringify(text)).to.deep.equal(expected);
+			found += expected.length;
+		}
+		expect(found, "needles found in all").to.be.greaterThan(800);
+		expect([...needlesIn("x of=/dev/sda y")].sort()).to.deep.equal(["/dev/sd", "of=/dev/"]);
 	});
 
 	it("reads a line past the shell budget as the one coarse pattern would, on random lines", () => {
