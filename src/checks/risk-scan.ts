@@ -66,7 +66,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 	"pipe-to-shell": [],
 	secrets: [
 		// a private key file (a .pub is public)
-		/\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g,
+		needing([".ssh/"], /\.ssh\/(?:id_[\w-]{1,40}|[\w-]{0,40}_(?:rsa|dsa|ecdsa|ed25519))\b(?!\.pub)/g),
 		// the whole ~/.ssh folder read, copied or sent
 		needing(
 			["/.ssh"],
@@ -78,7 +78,7 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 				"g",
 			),
 		),
-		/-----begin (?:[a-z]{1,12} ){0,2}private key-----/g,
+		needing(["private key-----"], /-----begin (?:[a-z]{1,12} ){0,2}private key-----/g),
 		needing(
 			[
 				".aws/credentials",
@@ -110,22 +110,35 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			/\bsecurity (?:find|dump)-(?:generic|internet)-password\b|\bsecurity dump-keychain\b/g,
 		),
 		// the whole environment dumped, or one secret echoed
-		/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
+		needing(
+			[
+				"/proc/",
+				"printenv",
+				...["env", "set"].flatMap((w) => ["", " ", "\n"].flatMap((s) => [`${w}${s}|`, `${w}${s}>`])),
+			],
+			/\/proc\/(?:self|\d{1,7}|\$\$)\/environ\b|\b(?:printenv|env|set)\s?(?:\||>)|\bprintenv\s?$/gm,
+		),
 		new RegExp(String.raw`\becho\s["']?\$\{?[a-z0-9_]{0,40}(?:${SECRET_WORD})`, "g"),
 	],
 	exfiltration: [],
 	override: [],
 	control: [
-		re(
-			[
-				String.raw`\bselfskills\.(?:approval|pinned|trustedprojects|contentreview|guardbuiltins|sim`,
-				String.raw`ilarity|enabled|skillsdir|inject|git)\b`,
-			],
-			"g",
+		needing(
+			["selfskills."],
+			re(
+				[
+					String.raw`\bselfskills\.(?:approval|pinned|trustedprojects|contentreview|guardbuiltins|sim`,
+					String.raw`ilarity|enabled|skillsdir|inject|git)\b`,
+				],
+				"g",
+			),
 		),
-		/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
+		needing(
+			["approval", "pinned", "trustedprojects", "contentreview", "guardbuiltins"].map((key) => `"${key}"`),
+			/"(?:approval|pinned|trustedprojects|contentreview|guardbuiltins)"\s?:/g,
+		),
 		needing(["/selfskills"], /\/selfskills\s(?:approve|trust|untrust|pin|unpin|reject)\b/g),
-		needing(["proposal"], /\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g),
+		needing(["approve ", "approve\n"], /\bapprove\s(?:your|its|the agent'?s|my)\s(?:own\s)?proposals?\b/g),
 		needing(
 			[".pi/", "agent/selfskills/"],
 			re(
@@ -166,20 +179,29 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			].join(""),
 			"gm",
 		),
-		/--no-preserve-root\b/g,
+		needing(["--no-preserve-root"], /--no-preserve-root\b/g),
 		needing(["-delete"], /\bfind\s(?:\/|~|\$home)\s[^\n]{0,200}-delete\b/g),
-		re(
-			[
-				String.raw`\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s`,
-				String.raw`-f\b|\s\+[\w./-]{1,60}(?::|\s|$))`,
-			],
-			"gm",
+		needing(
+			["push"],
+			re(
+				[
+					String.raw`\bgit\s(?:-[^\n]{1,40}\s)?push\b[^\n;&|]{0,200}(?:\s--force(?:-with-lease)?\b|\s`,
+					String.raw`-f\b|\s\+[\w./-]{1,60}(?::|\s|$))`,
+				],
+				"gm",
+			),
 		),
 		needing(["of=/dev/"], /\bdd\b[^\n|;]{0,120}\bof=\/dev\/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)/g),
-		/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
-		needing(["/dev/"], /\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g),
-		needing(["diskutil", "c:"], /\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g),
-		/:\(\)\s?\{\s?:\s?\|\s?:\s?&\s?\}\s?;\s?:/g,
+		needing(
+			["sd", "hd", "nvme", "disk", "rdisk", "mmcblk"].map((device) => `/dev/${device}`),
+			/>\s?\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|disk\d|rdisk\d|mmcblk\d)/g,
+		),
+		needing(["mkfs", "wipefs", "shred"], /\b(?:mkfs(?:\.\w{1,8})?|wipefs|shred)\s[^\n]{0,60}\/dev\//g),
+		needing(
+			["diskutil", "format c:", "format\nc:"],
+			/\bdiskutil\s(?:erasedisk|erasevolume|zerodisk)\b|\bformat\sc:/g,
+		),
+		needing([":()"], /:\(\)\s?\{\s?:\s?\|\s?:\s?&\s?\}\s?;\s?:/g),
 	],
 	obfuscation: [
 		new RegExp(
@@ -200,11 +222,14 @@ export const PATTERNS: Readonly<Record<RiskCategory, readonly RegExp[]>> = {
 			),
 		),
 		needing(
-			["powershell", "pwsh"],
+			["powershell ", "powershell\n", "powershell.exe", "pwsh"],
 			/\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,40}-e(?:nc|ncodedcommand)?\s[a-z0-9+/=]{40}/g,
 		),
-		/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
-		/\$'(?:\\x[0-9a-f]{2}){8}/g,
+		needing(
+			["base64", "xxd", "openssl"].flatMap((tool) => ["", " ", "\n"].map((space) => `|${space}${tool}`)),
+			/["'][a-z0-9+/]{120}[a-z0-9+/=]{0,2000}["']?\s?\|\s?(?:base64|xxd|openssl)\b/g,
+		),
+		needing(["$'\\x"], /\$'(?:\\x[0-9a-f]{2}){8}/g),
 		needing(["(p,"], /\beval\s?\(\s?function\s?\(p,\s?a,\s?c,\s?k,\s?e/g),
 	],
 };
@@ -237,7 +262,7 @@ function logicalLines(text: string, rawLines: readonly string[]): Normalized {
 	const lines: number[] = [];
 	let logical: string[] = [];
 	let raw: string[] = [];
-	const normalizedLines = normalizeLines(text);
+	const normalizedLines = normalizeLines(text, rawLines);
 	for (let index = 0; index < normalizedLines.length; index++) {
 		const line = normalizedLines[index].trim();
 		const goesOn = continues(line);
@@ -298,6 +323,24 @@ function linesMatching(normalized: Normalized, pattern: RegExp): number[] {
 	return out;
 }
 
+/** The logical lines where one of `patterns` matches (each as linesMatching reads it), in order. */
+function linesMatchingAny(normalized: Normalized, patterns: readonly RegExp[]): number[] {
+	let out: number[] = [];
+	for (const pattern of patterns) {
+		// Both in order: merged, each line once.
+		const next = linesMatching(normalized, pattern);
+		const merged: number[] = [];
+		let i = 0;
+		let j = 0;
+		while (i < out.length || j < next.length) {
+			const line = j === next.length || (i < out.length && out[i] < next[j]) ? out[i++] : next[j++];
+			if (merged.length === 0 || merged[merged.length - 1] !== line) merged.push(line);
+		}
+		out = merged;
+	}
+	return out;
+}
+
 /** Text for the person: control and invisible characters made visible, bounded. */
 function shown(text: string): string {
 	const visible = showInvisibles(escapeControls(text.slice(0, SHOWN_CHARS * 2).trim()));
@@ -307,14 +350,21 @@ function shown(text: string): string {
 /** Matches counted per pattern; past this many a text is plainly risky, and the rest would only cost time. */
 const MAX_MATCHES = 200;
 
-/** Words a shell form cannot do without (a fetcher, an uploader, a socket path): other lines are not parsed. */
-const SHELL_WORDS = re(
-	[
-		String.raw`\b(?:curl|wget2?|aria2c|lynx|iwr|irm|invoke-webrequest|invoke-restmethod|scp|rsync|sftp|nc|ncat|`,
-		String.raw`netcat|socat|telnet)\b|\b(?:https?|xh|fetch) |\/dev\/(?:tcp|udp)\/`,
-	],
-	"g",
-);
+/**
+ * Words a shell form cannot do without (a fetcher, an uploader, a socket path): other lines are not parsed.
+ * Three searches, none across a line end (three cost less than one of their alternation).
+ */
+const SHELL_WORDS = [
+	re(
+		[
+			String.raw`\b(?:curl|wget2?|aria2c|lynx|iwr|irm|invoke-webrequest|invoke-restmethod|scp|rsync|sftp|nc|ncat|`,
+			String.raw`netcat|socat|telnet)\b`,
+		],
+		"g",
+	),
+	/\b(?:https?|xh|fetch) /g,
+	/\/dev\/(?:tcp|udp)\//g,
+];
 
 /** An interpreter running code it fetched itself: a call that runs code near one that downloads, and a URL. */
 const RUNS_CODE = re(
@@ -338,7 +388,7 @@ const NEAR = 160;
 
 /** Whether a normalised line runs code it fetches: both calls within NEAR characters, and a URL. */
 /** What a line that fetches code holds: a URL, or a PowerShell fetcher (lines without one are not read). */
-const FETCH_WORDS = /:\/\/|\b(?:iwr|irm|invoke-web|webclient)/g;
+const FETCH_WORDS = [/:\/\//g, /\b(?:iwr|irm|invoke-web|webclient)/g];
 
 function fetchesAndRuns(line: string): boolean {
 	const at = (pattern: RegExp) => Array.from(line.matchAll(pattern), (m) => m.index ?? 0).slice(0, MAX_MATCHES);
@@ -419,15 +469,55 @@ function hitOf(category: RiskCategory, line: number, raw: string, key: string, m
 	return { finding: { category, line, text }, key: `${category}\0${key}` };
 }
 
+/** Every needle, longest first. */
+const ALL_NEEDLES = [...new Set([...NEEDLES.values()].flat())].sort((a, b) => b.length - a.length);
+const escaped = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/** The searches for sets of needles met so far (a scan finds a few needles; the same few, text after text). */
+const searches = new Map<string, RegExp>();
+
+function searchFor(needles: readonly string[]): RegExp {
+	const source = needles.map(escaped).join("|");
+	let search = searches.get(source);
+	if (search === undefined) {
+		if (searches.size >= 64) searches.clear();
+		search = new RegExp(source, "g");
+		searches.set(source, search);
+	}
+	return search;
+}
+
+/**
+ * The needles `text` holds, found by one search for all of them (one search per needle costs some 12 ms on
+ * 1 MiB). Every start of a needle is visited, and a needle found leaves the search, so a text that repeats
+ * a needle costs no more than one that has it once.
+ */
+export function needlesIn(text: string): Set<string> {
+	const found = new Set<string>();
+	let left = ALL_NEEDLES;
+	let at = 0;
+	while (left.length > 0) {
+		const search = searchFor(left);
+		search.lastIndex = at;
+		const match = search.exec(text);
+		if (match === null) break;
+		for (const needle of left) if (text.startsWith(needle, match.index)) found.add(needle);
+		left = left.filter((needle) => !found.has(needle));
+		at = match.index + 1;
+	}
+	return found;
+}
+
 function scanHits(text: string): Hit[] {
-	const rawLines = text.split(/\r\n?|\n/);
+	const rawLines = text.includes("\r") ? text.split(/\r\n?|\n/) : text.split("\n");
 	const normalized = logicalLines(text, rawLines);
 	const rawLine = (line: number) => rawLines[line - 1] ?? "";
 	const hits: Hit[] = [];
+	const present = needlesIn(normalized.text);
 	for (const category of RISK_CATEGORIES) {
 		for (const pattern of PATTERNS[category]) {
 			const needles = NEEDLES.get(pattern);
-			if (needles !== undefined && !needles.some((needle) => normalized.text.includes(needle))) continue;
+			if (needles !== undefined && !needles.some((needle) => present.has(needle))) continue;
 			pattern.lastIndex = 0;
 			let count = 0;
 			for (const match of normalized.text.matchAll(pattern)) {
@@ -441,7 +531,7 @@ function scanHits(text: string): Hit[] {
 	let budget = SHELL_BUDGET;
 	// A line met again is read once (a file repeats its commands; a hostile one repeats them a lot).
 	const read = new Map<string, ShellFamily[]>();
-	for (const index of linesMatching(normalized, SHELL_WORDS)) {
+	for (const index of linesMatchingAny(normalized, SHELL_WORDS)) {
 		if (shellCount >= MAX_MATCHES) break;
 		const part = normalized.parts[index];
 		const raw = normalized.raws[index];
@@ -455,7 +545,7 @@ function scanHits(text: string): Hit[] {
 			hits.push(hitOf(family, normalized.lines[index], rawLine(normalized.lines[index]), part));
 		shellCount += families.length;
 	}
-	for (const index of linesMatching(normalized, FETCH_WORDS)) {
+	for (const index of linesMatchingAny(normalized, FETCH_WORDS)) {
 		const line = normalized.lines[index];
 		const part = normalized.parts[index];
 		if (
@@ -467,7 +557,8 @@ function scanHits(text: string): Hit[] {
 			shellCount++;
 		}
 	}
-	for (const match of proseMatches(normalized.parts, normalized.lines, MAX_MATCHES))
+	const curly = normalized.text.includes("\u2019");
+	for (const match of proseMatches(normalized.parts, normalized.lines, MAX_MATCHES, curly))
 		hits.push(hitOf(match.family, match.line, rawLine(match.line), match.key));
 	return hits.sort((a, b) => a.finding.line - b.finding.line);
 }
