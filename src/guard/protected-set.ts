@@ -135,7 +135,7 @@ function gitExecutionPoints(cwd: string, fs: FsOps): Array<{ path: string; why: 
 	});
 }
 
-/** A git folder and the git folders of its submodules (`modules/<name>/`, names with slashes, nested), breadth first. */
+/** A git folder and its submodules' git folders (`modules/<name>/`, names with slashes, nested), breadth first. */
 function gitFolders(common: string, fs: FsOps): string[] {
 	const found = [common];
 	const queue = [join(common, "modules")];

@@ -1,8 +1,8 @@
 // The boundary holds (issue 37), through pi's real loader and real bubblewrap: with a control on, each
 // route an adversarial agent found around the person fails — a signal to pi, renaming a protected
 // folder or the project, a new .pi/ or an ancestor .agents/, a planted git or bwrap, pi's own install
-// folder, a linked settings file or extension, a submodule's hooks — in a world whose home lies outside the temp folder too;
-// and the work the agent is there for still works (git commit, npm install, 1,000 files, $TMPDIR).
+// folder, a linked settings file or extension, a submodule's hooks — in a world whose home lies outside
+// the temp folder too; and the work the agent is there for still works (git commit, npm install, 1,000 files, $TMPDIR).
 import { execFileSync } from "node:child_process";
 import {
 	chmodSync,
