@@ -28,8 +28,8 @@ function enter(side: Side): void {
 	Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: agentDir, XDG_RUNTIME_DIR: runtimeDir });
 }
 
-async function createSide(prefix: string, selfskills: Record<string, unknown>): Promise<Side> {
-	const env = createTempEnv({ prefix });
+async function createSide(prefix: string, selfskills: Record<string, unknown>, base?: string): Promise<Side> {
+	const env = createTempEnv({ prefix, base });
 	const pi = await createPiSession({ env, packageDir: REPO_ROOT, settings: { selfskills } });
 	const times: number[] = [];
 	const started = new Map<string, number>();
@@ -58,17 +58,19 @@ export interface SandboxFigure {
 }
 
 /**
- * `pairs` paired calls of each command, the order turning every pair, after two warm-up calls each.
+ * `pairs` paired calls of each command, the order turning every pair, after two warm-up calls each;
+ * both sessions' folders (the project included) under `base`, the temp folder by default.
  * Undefined when the control does not hold here (no usable bubblewrap: the call is then refused or
  * matched, not sandboxed, and there is nothing to measure).
  */
 export async function benchSandboxedBash(
 	commands: readonly string[],
 	pairs: number,
+	base?: string,
 ): Promise<{ figures: SandboxFigure[] } | { skipped: string }> {
 	const saved = new Map(ENV_KEYS.map((key) => [key, process.env[key]]));
-	const on = await createSide("selfskills-bench-sbx-on-", { pinned: ["bench-pin"] });
-	const off = await createSide("selfskills-bench-sbx-off-", {});
+	const on = await createSide("selfskills-bench-sbx-on-", { pinned: ["bench-pin"] }, base);
+	const off = await createSide("selfskills-bench-sbx-off-", {}, base);
 	try {
 		const probe = (side: Side) => join(side.env.agentDir, "bench-probe.txt");
 		const write = (side: Side) => bash(side, `echo x > ${JSON.stringify(probe(side))}`);
@@ -109,6 +111,6 @@ async function expectOk(side: Side, command: string): Promise<number> {
 /** Stand-alone: `npx tsx test/bench/sandbox-bench.ts [pairs]`. */
 if (process.argv[1]?.endsWith("sandbox-bench.ts")) {
 	const pairs = Number(process.argv[2] ?? 20);
-	const result = await benchSandboxedBash(["true", WRITE_1000], pairs);
+	const result = await benchSandboxedBash(["true", WRITE_1000], pairs, process.argv[3]);
 	writeFileSync(1, `${JSON.stringify(result, null, 1)}\n`);
 }
