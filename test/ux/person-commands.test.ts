@@ -54,6 +54,17 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 		return session;
 	}
 
+	/** Review on ("propose"), then the agent's patch of deploy-checks filed as a proposal: its id. */
+	async function propose(session: PiSession): Promise<string> {
+		setSelfskills(env, { approval: "propose" });
+		const run = await session.run("again", [
+			call({ action: "read", skill: "deploy-checks" }),
+			call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
+			{ text: "proposed" },
+		]);
+		return String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+	}
+
 	const modes: Array<[string, Record<string, unknown>]> = [
 		["propose", { approval: "propose" }],
 		["ask", { approval: "ask" }],
@@ -113,13 +124,7 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 				return true;
 			},
 		});
-		setSelfskills(env, { approval: "propose" });
-		const run = await pi.run("again", [
-			call({ action: "read", skill: "deploy-checks" }),
-			call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
-			{ text: "proposed" },
-		]);
-		const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+		const id = await propose(pi);
 		setSelfskills(env, { approval: "propose", pinned: ["deploy-checks"] });
 		await pi.runCommand(`/selfskills approve ${id}`);
 		expect(bodies[0]).to.contain('deploy-checks is pinned (selfskills.pinned "deploy-checks")');
@@ -290,13 +295,7 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 		it("exports a proposal on a skill pinned since as a branch", async function () {
 			pi = await edited(false);
 			initRepo(join(env.agentDir, "skills"));
-			setSelfskills(env, { approval: "propose" });
-			const run = await pi.run("again", [
-				call({ action: "read", skill: "deploy-checks" }),
-				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
-				{ text: "proposed" },
-			]);
-			const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+			const id = await propose(pi);
 			setSelfskills(env, { approval: "propose", pinned: ["deploy-checks"] });
 			const out = await printed(`/selfskills export ${id} --branch`);
 			expect(git(join(env.agentDir, "skills"), "branch", "--list", `selfskills/${id}`), out).to.contain(id);
@@ -304,13 +303,7 @@ describe(`/selfskills: the person's own changes land (pi ${getPiLine()})`, funct
 
 		it("says why export needs git, and what to do, outside a repository", async function () {
 			pi = await edited(false);
-			setSelfskills(env, { approval: "propose" });
-			const run = await pi.run("again", [
-				call({ action: "read", skill: "deploy-checks" }),
-				call({ action: "patch", skill: "deploy-checks", old_string: "health page", new_string: "health url" }),
-				{ text: "proposed" },
-			]);
-			const id = String(((run.toolResults.at(-1)?.details ?? {}) as Record<string, unknown>).proposal);
+			const id = await propose(pi);
 			const out = await printed(`/selfskills export ${id}`);
 			expect(out).to.contain(`Not exported: proposal ${id} changes files that are not in a git repository`);
 			expect(out).to.contain("deploy-checks/SKILL.md is in no git work tree");
