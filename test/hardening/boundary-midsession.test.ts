@@ -59,11 +59,8 @@ describe(`a control turned on mid-session holds pi's folder and the protected pl
 		expect(probeSandbox(), "bubblewrap must work here (apt-get install bubblewrap)").to.include({ available: true });
 	});
 	afterEach(async () => {
-		if (pi) {
-			await pi.session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" } as never);
-			pi.dispose();
-			pi = undefined;
-		}
+		pi?.dispose();
+		pi = undefined;
 		env?.cleanup({ keep: process.env.SELFSKILLS_KEEP_TMP === "1" });
 		env = undefined;
 	});

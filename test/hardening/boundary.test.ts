@@ -71,11 +71,9 @@ describe(`the boundary holds: writes only where the work is (pi ${getPiLine()})`
 		env = undefined;
 	});
 
-	/** The session's end as pi's runtime emits it (the SDK's dispose does not): the temp folder and held folders go. */
+	/** The session's end (the harness emits session_shutdown as pi's runtime does): temp and held folders go. */
 	async function end(): Promise<void> {
-		if (!pi) return;
-		await pi.session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" } as never);
-		pi.dispose();
+		pi?.dispose();
 		pi = undefined;
 	}
 
