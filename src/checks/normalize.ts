@@ -109,6 +109,10 @@ const SYMBOL_BLOCKS: ReadonlyArray<readonly [number, number]> = [
 	[0x1f300, 0x1faff],
 ];
 
+/** INVISIBLE and SPACES without the global flag, for a test that keeps no state between calls. */
+const IS_INVISIBLE = new RegExp(INVISIBLE.source, "u");
+const IS_SPACE = new RegExp(SPACES.source);
+
 const inertChars = new Map<string, boolean>();
 
 /**
@@ -124,8 +128,8 @@ function inertChar(c: string): boolean {
 			c.normalize("NFKD") === c &&
 			c.normalize("NFKC") === c &&
 			!/\s/.test(c) &&
-			!new RegExp(INVISIBLE.source, "u").test(c) &&
-			!new RegExp(SPACES.source).test(c) &&
+			!IS_INVISIBLE.test(c) &&
+			!IS_SPACE.test(c) &&
 			c.toLowerCase() === c &&
 			!getFolding().has(c);
 		inertChars.set(c, known);
