@@ -3,8 +3,10 @@
 // <local path>` without `npm install`) or the wiring fails to load, it never throws, since pi 0.73
 // exits on an extension load error: it registers a stand-in `/selfskills` that says what to run, and
 // says it once at session start. index.ts loads most modules at first use, so the dependencies are
-// looked up (resolved, not loaded) here first.
+// looked up (resolved, not loaded) here first. The wiring comes from dist/start.ts, index.ts and what it
+// imports built into one module (scripts/build-start.ts), while that matches the sources; else from src.
 
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -44,6 +46,38 @@ export function missingDependency(packageDir: string = PACKAGE_DIR): string | un
 	});
 }
 
+/** The start-up half built into one module, relative to the package folder. */
+export const BUILT_START = "dist/start.ts";
+
+/** One digest of the named files (package-relative) and their contents; undefined when one is missing. */
+export function sourcesDigest(packageDir: string, sources: readonly string[]): string | undefined {
+	const hash = createHash("sha256");
+	try {
+		for (const source of sources) hash.update(`${source}\0`).update(readFileSync(join(packageDir, source)));
+	} catch {
+		return undefined;
+	}
+	return hash.digest("hex");
+}
+
+/**
+ * The wiring's module: dist/start.ts while the sources its header names still have its digest (one
+ * module to load instead of twelve), otherwise src/index.ts — an edited source is never shadowed.
+ */
+export function startModule(packageDir: string = PACKAGE_DIR): string {
+	const source = join(packageDir, "src", "index.ts");
+	let head: string;
+	try {
+		head = readFileSync(join(packageDir, BUILT_START), "utf8").slice(0, 4096);
+	} catch {
+		return source;
+	}
+	const sources = /^\/\/ sources: (.+)$/m.exec(head)?.[1].split(" ");
+	const digest = /^\/\/ digest: ([0-9a-f]+)$/m.exec(head)?.[1];
+	const current = sources !== undefined && digest !== undefined && sourcesDigest(packageDir, sources) === digest;
+	return current ? join(packageDir, BUILT_START) : source;
+}
+
 /** Why the wiring did not load, as one line for the person. */
 export function loadFailureMessage(error: unknown, packageDir: string = PACKAGE_DIR): string {
 	const name = missingPackageOf(error);
@@ -73,11 +107,11 @@ function registerStandIn(pi: ExtensionAPI, message: string): void {
 
 export default async function selfskillsEntry(pi: ExtensionAPI): Promise<void> {
 	// A static import would fail before any code of ours runs, with Node's multi-line require stack.
-	let wiring: { default: (pi: ExtensionAPI) => void };
+	let wiring: typeof import("./index.ts");
 	try {
 		const missing = missingDependency();
 		if (missing !== undefined) return registerStandIn(pi, missingDependencyMessage(missing));
-		wiring = await import("./index.ts");
+		wiring = await import(startModule());
 	} catch (error) {
 		return registerStandIn(pi, loadFailureMessage(error));
 	}

@@ -157,8 +157,19 @@ export function readSettingsFile(path: string, fs: FsOps = realFs): { json: Json
 	}
 }
 
-/** The last settings each file held that parsed, in this process: a file that stops parsing keeps them. */
-const lastValidSeen = new Map<string, JsonObject>();
+const LAST_VALID = Symbol.for("pi-selfskills.lastValidSettings");
+
+/**
+ * The last settings each file held that parsed, in this process: a file that stops parsing keeps them.
+ * One map on globalThis, since the start-up half (dist/start.ts) carries its own copy of this module.
+ */
+const lastValidSeen = processWideMap();
+
+function processWideMap(): Map<string, JsonObject> {
+	const shared = globalThis as { [LAST_VALID]?: Map<string, JsonObject> };
+	shared[LAST_VALID] ??= new Map();
+	return shared[LAST_VALID];
+}
 
 /** A settings file that does not parse now: the last valid settings read from it hold, reported. */
 function lastValid(path: string, problem: string): { json: JsonObject; problem: string } {

@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { expect } from "chai";
+import { BUILT_START } from "../../src/selfskills.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { runNpm } from "../support/registry.ts";
 
@@ -24,6 +25,11 @@ const DOCUMENTS = [
 ];
 /** Relative module specifiers in import/export statements, dynamic imports included. */
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
+
+/** What pi loads: the extension entries, and the two start-up modules the entry picks from by path. */
+function loadedEntries(manifest: Manifest): string[] {
+	return [...manifest.pi.extensions, BUILT_START, "src/index.ts"];
+}
 
 function readManifest(): Manifest {
 	return JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as Manifest;
@@ -66,8 +72,8 @@ describe("npm pack: what the published package holds", function () {
 	});
 
 	it("ships every extension entry of package.json and every module it imports", function () {
-		const needed = importClosure(manifest.pi.extensions);
-		expect(needed.size).to.be.greaterThan(manifest.pi.extensions.length);
+		const needed = importClosure(loadedEntries(manifest));
+		expect(needed.size).to.be.greaterThan(loadedEntries(manifest).length);
 		for (const file of needed)
 			expect(existsSync(join(REPO_ROOT, file)), `${file} is imported but missing`).to.equal(true);
 		expect([...needed].filter((file) => !packed.includes(file))).to.deep.equal([]);
@@ -85,7 +91,7 @@ describe("npm pack: what the published package holds", function () {
 
 	it("ships nothing else: no module it never imports, no tests, fixtures, bench, .ci or screenshots", function () {
 		const wanted = new Set([
-			...importClosure(manifest.pi.extensions),
+			...importClosure(loadedEntries(manifest)),
 			...manifest.pi.skills.flatMap((dir) => filesUnder(normalize(dir))),
 			...DOCUMENTS,
 		]);
@@ -111,7 +117,7 @@ describe("npm pack: what the published package holds", function () {
 
 	it("keeps the runtime dependencies to what src imports, and the pi peers out of them", function () {
 		const imported = new Set<string>();
-		for (const file of importClosure(manifest.pi.extensions)) {
+		for (const file of importClosure(loadedEntries(manifest))) {
 			const source = readFileSync(join(REPO_ROOT, file), "utf8");
 			// Static imports, and what a module loads on first use through createRequire (normalize.ts's table).
 			const loads = new RegExp(
