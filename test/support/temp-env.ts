@@ -38,9 +38,25 @@ export function createTempEnv(options: { prefix?: string; base?: string } = {}):
 	});
 	const cleanup = (cleanupOptions: { keep?: boolean } = {}): void => {
 		for (const [key, value] of saved) restoreEnv(key, value);
-		if (!cleanupOptions.keep) rmSync(root, { recursive: true, force: true });
+		if (!cleanupOptions.keep) removeRoot(root);
 	};
 	return { root, agentDir, home, projectDir, runtimeDir, cleanup };
+}
+
+/**
+ * Roots removed so far, removed once more as the process exits: pi 1.6 reads its model store and
+ * auth.json through a lock that first creates the file (and its folder), and such a read can still be
+ * under way when a test has ended and removed the env.
+ */
+const removedRoots = new Set<string>();
+
+function removeRoot(root: string): void {
+	rmSync(root, { recursive: true, force: true });
+	if (removedRoots.size === 0)
+		process.once("exit", () => {
+			for (const removed of removedRoots) rmSync(removed, { recursive: true, force: true });
+		});
+	removedRoots.add(root);
 }
 
 function restoreEnv(key: string, value: string | undefined): void {
