@@ -4,14 +4,15 @@
 // instead of twelve. What index.ts imports at first use (the working half) stays in src/, imported from
 // there. The file is TypeScript by name only: jiti keeps its compile of a .ts file in its cache, while a
 // .js file it imports natively, where pi's own modules cannot be found by their bare names.
-// src/selfskills.ts loads it only while its digest line matches the sources; test/unit/start-bundle.test.ts
+// src/selfskills.ts loads it only while its digest line matches the sources; test/unit/selfskills.test.ts
 // fails until it is rebuilt.
 import { writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { BUILT_START, sourcesDigest } from "../src/selfskills.ts";
 
-const PACKAGE_DIR = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** dist/start.ts's text, built from the sources in `packageDir`. */
 export async function buildStart(packageDir: string = PACKAGE_DIR): Promise<string> {
@@ -50,7 +51,7 @@ export async function buildStart(packageDir: string = PACKAGE_DIR): Promise<stri
 	return `${header.join("\n")}\n${result.outputFiles[0].text}`;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
 	const text = await buildStart();
 	writeFileSync(join(PACKAGE_DIR, BUILT_START), text);
 	console.log(`${BUILT_START}: ${text.length} characters`);
