@@ -4,7 +4,7 @@
 // exits on an extension load error: it registers a stand-in `/selfskills` that says what to run, and
 // says it once at session start. index.ts loads most modules at first use, so the dependencies are
 // looked up (resolved, not loaded) here first. The wiring comes from dist/start.ts, index.ts and what it
-// imports built into one module (scripts/build-start.ts), while that matches the sources; else from src.
+// imports built into one module by `npm run build`, while that matches the sources; else from src.
 
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";

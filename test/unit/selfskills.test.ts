@@ -4,7 +4,7 @@
 import { appendFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { buildStart } from "../../scripts/build-start.ts";
+import { buildStart } from "../support/build-start.ts";
 import { BUILT_START, missingDependency, startModule } from "../../src/selfskills.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { useTempEnv } from "../support/temp-env.ts";
