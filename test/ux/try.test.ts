@@ -70,6 +70,8 @@ describe("npm run try", function () {
 			expect(existsSync(root)).to.equal(false);
 		} finally {
 			tmux("kill-server");
+			// tmux leaves its socket behind when its server is killed
+			rmSync(sock, { force: true });
 			rmSync(conf, { force: true });
 		}
 	});
