@@ -7,6 +7,9 @@
 // injected block. The working half (face/session.ts: state, execute, /selfskills, the side-door guard)
 // is loaded by the first call, command or hook that needs it. A new registration plugs in the same
 // way: register it here with what pi needs up front, and let its handler `await wiring.session()`.
+// This file and what it imports are built into dist/start.ts, so the working half loads its own copy
+// of those modules from src/: state one of them keeps for the process must live on globalThis (as
+// settings.ts's last valid settings do), or the two copies disagree.
 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";

@@ -66,16 +66,27 @@ export function sourcesDigest(packageDir: string, sources: readonly string[]): s
  */
 export function startModule(packageDir: string = PACKAGE_DIR): string {
 	const source = join(packageDir, "src", "index.ts");
-	let head: string;
+	let header: BuiltHeader | undefined;
 	try {
-		head = readFileSync(join(packageDir, BUILT_START), "utf8").slice(0, 4096);
+		header = readBuiltHeader(readFileSync(join(packageDir, BUILT_START), "utf8"));
 	} catch {
 		return source;
 	}
+	const current = header !== undefined && sourcesDigest(packageDir, header.sources) === header.digest;
+	return current ? join(packageDir, BUILT_START) : source;
+}
+
+interface BuiltHeader {
+	readonly sources: string[];
+	readonly digest: string;
+}
+
+/** The `// sources:` and `// digest:` lines atop dist/start.ts (test/support/build-start.ts writes them). */
+export function readBuiltHeader(text: string): BuiltHeader | undefined {
+	const head = text.slice(0, 4096);
 	const sources = /^\/\/ sources: (.+)$/m.exec(head)?.[1].split(" ");
 	const digest = /^\/\/ digest: ([0-9a-f]+)$/m.exec(head)?.[1];
-	const current = sources !== undefined && digest !== undefined && sourcesDigest(packageDir, sources) === digest;
-	return current ? join(packageDir, BUILT_START) : source;
+	return sources && digest ? { sources, digest } : undefined;
 }
 
 /** Why the wiring did not load, as one line for the person. */

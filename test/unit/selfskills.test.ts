@@ -5,7 +5,7 @@ import { appendFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync 
 import { join } from "node:path";
 import { expect } from "chai";
 import { buildStart } from "../support/build-start.ts";
-import { BUILT_START, missingDependency, startModule } from "../../src/selfskills.ts";
+import { BUILT_START, missingDependency, readBuiltHeader, startModule } from "../../src/selfskills.ts";
 import { REPO_ROOT } from "../support/pi-line.ts";
 import { useTempEnv } from "../support/temp-env.ts";
 
@@ -43,7 +43,7 @@ describe("the entry's start-up module", function () {
 	});
 
 	it("holds index.ts and what it imports, not the working half", function () {
-		const sources = /^\/\/ sources: (.+)$/m.exec(readFileSync(join(REPO_ROOT, BUILT_START), "utf8"))?.[1].split(" ");
+		const sources = readBuiltHeader(readFileSync(join(REPO_ROOT, BUILT_START), "utf8"))?.sources;
 		expect(sources).to.include.members(["src/index.ts", "src/policy/settings.ts", "src/face/tool-schema.ts"]);
 		expect(sources).not.to.include.members(["src/face/session.ts"]);
 		expect(sources).to.have.length.below(16);
